@@ -1,0 +1,102 @@
+#include "commands.h"
+
+#include "infoformat.h"
+#include "ir/summary.h"
+#include "onnx/modelio.h"
+#include "util/status.h"
+
+#include <filesystem>
+#include <iostream>
+
+namespace opscope::cli {
+
+namespace {
+
+int fail(const Status &status)
+{
+    std::cerr << "opscope-cli: error: " << status.message() << '\n';
+    return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
+}
+
+void printWarnings(const std::vector<std::string> &warnings)
+{
+    for (const std::string &w : warnings)
+        std::cerr << "opscope-cli: warning: " << w << '\n';
+}
+
+bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
+{
+    std::error_code ec;
+    return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+} // namespace
+
+int runInfo(const InfoArgs &args)
+{
+    LoadOptions options;
+    options.runChecker = !args.noCheck;
+    Expected<ImportResult> loaded = loadModel(args.model, options);
+    if (!loaded)
+        return fail(loaded.status());
+    const ModelSummary summary = summarizeModel(loaded->model, static_cast<std::size_t>(std::max(0, args.top)));
+    if (args.json)
+        std::cout << infoJson(args.model, summary, loaded->warnings).dump(2) << '\n';
+    else
+        std::cout << infoText(args.model, summary, loaded->warnings);
+    return ExitOk;
+}
+
+int runConvert(const ConvertArgs &args)
+{
+    namespace fs = std::filesystem;
+    if (args.embed && args.externalThreshold)
+        return fail(Status::invalid("--embed and --external-data exclude each other"));
+    SaveOptions save;
+    if (args.embed)
+        save.mode = ExternalDataMode::Embed;
+    if (args.externalThreshold) {
+        save.mode = ExternalDataMode::External;
+        save.threshold = *args.externalThreshold;
+    }
+    const fs::path in(args.input);
+    const fs::path out(args.output);
+    if (fs::is_directory(out))
+        return fail(Status::invalid("output '" + args.output + "' is a folder; give a file name"));
+
+    Expected<ImportResult> loaded = loadModel(in);
+    if (!loaded)
+        return fail(loaded.status());
+
+    // Never replace the input model or the weights it is mapped from unless told to.
+    if (!args.force) {
+        if (samePath(in, out))
+            return fail(Status::invalid("output '" + args.output + "' is the input model; pass --force to overwrite it"));
+        const fs::path data = externalDataPathFor(out, save);
+        if (samePath(in, data))
+            return fail(Status::invalid("the external data file '" + data.string()
+                                        + "' would replace the input model; pass --force to overwrite it"));
+        const fs::path inDir = fs::absolute(in).parent_path();
+        for (ValueId v : loaded->model.graph.initializers()) {
+            const auto &src = loaded->model.graph.value(v).initializer->external;
+            if (src && samePath(inDir / src->location, data))
+                return fail(Status::invalid("the external data file '" + data.string()
+                                            + "' holds the input model's weights; pass --force to overwrite it"));
+        }
+    }
+    printWarnings(loaded->warnings);
+
+    Expected<SaveResult> saved = saveModel(loaded->model, out, save);
+    if (!saved)
+        return fail(saved.status().withContext("writing '" + args.output + "'"));
+    if (!args.quiet) {
+        std::cout << "wrote " << saved->modelPath.string() << " (" << humanBytes(saved->modelBytes) << ")";
+        if (saved->dataPath)
+            std::cout << " and " << saved->dataPath->string() << " (" << humanBytes(saved->externalBytes)
+                      << " of external data)";
+        std::cout << '\n';
+    }
+    return ExitOk;
+}
+
+} // namespace opscope::cli

@@ -1,0 +1,40 @@
+#pragma once
+// opscope-cli subcommands. Each returns the process exit code: 0 ok, 1 user error (bad file or
+// arguments), 2 internal error. Messages go to stderr as one line "opscope-cli: error: …".
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace opscope::cli {
+
+enum ExitCode : int
+{
+    ExitOk = 0,
+    ExitUserError = 1,
+    ExitInternalError = 2,
+};
+
+struct InfoArgs
+{
+    std::string model;
+    bool json = false;
+    bool noCheck = false;
+    int top = 10;
+};
+int runInfo(const InfoArgs &args);
+
+struct ConvertArgs
+{
+    std::string input;
+    std::string output;
+    std::optional<std::uint64_t> externalThreshold; // --external-data[=BYTES]
+    bool embed = false;
+    bool force = false;
+    bool quiet = false;
+};
+int runConvert(const ConvertArgs &args);
+
+int runDevices(bool json);
+
+} // namespace opscope::cli

@@ -1,0 +1,30 @@
+# Finds the CUDA toolkit and enables the CUDA language when it is there.
+# Pitfalls (shared/TOOLCHAIN.md): CMake only looks for nvcc on PATH/CUDACXX/CUDA_PATH; the
+# architecture must be set before enable_language; "native" fails without a GPU.
+include(CheckLanguage)
+if(NOT DEFINED CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(ENV{CUDACXX} /usr/local/cuda/bin/nvcc)
+endif()
+check_language(CUDA)
+set(_opscope_cuda_default OFF)
+if(CMAKE_CUDA_COMPILER)
+  set(_opscope_cuda_default ON)
+endif()
+option(OPSCOPE_WITH_CUDA "Build the CUDA backend in gpu/ (needs the CUDA toolkit, not a GPU)" ${_opscope_cuda_default})
+if(OPSCOPE_WITH_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER)
+    message(FATAL_ERROR "OPSCOPE_WITH_CUDA=ON but no nvcc was found; set CUDACXX or turn the option off")
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    # Ampere, Hopper (H200 is sm_90); PTX for newer parts comes from the last entry.
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  enable_language(CUDA)
+  # CMake 3.25 does not know nvcc's C++20 flag; .cu files only need C++17.
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  find_package(CUDAToolkit REQUIRED)
+  message(STATUS "opscope: CUDA backend ON (${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES})")
+else()
+  message(STATUS "opscope: CUDA backend OFF")
+endif()

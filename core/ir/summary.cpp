@@ -1,0 +1,105 @@
+#include "ir/summary.h"
+
+#include <algorithm>
+
+namespace opscope {
+
+ValueSummary summarizeValue(const Value &value)
+{
+    ValueSummary s;
+    s.name = value.name;
+    const TypeInfo &t = value.type;
+    if (t.kind != TypeInfo::Kind::Tensor) {
+        s.dtype = t.toString();
+        return s;
+    }
+    s.dtype = std::string(dataTypeName(t.elemType));
+    s.rankKnown = t.shape.has_value();
+    if (t.shape)
+        for (const Dim &d : t.shape->dims)
+            s.dims.push_back(d.isKnown() ? std::to_string(d.value) : d.isSymbolic() ? d.symbol : std::string("?"));
+    return s;
+}
+
+namespace {
+
+void addParameters(const Tensor &t, ModelSummary &s)
+{
+    s.parameterCount += static_cast<std::uint64_t>(t.elementCount());
+    s.parameterBytes += t.byteSize();
+    if (t.external)
+        s.externalBytes += t.byteSize();
+}
+
+void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &inits)
+{
+    for (ValueId v : g.initializers()) {
+        const Value &value = g.value(v);
+        const Tensor &t = *value.initializer;
+        addParameters(t, s);
+        inits.push_back({value.name, std::string(dataTypeName(t.dtype)), t.dims, t.byteSize(), t.external.has_value()});
+    }
+    for (NodeId id : g.nodeIds()) {
+        const Node &n = g.node(id);
+        const bool onnxDomain = n.domain.empty() || n.domain == "ai.onnx";
+        ++s.opHistogram[onnxDomain ? n.opType : n.domain + "::" + n.opType];
+        for (ValueId out : n.outputs) {
+            if (!out.valid())
+                continue;
+            const TypeInfo &t = g.value(out).type;
+            if (t.kind == TypeInfo::Kind::Tensor && t.shape && t.shape->isStatic())
+                ++s.valuesStatic;
+            else if (t.kind == TypeInfo::Kind::Tensor && t.shape
+                     && std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
+                                    [](const Dim &d) { return d.isKnown() || d.isSymbolic(); }))
+                ++s.valuesSymbolic;
+            else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown)
+                ++s.valuesUnknown;
+            else
+                ++s.valuesStatic; // sequences/maps/optionals: no shape to know
+        }
+        for (const Attribute &a : n.attributes) {
+            if (n.opType == "Constant" && onnxDomain && a.type == AttributeType::Tensor)
+                addParameters(a.t, s);
+            if (a.g)
+                walk(*a.g, s, inits);
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    walk(*sub, s, inits);
+        }
+    }
+}
+
+} // namespace
+
+ModelSummary summarizeModel(const Model &model, std::size_t topN)
+{
+    ModelSummary s;
+    s.producer = model.producerName + (model.producerVersion.empty() ? "" : " " + model.producerVersion);
+    s.irVersion = model.irVersion;
+    s.opsets = model.opsets;
+    const Graph &g = model.graph;
+    s.graphName = g.name();
+    for (ValueId v : g.inputs())
+        if (!g.value(v).initializer)
+            s.inputs.push_back(summarizeValue(g.value(v)));
+    for (ValueId v : g.outputs())
+        s.outputs.push_back(summarizeValue(g.value(v)));
+    s.nodeCount = g.nodeCount();
+    s.nodeCountWithSubgraphs = g.nodeCountWithSubgraphs();
+    s.functionCount = model.functions.size();
+
+    std::vector<InitializerSummary> inits;
+    walk(g, s, inits);
+    s.initializerCount = inits.size();
+    const std::size_t keep = std::min(topN, inits.size());
+    std::partial_sort(inits.begin(), inits.begin() + static_cast<std::ptrdiff_t>(keep), inits.end(),
+                      [](const InitializerSummary &a, const InitializerSummary &b) {
+                          return a.bytes != b.bytes ? a.bytes > b.bytes : a.name < b.name;
+                      });
+    inits.resize(keep);
+    s.largestInitializers = std::move(inits);
+    return s;
+}
+
+} // namespace opscope

@@ -1,0 +1,120 @@
+#include "ir/tensor.h"
+
+#include "ir/types.h"
+#include "util/mappedfile.h"
+
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+namespace opscope {
+namespace {
+std::atomic<std::uint64_t> nextBufferId{1};
+}
+
+Buffer::Buffer(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, bool mapped)
+    : m_bytes(bytes), m_owner(std::move(owner)), m_id(nextBufferId.fetch_add(1)), m_mapped(mapped)
+{
+}
+
+std::shared_ptr<const Buffer> Buffer::fromBytes(std::vector<std::byte> bytes)
+{
+    auto owner = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+    const std::span<const std::byte> view(owner->data(), owner->size());
+    return std::shared_ptr<const Buffer>(new Buffer(view, std::move(owner), false));
+}
+
+std::shared_ptr<const Buffer> Buffer::fromString(std::string bytes)
+{
+    auto owner = std::make_shared<const std::string>(std::move(bytes));
+    const std::span<const std::byte> view(reinterpret_cast<const std::byte *>(owner->data()), owner->size());
+    return std::shared_ptr<const Buffer>(new Buffer(view, std::move(owner), false));
+}
+
+std::shared_ptr<const Buffer> Buffer::fromMapping(std::shared_ptr<const MappedFile> file, std::uint64_t offset,
+                                                  std::uint64_t length)
+{
+    const std::span<const std::byte> view = file->bytes().subspan(offset, length);
+    return std::shared_ptr<const Buffer>(new Buffer(view, std::move(file), true));
+}
+
+std::int64_t Tensor::elementCount() const
+{
+    std::int64_t n = 1;
+    for (std::int64_t d : dims)
+        n *= d;
+    return n;
+}
+
+std::uint64_t Tensor::byteSize() const
+{
+    if (dtype == DataType::String) {
+        std::uint64_t total = 0;
+        if (strings)
+            for (const std::string &s : *strings)
+                total += s.size();
+        return total;
+    }
+    return data ? data->size() : 0;
+}
+
+std::span<const std::byte> Tensor::bytes() const
+{
+    return data ? data->bytes() : std::span<const std::byte>();
+}
+
+bool Tensor::sameContent(const Tensor &other) const
+{
+    if (dtype != other.dtype || dims != other.dims)
+        return false;
+    if (dtype == DataType::String) {
+        static const std::vector<std::string> none;
+        return (strings ? *strings : none) == (other.strings ? *other.strings : none);
+    }
+    const auto a = bytes();
+    const auto b = other.bytes();
+    return a.size() == b.size() && (a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+Tensor Tensor::fromBytes(DataType dtype, std::vector<std::int64_t> dims, std::vector<std::byte> bytes)
+{
+    Tensor t;
+    t.dtype = dtype;
+    t.dims = std::move(dims);
+    t.data = Buffer::fromBytes(std::move(bytes));
+    return t;
+}
+
+bool SparseTensor::operator==(const SparseTensor &other) const
+{
+    return dims == other.dims && values.sameContent(other.values) && indices.sameContent(other.indices);
+}
+
+Status validateTensorData(const Tensor &tensor, const std::string &what)
+{
+    const Expected<std::int64_t> count = checkedElementCount(tensor.dims, what);
+    if (!count)
+        return count.status();
+    if (tensor.dtype == DataType::String) {
+        const std::size_t have = tensor.strings ? tensor.strings->size() : 0;
+        if (std::cmp_not_equal(have, *count))
+            return Status::invalid(what + " holds " + std::to_string(have) + " strings but its shape needs "
+                                   + std::to_string(*count));
+        return Status::ok();
+    }
+    const std::size_t elem = dataTypeSize(tensor.dtype);
+    if (elem == 0)
+        return Status::invalid(what + " has an unsupported data type (" + std::to_string(int(tensor.dtype)) + ")");
+    if (*count > std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(elem))
+        return Status::invalid(what + " is larger than 2^63 bytes");
+    const std::uint64_t need = static_cast<std::uint64_t>(*count) * elem;
+    const std::uint64_t have = tensor.data ? tensor.data->size() : 0;
+    if (have != need)
+        return Status::invalid(what + " holds " + std::to_string(have) + " bytes but its shape "
+                               + Shape::fromSizes(tensor.dims).toString() + " of "
+                               + std::string(dataTypeName(tensor.dtype)) + " needs " + std::to_string(need));
+    return Status::ok();
+}
+
+} // namespace opscope

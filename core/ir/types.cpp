@@ -1,0 +1,106 @@
+#include "ir/types.h"
+
+#include <limits>
+
+namespace opscope {
+
+Shape::Shape(std::initializer_list<std::int64_t> sizes)
+{
+    for (std::int64_t s : sizes)
+        dims.push_back(Dim::known(s));
+}
+
+Shape Shape::fromSizes(const std::vector<std::int64_t> &sizes)
+{
+    Shape s;
+    for (std::int64_t v : sizes)
+        s.dims.push_back(Dim::known(v));
+    return s;
+}
+
+bool Shape::isStatic() const
+{
+    for (const Dim &d : dims)
+        if (!d.isKnown())
+            return false;
+    return true;
+}
+
+Expected<std::int64_t> checkedElementCount(const std::vector<std::int64_t> &dims, const std::string &what)
+{
+    std::int64_t count = 1;
+    for (std::int64_t d : dims) {
+        if (d < 0)
+            return Status::invalid(what + " has a negative dimension (" + std::to_string(d) + ")");
+        if (d != 0 && count > std::numeric_limits<std::int64_t>::max() / d)
+            return Status::invalid(what + " has dimensions whose product overflows 64 bits");
+        count *= d;
+    }
+    return count;
+}
+
+Expected<std::int64_t> Shape::elementCount() const
+{
+    std::vector<std::int64_t> sizes;
+    sizes.reserve(dims.size());
+    for (const Dim &d : dims) {
+        if (!d.isKnown())
+            return Status::invalid("shape " + toString() + " is not static");
+        sizes.push_back(d.value);
+    }
+    return checkedElementCount(sizes, "shape " + toString());
+}
+
+std::string Shape::toString() const
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (i)
+            s += ',';
+        const Dim &d = dims[i];
+        s += d.isKnown() ? std::to_string(d.value) : d.isSymbolic() ? d.symbol : std::string("?");
+    }
+    return s + "]";
+}
+
+TypeInfo TypeInfo::tensor(DataType type, std::optional<Shape> shape)
+{
+    TypeInfo t;
+    t.kind = Kind::Tensor;
+    t.elemType = type;
+    t.shape = std::move(shape);
+    return t;
+}
+
+std::string TypeInfo::toString() const
+{
+    const auto tensorText = [this] {
+        return std::string(dataTypeName(elemType)) + (shape ? shape->toString() : std::string("[...]"));
+    };
+    const std::string innerText = inner ? inner->toString() : std::string("?");
+    switch (kind) {
+    case Kind::Unknown:
+        return "?";
+    case Kind::Tensor:
+        return tensorText();
+    case Kind::SparseTensor:
+        return "sparse(" + tensorText() + ")";
+    case Kind::Sequence:
+        return "seq(" + innerText + ")";
+    case Kind::Map:
+        return "map(" + std::string(dataTypeName(keyType)) + "," + innerText + ")";
+    case Kind::Optional:
+        return "optional(" + innerText + ")";
+    }
+    return "?";
+}
+
+bool TypeInfo::operator==(const TypeInfo &other) const
+{
+    if (kind != other.kind || elemType != other.elemType || shape != other.shape || keyType != other.keyType
+        || denotation != other.denotation || static_cast<bool>(inner) != static_cast<bool>(other.inner))
+        return false;
+    return !inner || *inner == *other.inner;
+}
+
+} // namespace opscope

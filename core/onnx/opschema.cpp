@@ -1,0 +1,147 @@
+#include "onnx/opschema.h"
+
+#include "onnx/externaldata.h"
+#include "onnx/protoconvert.h"
+
+#include <onnx/defs/schema.h>
+
+#include <map>
+#include <set>
+
+namespace opscope {
+
+const OpAttributeInfo *OpSchemaInfo::attribute(const std::string &name) const
+{
+    for (const OpAttributeInfo &a : attributes)
+        if (a.name == name)
+            return &a;
+    return nullptr;
+}
+
+namespace {
+
+std::string canonicalDomain(const std::string &domain)
+{
+    return domain == "ai.onnx" ? std::string() : domain;
+}
+
+std::optional<Attribute> defaultFromProto(const onnx::AttributeProto &proto)
+{
+    if (proto.type() == onnx::AttributeProto::UNDEFINED)
+        return std::nullopt;
+    Attribute a;
+    a.name = proto.name();
+    a.type = static_cast<AttributeType>(proto.type());
+    a.f = proto.f();
+    a.i = proto.i();
+    a.s = proto.s();
+    a.floats.assign(proto.floats().begin(), proto.floats().end());
+    a.ints.assign(proto.ints().begin(), proto.ints().end());
+    a.strings.assign(proto.strings().begin(), proto.strings().end());
+    if (proto.has_t()) {
+        onnx::TensorProto copy = proto.t();
+        ExternalFiles none{{}};
+        Expected<Tensor> t = tensorFromProto(copy, none, "default of '" + proto.name() + "'");
+        if (t)
+            a.t = std::move(*t);
+    }
+    return a;
+}
+
+OpArgumentInfo argument(const onnx::OpSchema::FormalParameter &p)
+{
+    OpArgumentInfo a;
+    a.name = p.GetName();
+    a.description = p.GetDescription();
+    a.typeConstraint = p.GetTypeStr();
+    a.optional = p.GetOption() == onnx::OpSchema::Optional;
+    a.variadic = p.GetOption() == onnx::OpSchema::Variadic;
+    return a;
+}
+
+} // namespace
+
+std::optional<OpSchemaInfo> findOpSchema(const std::string &opType, const std::string &domain, int opsetVersion)
+{
+    const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain));
+    if (!s)
+        return std::nullopt;
+    OpSchemaInfo info;
+    info.opType = s->Name();
+    info.domain = s->domain();
+    info.sinceVersion = s->SinceVersion();
+    info.deprecated = s->Deprecated();
+    info.doc = s->doc() ? s->doc() : "";
+    for (const auto &[name, attr] : s->attributes()) {
+        OpAttributeInfo a;
+        a.name = name;
+        a.description = attr.description;
+        a.type = static_cast<AttributeType>(attr.type);
+        a.required = attr.required;
+        a.defaultValue = defaultFromProto(attr.default_value);
+        info.attributes.push_back(std::move(a));
+    }
+    for (const auto &p : s->inputs())
+        info.inputs.push_back(argument(p));
+    for (const auto &p : s->outputs())
+        info.outputs.push_back(argument(p));
+    return info;
+}
+
+bool isKnownDomain(const std::string &domain)
+{
+    const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    return map.count(canonicalDomain(domain)) > 0;
+}
+
+namespace {
+
+void collectOps(const Graph &g, std::map<std::pair<std::string, std::string>, std::string> &firstUse)
+{
+    for (NodeId id : g.nodeIds()) {
+        const Node &n = g.node(id);
+        firstUse.emplace(std::make_pair(canonicalDomain(n.domain), n.opType), n.name);
+        for (const Attribute &a : n.attributes) {
+            if (a.g)
+                collectOps(*a.g, firstUse);
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    collectOps(*sub, firstUse);
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::string> unknownOperatorWarnings(const Model &model)
+{
+    std::map<std::pair<std::string, std::string>, std::string> firstUse;
+    collectOps(model.graph, firstUse);
+    std::set<std::pair<std::string, std::string>> local;
+    for (const Function &f : model.functions)
+        local.emplace(canonicalDomain(f.domain), f.name);
+
+    std::vector<std::string> warnings;
+    for (const auto &[key, nodeName] : firstUse) {
+        const auto &[domain, op] = key;
+        if (local.count(key))
+            continue;
+        const std::string shown = domain.empty() ? op : domain + "::" + op;
+        if (!isKnownDomain(domain)) {
+            warnings.push_back("operator '" + shown + "' (first used by node '" + nodeName + "') is from domain '" + domain
+                               + "', which opscope does not know: the model can be viewed but not run");
+            continue;
+        }
+        const std::int64_t version = model.opsetVersion(domain);
+        if (version < 0) {
+            warnings.push_back("operator '" + shown + "' (node '" + nodeName + "'): the model does not import domain '"
+                               + (domain.empty() ? std::string("ai.onnx") : domain) + "'");
+        } else if (!onnx::OpSchemaRegistry::Schema(op, static_cast<int>(version), domain)) {
+            warnings.push_back("operator '" + shown + "' (node '" + nodeName + "') does not exist at opset "
+                               + std::to_string(version) + ": the model can be viewed but not run");
+        }
+    }
+    return warnings;
+}
+
+} // namespace opscope

@@ -1,0 +1,33 @@
+#pragma once
+// A read-only memory mapping of a whole file. Mapping costs no I/O: pages are read when first
+// touched, so a model's external weights are not read until a consumer looks at them.
+
+#include "util/status.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+namespace opscope {
+
+class MappedFile
+{
+public:
+    static Expected<std::shared_ptr<const MappedFile>> open(const std::filesystem::path &path);
+    ~MappedFile();
+    MappedFile(const MappedFile &) = delete;
+    MappedFile &operator=(const MappedFile &) = delete;
+
+    std::span<const std::byte> bytes() const { return {m_data, m_size}; }
+    std::size_t size() const { return m_size; }
+    const std::filesystem::path &path() const { return m_path; }
+
+private:
+    MappedFile() = default;
+    const std::byte *m_data = nullptr;
+    std::size_t m_size = 0;
+    std::filesystem::path m_path;
+};
+
+} // namespace opscope

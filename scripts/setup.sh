@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package opscope needs to build, test and run. Idempotent: prints
+# nothing and touches nothing when all packages are already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  qt6-base-dev qt6-charts-dev qt6-svg-dev
+  libgraphviz-dev graphviz
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
+  libdnnl-dev libcli11-dev nlohmann-json3-dev
+  xvfb xauth imagemagick x11-utils fonts-dejavu-core
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "setup: need root to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
