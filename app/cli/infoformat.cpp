@@ -123,10 +123,13 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
     os << "ops          ";
     std::size_t column = 13;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-        const std::string item = ops[i].first + " " + std::to_string(ops[i].second) + (i + 1 < ops.size() ? ", " : "");
-        if (column + item.size() > 100) {
-            os << '\n' << std::string(13, ' ');
+        const std::string item = ops[i].first + " " + std::to_string(ops[i].second);
+        if (i > 0 && column + item.size() + 2 > 100) {
+            os << ",\n" << std::string(13, ' ');
             column = 13;
+        } else if (i > 0) {
+            os << ", ";
+            column += 2;
         }
         os << item;
         column += item.size();

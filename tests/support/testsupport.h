@@ -1,0 +1,35 @@
+#pragma once
+// Helpers shared by the tests: ONNX protos built in code, temp folders, the CLI's path.
+
+#include "ir/model.h"
+#include "onnx/modelio.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <QString>
+#include <QTemporaryDir>
+
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace opscope::test {
+
+std::filesystem::path sourceDir();
+std::filesystem::path samplePath(const std::string &fileName); // resources/models/<fileName>
+QString cliPath();
+
+onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims, const std::vector<float> &values);
+onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std::vector<std::int64_t> &dims);
+onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
+                     const std::vector<std::string> &outputs, const std::string &name = {});
+// A valid model: y = Relu(x + bias), x float[2,3], opset 13.
+onnx::ModelProto smallModel();
+void writeProto(const std::filesystem::path &path, const onnx::ModelProto &proto);
+void writeBytes(const std::filesystem::path &path, const std::string &bytes);
+
+// Loads or fails the current test with the loader's message.
+ImportResult loadOrFail(const std::filesystem::path &path);
+
+} // namespace opscope::test

@@ -1,0 +1,252 @@
+// opscope-cli as a user runs it: info (text and JSON), convert, devices, --help/--version, exit
+// codes, and every kind of bad input: one-line error, exit code 1, no output file.
+
+#include "testsupport.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+using namespace opscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run
+{
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Run cli(const QStringList &args)
+{
+    QProcess p;
+    p.start(test::cliPath(), args);
+    if (!p.waitForFinished(60000)) {
+        p.kill();
+        return {};
+    }
+    Run r;
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2; // -2: crashed
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString sample(const char *name)
+{
+    return QString::fromStdString(test::samplePath(name).string());
+}
+
+std::string readFile(const fs::path &p)
+{
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+private slots:
+    void helpAndVersion()
+    {
+        const Run version = cli({"--version"});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY(version.out.startsWith("opscope-cli "));
+        for (const char *cmd : {"info", "convert", "devices"}) {
+            const Run help = cli({cmd, "--help"});
+            QCOMPARE(help.exitCode, 0);
+            QVERIFY2(help.out.contains("Usage"), qPrintable(help.out));
+        }
+        QCOMPARE(cli({}).exitCode, 1);
+        QCOMPARE(cli({"frobnicate"}).exitCode, 1);
+        QCOMPARE(cli({"info"}).exitCode, 1);
+        QCOMPARE(cli({"info", sample("inception_block.onnx"), "--bogus"}).exitCode, 1);
+    }
+
+    void infoText()
+    {
+        const Run r = cli({"info", sample("inception_block.onnx")});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.err.isEmpty());
+        for (const char *expected : {"producer     opscope-samples 1.0", "opsets       ai.onnx 13",
+                                     "inputs       input  float32 [1,3,64,64]", "nodes        25",
+                                     "parameters   8,834 in 22 initializers", "shapes       all known",
+                                     "Conv 8", "/inception/branch3x3.weight"})
+            QVERIFY2(r.out.contains(expected), qPrintable("missing '" + QString(expected) + "' in\n" + r.out));
+    }
+
+    void infoJson()
+    {
+        const Run r = cli({"info", "--json", sample("transformer_block.onnx")});
+        QCOMPARE(r.exitCode, 0);
+        QJsonParseError error;
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8(), &error).object();
+        QCOMPARE(error.error, QJsonParseError::NoError);
+        QCOMPARE(j["ir_version"].toInt(), 7);
+        QCOMPARE(j["node_count"].toInt(), 50);
+        QCOMPARE(j["op_histogram"].toObject()["MatMul"].toInt(), 8);
+        const QJsonArray shape = j["inputs"].toArray()[0].toObject()["shape"].toArray();
+        QCOMPARE(shape[0].toString(), QString("batch"));
+        QCOMPARE(shape[2].toInt(), 64);
+        QCOMPARE(j["parameters"].toObject()["count"].toInteger(), 49997);
+        QVERIFY(j["shapes"].toObject()["all_known"].toBool());
+        QVERIFY(j["warnings"].toArray().isEmpty());
+        for (const char *key : {"path", "producer", "opsets", "graph_name", "outputs", "node_count_with_subgraphs",
+                                "function_count", "largest_initializers"})
+            QVERIFY2(j.contains(key), key);
+    }
+
+    void convertRoundTrip()
+    {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("out.onnx");
+        Run r = cli({"convert", sample("inception_block.onnx"), out, "--external-data=2048"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFile::exists(out + ".data"));
+        r = cli({"info", "--json", out});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(j["node_count"].toInt(), 25);
+        QVERIFY(j["parameters"].toObject()["external_bytes"].toInteger() > 20000);
+
+        // Back to one file.
+        const QString embedded = tmp.filePath("embedded.onnx");
+        QCOMPARE(cli({"convert", out, embedded, "--embed", "-q"}).exitCode, 0);
+        QVERIFY(!QFile::exists(embedded + ".data"));
+        QCOMPARE(cli({"convert", out, embedded, "--embed", "--external-data"}).exitCode, 1);
+    }
+
+    void convertNeverOverwritesInputUnlessForced()
+    {
+        QTemporaryDir tmp;
+        const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
+        fs::copy_file(test::samplePath("inception_block.onnx"), in);
+        const std::string before = readFile(in);
+        const Run r = cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string())});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("is the input model; pass --force"), qPrintable(r.err));
+        QCOMPARE(readFile(in), before);
+        QCOMPARE(cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string()), "--force"}).exitCode, 0);
+        QCOMPARE(cli({"info", QString::fromStdString(in.string())}).exitCode, 0);
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("missing file") << 0 << 1 << "does not exist";
+        QTest::newRow("empty file") << 1 << 1 << "is empty";
+        QTest::newRow("random bytes") << 2 << 1 << "error:";
+        QTest::newRow("truncated model") << 3 << 1 << "corrupt or truncated";
+        QTest::newRow("cycle") << 4 << 1 << "has a cycle";
+        QTest::newRow("dangling input") << 5 << 1 << "which no node, initializer or graph input produces";
+        QTest::newRow("two producers") << 6 << 1 << "is produced by two nodes";
+        QTest::newRow("initializer size") << 7 << 1 << "holds 4 bytes but its shape [3] of float32 needs 12";
+        QTest::newRow("dims overflow") << 8 << 1 << "overflows 64 bits";
+        QTest::newRow("external escape") << 9 << 1 << "contains '..'";
+        QTest::newRow("unknown domain") << 10 << 0 << "warning: operator 'com.acme::Frob'";
+        QTest::newRow("folder") << 11 << 1 << "is a folder";
+    }
+
+    void badInput()
+    {
+        QFETCH(int, kind);
+        QFETCH(int, exitCode);
+        QFETCH(QString, expected);
+        QTemporaryDir tmp;
+        const fs::path dir = tmp.path().toStdString();
+        const fs::path model = dir / "model.onnx";
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        switch (kind) {
+        case 0: break;
+        case 1: test::writeBytes(model, ""); break;
+        case 2: {
+            std::string bytes(4096, '\0');
+            QRandomGenerator rng(42);
+            for (char &c : bytes)
+                c = static_cast<char>(rng.bounded(256));
+            test::writeBytes(model, bytes);
+            break;
+        }
+        case 3: {
+            const std::string full = readFile(test::samplePath("inception_block.onnx"));
+            test::writeBytes(model, full.substr(0, full.size() / 2));
+            break;
+        }
+        case 4: g->mutable_node(0)->set_input(0, "y"); break;
+        case 5: g->mutable_node(1)->set_input(0, "nowhere"); break;
+        case 6: *g->add_node() = test::node("Abs", {"x"}, {"y"}, "abs"); break;
+        case 7: g->mutable_initializer(0)->set_raw_data(std::string(4, '\0')); break;
+        case 8: {
+            auto *shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+            shape->mutable_dim(0)->set_dim_value(1LL << 62);
+            shape->mutable_dim(1)->set_dim_value(1LL << 62);
+            break;
+        }
+        case 9: {
+            auto *t = g->mutable_initializer(0);
+            t->clear_raw_data();
+            t->set_data_location(onnx::TensorProto::EXTERNAL);
+            auto *kv = t->add_external_data();
+            kv->set_key("location");
+            kv->set_value("../../etc/passwd");
+            break;
+        }
+        case 10: {
+            auto *n = g->add_node();
+            *n = test::node("Frob", {"y"}, {"z"}, "frob");
+            n->set_domain("com.acme");
+            auto *op = m.add_opset_import();
+            op->set_domain("com.acme");
+            op->set_version(1);
+            break;
+        }
+        case 11: fs::create_directory(model); break;
+        }
+        if (kind >= 4 && kind <= 10)
+            test::writeProto(model, m);
+
+        const QString in = QString::fromStdString(model.string());
+        const Run info = cli({"info", in});
+        QCOMPARE(info.exitCode, exitCode);
+        QVERIFY2((info.err + info.out).contains(expected), qPrintable(info.err));
+        if (exitCode != 0) {
+            // One line, prefixed, naming the problem.
+            QCOMPARE(info.err.count('\n'), 1);
+            QVERIFY(info.err.startsWith("opscope-cli: error: "));
+            QVERIFY(info.out.isEmpty());
+        }
+
+        const fs::path out = dir / "converted.onnx";
+        const Run convert = cli({"convert", in, QString::fromStdString(out.string())});
+        QCOMPARE(convert.exitCode, exitCode);
+        QCOMPARE(fs::exists(out), exitCode == 0);
+        // Nothing half-written: no temporary or data files remain beside the output.
+        for (const auto &entry : fs::directory_iterator(dir))
+            QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos, entry.path().c_str());
+    }
+
+    void devices()
+    {
+        const Run r = cli({"devices", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QVERIFY(j["cpu"].toObject()["cores"].toInt() >= 1);
+        QVERIFY(j.contains("cuda"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,218 @@
+// The IR: use-def chains, topological order, verifier messages, cheap snapshots, fingerprints,
+// generated names.
+
+#include "ir/compare.h"
+#include "ir/fingerprint.h"
+#include "ir/graph.h"
+#include "ir/verifier.h"
+#include "testsupport.h"
+
+#include <QTest>
+
+using namespace opscope;
+
+namespace {
+
+ValueId val(Graph &g, const char *name)
+{
+    return g.valueNamed(name);
+}
+
+// x -> Relu(a) -> Neg(b) -> Add(c, with x) -> y
+Graph chain()
+{
+    Graph g("chain");
+    const ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape{2, 3}));
+    (void)g.addNode("Relu", {x}, {val(g, "a")}, "", "relu");
+    (void)g.addNode("Neg", {val(g, "a")}, {val(g, "b")}, "", "neg");
+    (void)g.addNode("Add", {val(g, "b"), x}, {val(g, "y")}, "", "add");
+    g.setOutputs({g.findValue("y")});
+    return g;
+}
+
+} // namespace
+
+class TestGraph : public QObject
+{
+    Q_OBJECT
+private slots:
+    void useDefChains()
+    {
+        Graph g = chain();
+        const ValueId x = g.findValue("x");
+        QCOMPARE(g.uses(x).size(), 2u);
+        QCOMPARE(g.node(g.producer(g.findValue("b"))).opType, std::string("Neg"));
+        QVERIFY(!g.producer(x).valid());
+        QVERIFY(verifyGraph(g).isOk());
+
+        // Rewire: Add reads `a` instead of `b`, then Neg is dead and removed.
+        g.replaceAllUsesWith(g.findValue("b"), g.findValue("a"));
+        QVERIFY(g.uses(g.findValue("b")).empty());
+        QCOMPARE(g.uses(g.findValue("a")).size(), 2u);
+        g.removeNode(g.findNode("neg"));
+        QCOMPARE(g.nodeCount(), 2u);
+        QVERIFY(!g.producer(g.findValue("b")).valid());
+        QVERIFY2(verifyGraph(g).isOk(), verifyGraph(g).message().c_str());
+    }
+
+    void twoProducersRefused()
+    {
+        Graph g = chain();
+        const auto second = g.addNode("Identity", {g.findValue("x")}, {g.findValue("a")}, "", "dup");
+        QVERIFY(!second);
+        QVERIFY(second.status().message().find("'a' is produced by two nodes: 'relu' and 'dup'") != std::string::npos);
+    }
+
+    void topologicalOrderIsStable()
+    {
+        // Nodes added in reverse dependency order come out producer-first; independent nodes
+        // keep insertion order.
+        Graph g("g");
+        const ValueId x = g.addInput("x", {});
+        (void)g.addNode("Neg", {val(g, "a")}, {val(g, "b")}, "", "second");
+        (void)g.addNode("Relu", {x}, {val(g, "a")}, "", "first");
+        (void)g.addNode("Abs", {x}, {val(g, "c")}, "", "independent");
+        const auto order = g.topologicalOrder();
+        QVERIFY(order);
+        QStringList names;
+        for (NodeId id : *order)
+            names << QString::fromStdString(g.node(id).name);
+        QCOMPARE(names, QStringList({"first", "second", "independent"}));
+    }
+
+    void cycleIsReportedWithNodeNames()
+    {
+        Graph g("loop");
+        (void)g.addNode("Relu", {val(g, "b")}, {val(g, "a")}, "", "r1");
+        (void)g.addNode("Neg", {val(g, "a")}, {val(g, "b")}, "", "n1");
+        g.setOutputs({g.findValue("b")});
+        const Status st = verifyGraph(g);
+        QVERIFY(!st.isOk());
+        QVERIFY2(st.message().find("cycle through 'r1' (Relu), 'n1' (Neg)") != std::string::npos, st.message().c_str());
+    }
+
+    void verifierNamesDanglingInput()
+    {
+        Graph g = chain();
+        (void)g.addNode("Mul", {g.findValue("y"), val(g, "ghost")}, {val(g, "z")}, "", "mul");
+        const Status st = verifyGraph(g);
+        QVERIFY(!st.isOk());
+        QVERIFY2(st.message().find("node 'mul' (Mul) reads tensor 'ghost'") != std::string::npos, st.message().c_str());
+    }
+
+    void subgraphScoping()
+    {
+        // An If whose branch reads the outer `a`: fine. A branch reading `nowhere`: an error naming it.
+        Graph g = chain();
+        Graph then("then_branch");
+        const ValueId outer = then.addOuterScopeValue("a");
+        (void)then.addNode("Identity", {outer}, {val(then, "t")}, "", "t_id");
+        then.setOutputs({then.findValue("t")});
+        const ValueId cond = g.addInput("cond", TypeInfo::tensor(DataType::Bool, Shape{}));
+        const auto ifNode = g.addNode("If", {cond}, {val(g, "r")}, "", "if");
+        QVERIFY(ifNode);
+        g.node(*ifNode).attributes.push_back(Attribute::makeGraph("then_branch", then));
+        g.node(*ifNode).attributes.push_back(Attribute::makeGraph("else_branch", then));
+        QVERIFY2(verifyGraph(g).isOk(), verifyGraph(g).message().c_str());
+        QCOMPARE(g.nodeCountWithSubgraphs(), 6u);
+
+        Graph bad("else_branch");
+        (void)bad.addNode("Identity", {bad.addOuterScopeValue("nowhere")}, {val(bad, "e")}, "", "e_id");
+        bad.setOutputs({bad.findValue("e")});
+        g.node(*ifNode).attributes[1] = Attribute::makeGraph("else_branch", bad);
+        const Status st = verifyGraph(g);
+        QVERIFY(!st.isOk());
+        QVERIFY2(st.message().find("'nowhere' refers to an enclosing graph, which does not define it") != std::string::npos,
+                 st.message().c_str());
+
+        // A subgraph may not redefine an outer name.
+        Graph shadow("shadow");
+        (void)shadow.addNode("Identity", {shadow.addOuterScopeValue("x")}, {val(shadow, "a")}, "", "s_id");
+        shadow.setOutputs({shadow.findValue("a")});
+        g.node(*ifNode).attributes[1] = Attribute::makeGraph("else_branch", shadow);
+        QVERIFY(verifyGraph(g).message().find("'a' shadows a tensor of an enclosing graph") != std::string::npos);
+    }
+
+    void snapshotSharesWeightsButNotStructure()
+    {
+        Graph g = chain();
+        std::vector<float> weights(1 << 20, 1.0f);
+        const ValueId w = g.addInitializer("w", Tensor::fromValues(DataType::Float, {1 << 20}, weights));
+        Graph then("then");
+        (void)then.addNode("Identity", {then.addOuterScopeValue("x")}, {val(then, "t")}, "", "t");
+        then.setOutputs({then.findValue("t")});
+        const auto ifNode = g.addNode("If", {g.addInput("c", {})}, {val(g, "r")}, "", "if");
+        g.node(*ifNode).attributes.push_back(Attribute::makeGraph("then_branch", then));
+
+        const Graph snapshot = g; // what the pass stepper keeps after every pass
+        QCOMPARE(snapshot.value(w).initializer->data.get(), g.value(w).initializer->data.get());
+        QCOMPARE(fingerprint(snapshot), fingerprint(g));
+
+        // Mutating the live graph (top level and inside the subgraph) leaves the snapshot alone.
+        g.node(*ifNode).attributes[0].g->node(NodeId(0)).opType = "Neg";
+        g.removeNode(g.findNode("neg"));
+        QCOMPARE(snapshot.node(*ifNode).attributes[0].g->node(NodeId(0)).opType, std::string("Identity"));
+        QCOMPARE(snapshot.nodeCount(), 4u);
+        QVERIFY(fingerprint(snapshot) != fingerprint(g));
+        QVERIFY(!compareGraphs(snapshot, g).isOk());
+    }
+
+    void fingerprintSeesEveryKindOfChange_data()
+    {
+        QTest::addColumn<int>("change");
+        QTest::newRow("attribute value") << 0;
+        QTest::newRow("op type") << 1;
+        QTest::newRow("rewired input") << 2;
+        QTest::newRow("new initializer data") << 3;
+        QTest::newRow("output type") << 4;
+    }
+
+    void fingerprintSeesEveryKindOfChange()
+    {
+        QFETCH(int, change);
+        Graph g = chain();
+        g.addInitializer("k", Tensor::fromValues(DataType::Float, {1}, std::vector<float>{1.0f}));
+        g.node(g.findNode("add")).attributes.push_back(Attribute::makeInt("axis", 1));
+        const std::uint64_t before = fingerprint(g);
+        switch (change) {
+        case 0: g.node(g.findNode("add")).attribute("axis")->i = 2; break;
+        case 1: g.node(g.findNode("relu")).opType = "Sigmoid"; break;
+        case 2: g.setNodeInput(g.findNode("add"), 1, g.findValue("a")); break;
+        case 3: g.addInitializer("k", Tensor::fromValues(DataType::Float, {1}, std::vector<float>{1.0f})); break;
+        case 4: g.value(g.findValue("a")).type = TypeInfo::tensor(DataType::Float, Shape{2, 3}); break;
+        }
+        QVERIFY(fingerprint(g) != before);
+    }
+
+    void generatedNamesAreReadableUniqueAndStable()
+    {
+        Graph g("names");
+        const ValueId x = g.addInput("x", {});
+        (void)g.addNode("Conv", {x}, {val(g, "a")});
+        (void)g.addNode("Conv", {val(g, "a")}, {val(g, "b")}, "", "Conv_1"); // a real name that collides
+        (void)g.addNode("Relu", {val(g, "b")}, {val(g, "c")});
+        (void)g.addNode("Conv", {val(g, "c")}, {val(g, "d")});
+        g.assignNodeNames();
+        QCOMPARE(g.node(NodeId(0)).name, std::string("Conv_0"));
+        QCOMPARE(g.node(NodeId(1)).name, std::string("Conv_1"));
+        QVERIFY(!g.node(NodeId(1)).nameGenerated);
+        QCOMPARE(g.node(NodeId(2)).name, std::string("Relu_0"));
+        QCOMPARE(g.node(NodeId(3)).name, std::string("Conv_2"));
+        Graph again = g;
+        again.assignNodeNames();
+        QCOMPARE(again.node(NodeId(3)).name, std::string("Conv_2"));
+    }
+
+    void elementCountOverflowIsAnError()
+    {
+        QVERIFY(checkedElementCount({1 << 20, 1 << 20}, "t"));
+        const auto big = checkedElementCount({1LL << 40, 1LL << 40}, "tensor 'w'");
+        QVERIFY(!big);
+        QVERIFY(big.status().message().find("overflows") != std::string::npos);
+        QVERIFY(!checkedElementCount({3, -2}, "t"));
+        QCOMPARE(*checkedElementCount({0, 1LL << 62, 1LL << 62}, "t"), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGraph)
+#include "tst_graph.moc"

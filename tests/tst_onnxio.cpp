@@ -1,0 +1,322 @@
+// ONNX import/export: round trips, external data (mapped, written, refused when it escapes),
+// typed tensor fields, shape inference, op schemas, atomic saves, and the bad-input errors.
+
+#include "ir/compare.h"
+#include "ir/summary.h"
+#include "onnx/modelio.h"
+#include "onnx/opschema.h"
+#include "testsupport.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+using namespace opscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path dirOf(const QTemporaryDir &d)
+{
+    return d.path().toStdString();
+}
+
+std::string loadError(const fs::path &path)
+{
+    const auto r = loadModel(path);
+    return r ? std::string() : r.status().message();
+}
+
+bool contains(const std::string &haystack, const char *needle)
+{
+    return haystack.find(needle) != std::string::npos;
+}
+
+// A model whose initializer `w` (512 floats) lives in an external file at `location`.
+onnx::ModelProto externalModel(const std::string &location, std::uint64_t offset = 0)
+{
+    onnx::ModelProto m = test::smallModel();
+    auto *g = m.mutable_graph();
+    auto *w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(512);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto *kv = w->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    kv = w->add_external_data();
+    kv->set_key("offset");
+    kv->set_value(std::to_string(offset));
+    *g->add_node() = test::node("ReduceSum", {"w"}, {"wsum"}, "wsum");
+    *g->add_output() = test::tensorInfo("wsum", onnx::TensorProto::FLOAT, {1});
+    return m;
+}
+
+void writeWeights(const fs::path &path, std::size_t floats, std::size_t padBytes = 0)
+{
+    std::ofstream out(path, std::ios::binary);
+    const std::string pad(padBytes, '\0');
+    out.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+    for (std::size_t i = 0; i < floats; ++i) {
+        const float v = static_cast<float>(i);
+        out.write(reinterpret_cast<const char *>(&v), sizeof v);
+    }
+}
+
+} // namespace
+
+class TestOnnxIo : public QObject
+{
+    Q_OBJECT
+private slots:
+    void sampleModelsRoundTrip_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::newRow("inception") << "inception_block.onnx";
+        QTest::newRow("transformer") << "transformer_block.onnx";
+    }
+
+    void sampleModelsRoundTrip()
+    {
+        QFETCH(QString, file);
+        QTemporaryDir tmp;
+        const ImportResult a = test::loadOrFail(test::samplePath(file.toStdString()));
+        QVERIFY(a.warnings.empty());
+        for (const ExternalDataMode mode : {ExternalDataMode::Embed, ExternalDataMode::External}) {
+            SaveOptions options;
+            options.mode = mode;
+            const fs::path out = dirOf(tmp) / ("out" + std::to_string(int(mode)) + ".onnx");
+            const auto saved = saveModel(a.model, out, options);
+            QVERIFY2(saved, saved.status().message().c_str());
+            QCOMPARE(saved->dataPath.has_value(), mode == ExternalDataMode::External);
+            const ImportResult b = test::loadOrFail(out);
+            const Status same = compareModels(a.model, b.model);
+            QVERIFY2(same.isOk(), same.message().c_str());
+        }
+        // No temporary files are left behind.
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::Hidden).filter(".tmp-").size(), 0);
+    }
+
+    void shapeInferenceResultsAreKept()
+    {
+        const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));
+        const Graph &g = r.model.graph;
+        const Value &concat = g.value(g.findValue("/inception/concat_out"));
+        QCOMPARE(concat.type.toString(), std::string("float32[1,64,16,16]"));
+        const ModelSummary s = summarizeModel(r.model);
+        QVERIFY(s.allShapesKnown());
+        QCOMPARE(s.nodeCount, 25u);
+        QCOMPARE(s.opHistogram.at("Conv"), 8u);
+    }
+
+    void externalDataIsMappedNotRead()
+    {
+        QTemporaryDir tmp;
+        writeWeights(dirOf(tmp) / "weights.bin", 512, 128);
+        test::writeProto(dirOf(tmp) / "m.onnx", externalModel("weights.bin", 128));
+        const ImportResult r = test::loadOrFail(dirOf(tmp) / "m.onnx");
+        const Tensor &w = *r.model.graph.value(r.model.graph.findValue("w")).initializer;
+        QVERIFY(w.data->isMapped());
+        QVERIFY(w.external);
+        QCOMPARE(w.external->offset, 128u);
+        QCOMPARE(w.as<float>()[511], 511.0f);
+        const ModelSummary s = summarizeModel(r.model);
+        QCOMPARE(s.externalBytes, 2048u);
+
+        // Auto mode keeps a model with external data external, with its own data file.
+        const auto saved = saveModel(r.model, dirOf(tmp) / "copy.onnx");
+        QVERIFY2(saved, saved.status().message().c_str());
+        QVERIFY(saved->dataPath);
+        QCOMPARE(saved->dataPath->filename().string(), std::string("copy.onnx.data"));
+        const ImportResult back = test::loadOrFail(dirOf(tmp) / "copy.onnx");
+        QVERIFY(compareModels(r.model, back.model).isOk());
+    }
+
+    void externalDataThreshold()
+    {
+        QTemporaryDir tmp;
+        const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));
+        SaveOptions options;
+        options.mode = ExternalDataMode::External;
+        options.threshold = 4096; // only the 13.5 KiB and 6.2 KiB conv weights go out
+        const auto saved = saveModel(r.model, dirOf(tmp) / "t.onnx", options);
+        QVERIFY(saved);
+        const ImportResult back = test::loadOrFail(dirOf(tmp) / "t.onnx");
+        int external = 0;
+        for (ValueId v : back.model.graph.initializers())
+            external += back.model.graph.value(v).initializer->external ? 1 : 0;
+        QCOMPARE(external, 2);
+        QCOMPARE(saved->externalBytes, std::uint64_t(24 * 16 * 9 * 4 + 8 * 8 * 25 * 4));
+    }
+
+    void externalDataEscapesAreRefused_data()
+    {
+        QTest::addColumn<QString>("location");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("absolute") << "/etc/passwd" << "is an absolute path";
+        QTest::newRow("dotdot") << "../outside.bin" << "contains '..'";
+        QTest::newRow("nested dotdot") << "sub/../../outside.bin" << "contains '..'";
+        QTest::newRow("symlink out") << "link.bin" << "outside the model's folder";
+        QTest::newRow("missing") << "nope.bin" << "does not exist";
+        QTest::newRow("too short") << "short.bin" << "too short for offset";
+    }
+
+    void externalDataEscapesAreRefused()
+    {
+        QFETCH(QString, location);
+        QFETCH(QString, expected);
+        QTemporaryDir tmp;
+        const fs::path modelDir = dirOf(tmp) / "model";
+        fs::create_directories(modelDir / "sub");
+        writeWeights(dirOf(tmp) / "outside.bin", 512);
+        writeWeights(modelDir / "short.bin", 10);
+        fs::create_symlink(dirOf(tmp) / "outside.bin", modelDir / "link.bin");
+        test::writeProto(modelDir / "m.onnx", externalModel(location.toStdString()));
+        const std::string err = loadError(modelDir / "m.onnx");
+        QVERIFY2(contains(err, expected.toUtf8().constData()), err.c_str());
+        QVERIFY2(contains(err, "'w'"), err.c_str()); // names the tensor
+    }
+
+    void typedFieldsAndStrings()
+    {
+        QTemporaryDir tmp;
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        auto *h = g->add_initializer(); // float16 in int32_data, as the ONNX spec stores it
+        h->set_name("half");
+        h->set_data_type(onnx::TensorProto::FLOAT16);
+        h->add_dims(2);
+        h->add_int32_data(0x3c00); // 1.0
+        h->add_int32_data(0xc000); // -2.0
+        auto *f = g->add_initializer();
+        f->set_name("floats");
+        f->set_data_type(onnx::TensorProto::FLOAT);
+        f->add_dims(3);
+        for (float v : {1.5f, 2.5f, -3.0f})
+            f->add_float_data(v);
+        auto *s = g->add_initializer();
+        s->set_name("labels");
+        s->set_data_type(onnx::TensorProto::STRING);
+        s->add_dims(2);
+        s->add_string_data("cat");
+        s->add_string_data("dog");
+        test::writeProto(dirOf(tmp) / "typed.onnx", m);
+        const ImportResult r = test::loadOrFail(dirOf(tmp) / "typed.onnx");
+        const Graph &graph = r.model.graph;
+        QCOMPARE(graph.value(graph.findValue("half")).initializer->as<std::uint16_t>()[1], std::uint16_t(0xc000));
+        QCOMPARE(graph.value(graph.findValue("floats")).initializer->as<float>()[2], -3.0f);
+        QCOMPARE(graph.value(graph.findValue("labels")).initializer->strings->at(1), std::string("dog"));
+        QVERIFY(saveModel(r.model, dirOf(tmp) / "typed2.onnx"));
+        QVERIFY(compareModels(r.model, test::loadOrFail(dirOf(tmp) / "typed2.onnx").model).isOk());
+    }
+
+    void badModelsAreRefused_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("size mismatch") << 0 << "holds 8 bytes but its shape [3] of float32 needs 12";
+        QTest::newRow("dims overflow") << 1 << "overflows 64 bits";
+        QTest::newRow("negative dim") << 2 << "negative dimension";
+        QTest::newRow("dangling input") << 3 << "reads tensor 'ghost', which no node, initializer or graph input produces";
+        QTest::newRow("two producers") << 4 << "'sum' is produced by two nodes";
+        QTest::newRow("cycle") << 5 << "has a cycle";
+        QTest::newRow("no graph") << 6 << "it has no graph";
+        QTest::newRow("no opset") << 7 << "imports no operator set";
+        QTest::newRow("absurd value shape") << 8 << "overflows 64 bits";
+        QTest::newRow("unknown dtype") << 9 << "unknown data type";
+    }
+
+    void badModelsAreRefused()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, expected);
+        QTemporaryDir tmp;
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        switch (kind) {
+        case 0: g->mutable_initializer(0)->set_raw_data(std::string(8, '\0')); break;
+        case 1: g->mutable_initializer(0)->add_dims(1LL << 40), g->mutable_initializer(0)->add_dims(1LL << 40); break;
+        case 2: g->mutable_initializer(0)->set_dims(0, -3); break;
+        case 3: g->mutable_node(1)->set_input(0, "ghost"); break;
+        case 4: *g->add_node() = test::node("Neg", {"x"}, {"sum"}, "neg"); break;
+        case 5: g->mutable_node(0)->set_input(0, "y"); break;
+        case 6: m.clear_graph(); break;
+        case 7: m.clear_opset_import(); break;
+        case 8: {
+            auto *shape = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+            shape->mutable_dim(0)->set_dim_value(1LL << 40);
+            shape->mutable_dim(1)->set_dim_value(1LL << 40);
+            break;
+        }
+        case 9: g->mutable_initializer(0)->set_data_type(99); break;
+        }
+        test::writeProto(dirOf(tmp) / "bad.onnx", m);
+        const std::string err = loadError(dirOf(tmp) / "bad.onnx");
+        QVERIFY2(contains(err, expected.toUtf8().constData()), err.c_str());
+    }
+
+    void unknownDomainLoadsWithWarning()
+    {
+        QTemporaryDir tmp;
+        onnx::ModelProto m = test::smallModel();
+        auto *op = m.add_opset_import();
+        op->set_domain("com.example");
+        op->set_version(1);
+        auto *n = m.mutable_graph()->add_node();
+        *n = test::node("FancyOp", {"y"}, {"z"}, "fancy");
+        n->set_domain("com.example");
+        *m.mutable_graph()->add_output() = test::tensorInfo("z", onnx::TensorProto::FLOAT, {2, 3});
+        test::writeProto(dirOf(tmp) / "custom.onnx", m);
+        const ImportResult r = test::loadOrFail(dirOf(tmp) / "custom.onnx");
+        QCOMPARE(r.model.graph.nodeCount(), 3u);
+        bool warned = false;
+        for (const std::string &w : r.warnings)
+            warned |= contains(w, "'com.example::FancyOp'") && contains(w, "viewed but not run");
+        QVERIFY(warned);
+    }
+
+    void saveIsAtomic()
+    {
+        QTemporaryDir tmp;
+        const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));
+        // Into a folder that does not exist: an error, and nothing created.
+        const auto bad = saveModel(r.model, dirOf(tmp) / "missing" / "out.onnx");
+        QVERIFY(!bad);
+        QVERIFY(!fs::exists(dirOf(tmp) / "missing"));
+        // A cyclic graph cannot be exported: the existing file is left untouched.
+        const fs::path out = dirOf(tmp) / "keep.onnx";
+        test::writeBytes(out, "previous contents");
+        Model broken = r.model;
+        Graph &g = broken.graph;
+        g.setNodeInput(g.findNode("/stem/conv1/Conv"), 0, g.findValue("probabilities"));
+        QVERIFY(!saveModel(broken, out));
+        std::ifstream in(out);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        QCOMPARE(text, std::string("previous contents"));
+        QCOMPARE(QDir(tmp.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
+    }
+
+    void opSchemas()
+    {
+        const auto conv = findOpSchema("Conv", "", 13);
+        QVERIFY(conv);
+        QCOMPARE(conv->sinceVersion, 11);
+        const OpAttributeInfo *autoPad = conv->attribute("auto_pad");
+        QVERIFY(autoPad && autoPad->defaultValue);
+        QCOMPARE(autoPad->defaultValue->s, std::string("NOTSET"));
+        QVERIFY(!conv->doc.empty());
+        QCOMPARE(conv->inputs.size(), 3u);
+        QVERIFY(conv->inputs[2].optional);
+        const auto lrelu = findOpSchema("LeakyRelu", "ai.onnx", 13);
+        QVERIFY(lrelu && lrelu->attribute("alpha")->defaultValue);
+        QCOMPARE(lrelu->attribute("alpha")->defaultValue->f, 0.01f);
+        QVERIFY(!findOpSchema("NoSuchOp", "", 13));
+        QVERIFY(isKnownDomain("ai.onnx.ml"));
+        QVERIFY(!isKnownDomain("com.example"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestOnnxIo)
+#include "tst_onnxio.moc"
