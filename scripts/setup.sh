@@ -9,7 +9,7 @@ packages=(
   libgraphviz-dev graphviz
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
   libdnnl-dev libcli11-dev nlohmann-json3-dev
-  xvfb xauth imagemagick x11-utils fonts-dejavu-core
+  xvfb xauth imagemagick x11-utils fonts-dejavu-core time
 )
 
 missing=()

@@ -1,0 +1,48 @@
+// ModelSummaryModel under QAbstractItemModelTester, on the bundled samples.
+
+#include "ir/summary.h"
+#include "modelsummarymodel.h"
+#include "testsupport.h"
+
+#include <QAbstractItemModelTester>
+#include <QTest>
+
+using namespace opscope;
+
+class TestModelSummaryModel : public QObject
+{
+    Q_OBJECT
+private slots:
+    void structureAndContent()
+    {
+        ModelSummaryModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+
+        const ImportResult r = test::loadOrFail(test::samplePath("transformer_block.onnx"));
+        model.setSummary(summarizeModel(r.model), {"something to look at"});
+        QCOMPARE(model.rowCount(), 6); // Model, Inputs, Outputs, Operators, Largest initializers, Warnings
+        const QModelIndex inputs = model.index(1, 0);
+        QCOMPARE(inputs.data().toString(), QString("Inputs"));
+        QCOMPARE(model.rowCount(inputs), 2);
+        QCOMPARE(model.index(0, 1, inputs).data().toString(), QString("float32 [batch,16,64]"));
+
+        const QModelIndex ops = model.index(3, 0);
+        bool sawMatMul = false;
+        for (int i = 0; i < model.rowCount(ops); ++i)
+            if (model.index(i, 0, ops).data().toString() == "MatMul") {
+                sawMatMul = true;
+                QCOMPARE(model.index(i, 1, ops).data(ModelSummaryModel::SortValueRole).toULongLong(), 8ull);
+            }
+        QVERIFY(sawMatMul);
+        QCOMPARE(model.parent(model.index(0, 1, ops)), ops);
+
+        model.setSummary(summarizeModel(test::loadOrFail(test::samplePath("inception_block.onnx")).model));
+        QCOMPARE(model.rowCount(), 5);
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelSummaryModel)
+#include "tst_modelsummarymodel.moc"

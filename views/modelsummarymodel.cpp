@@ -1,0 +1,147 @@
+#include "modelsummarymodel.h"
+
+#include <QLocale>
+
+namespace opscope {
+
+namespace {
+
+// Internal ids: 0 for a section, section index + 1 for its rows.
+constexpr quintptr sectionId = 0;
+
+QString shapeText(const ValueSummary &v)
+{
+    if (!v.rankKnown)
+        return QStringLiteral("[?]");
+    QStringList dims;
+    for (const std::string &d : v.dims)
+        dims << QString::fromStdString(d);
+    return "[" + dims.join(',') + "]";
+}
+
+} // namespace
+
+ModelSummaryModel::ModelSummaryModel(QObject *parent) : QAbstractItemModel(parent) {}
+
+void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std::string> &warnings)
+{
+    beginResetModel();
+    m_sections.clear();
+    const QLocale locale = QLocale::c();
+    const auto num = [&locale](std::uint64_t v) { return locale.toString(static_cast<qulonglong>(v)); };
+
+    Section model{tr("Model"), {}};
+    model.rows.push_back({tr("Producer"), QString::fromStdString(s.producer), {}});
+    model.rows.push_back({tr("IR version"), QString::number(s.irVersion), QVariant::fromValue(s.irVersion)});
+    QStringList opsets;
+    for (const OpsetImport &o : s.opsets)
+        opsets << QString::fromStdString(o.domain.empty() ? std::string("ai.onnx") : o.domain) + " " + QString::number(o.version);
+    model.rows.push_back({tr("Opsets"), opsets.join(", "), {}});
+    model.rows.push_back({tr("Graph"), QString::fromStdString(s.graphName), {}});
+    model.rows.push_back({tr("Nodes"), num(s.nodeCount), QVariant::fromValue<qulonglong>(s.nodeCount)});
+    model.rows.push_back({tr("Nodes with subgraphs"), num(s.nodeCountWithSubgraphs),
+                          QVariant::fromValue<qulonglong>(s.nodeCountWithSubgraphs)});
+    model.rows.push_back({tr("Parameters"), num(s.parameterCount), QVariant::fromValue<qulonglong>(s.parameterCount)});
+    model.rows.push_back({tr("Parameter bytes"), locale.formattedDataSize(static_cast<qint64>(s.parameterBytes)),
+                          QVariant::fromValue<qulonglong>(s.parameterBytes)});
+    model.rows.push_back({tr("Shapes"),
+                          (s.allShapesKnown() ? tr("all known") : tr("some unknown"))
+                              + tr(" (%1 static, %2 symbolic, %3 unknown)").arg(s.valuesStatic).arg(s.valuesSymbolic).arg(s.valuesUnknown),
+                          {}});
+    m_sections.push_back(std::move(model));
+
+    const auto values = [](const QString &title, const std::vector<ValueSummary> &list) {
+        Section sec{title, {}};
+        for (const ValueSummary &v : list)
+            sec.rows.push_back({QString::fromStdString(v.name), QString::fromStdString(v.dtype) + " " + shapeText(v), {}});
+        return sec;
+    };
+    m_sections.push_back(values(tr("Inputs"), s.inputs));
+    m_sections.push_back(values(tr("Outputs"), s.outputs));
+
+    Section ops{tr("Operators"), {}};
+    for (const auto &[op, count] : s.opHistogram)
+        ops.rows.push_back({QString::fromStdString(op), QString::number(count), QVariant::fromValue<qulonglong>(count)});
+    m_sections.push_back(std::move(ops));
+
+    Section inits{tr("Largest initializers"), {}};
+    for (const InitializerSummary &i : s.largestInitializers)
+        inits.rows.push_back({QString::fromStdString(i.name), locale.formattedDataSize(static_cast<qint64>(i.bytes)),
+                              QVariant::fromValue<qulonglong>(i.bytes)});
+    m_sections.push_back(std::move(inits));
+
+    if (!warnings.empty()) {
+        Section warn{tr("Warnings"), {}};
+        for (const std::string &w : warnings)
+            warn.rows.push_back({tr("warning"), QString::fromStdString(w), {}});
+        m_sections.push_back(std::move(warn));
+    }
+    endResetModel();
+}
+
+void ModelSummaryModel::clear()
+{
+    beginResetModel();
+    m_sections.clear();
+    endResetModel();
+}
+
+QModelIndex ModelSummaryModel::index(int row, int column, const QModelIndex &parent) const
+{
+    if (!hasIndex(row, column, parent))
+        return {};
+    if (!parent.isValid())
+        return createIndex(row, column, sectionId);
+    return createIndex(row, column, static_cast<quintptr>(parent.row()) + 1);
+}
+
+QModelIndex ModelSummaryModel::parent(const QModelIndex &child) const
+{
+    if (!child.isValid() || child.internalId() == sectionId)
+        return {};
+    return createIndex(static_cast<int>(child.internalId() - 1), 0, sectionId);
+}
+
+int ModelSummaryModel::rowCount(const QModelIndex &parent) const
+{
+    if (!parent.isValid())
+        return static_cast<int>(m_sections.size());
+    if (parent.internalId() == sectionId && parent.column() == 0)
+        return static_cast<int>(m_sections[static_cast<std::size_t>(parent.row())].rows.size());
+    return 0;
+}
+
+int ModelSummaryModel::columnCount(const QModelIndex &) const
+{
+    return ColumnCount;
+}
+
+QVariant ModelSummaryModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid))
+        return {};
+    if (index.internalId() == sectionId) {
+        if ((role == Qt::DisplayRole || role == SortValueRole) && index.column() == PropertyColumn)
+            return m_sections[static_cast<std::size_t>(index.row())].title;
+        return {};
+    }
+    const Row &row = m_sections[index.internalId() - 1].rows[static_cast<std::size_t>(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+    case Qt::ToolTipRole:
+        return index.column() == PropertyColumn ? row.property : row.value;
+    case SortValueRole:
+        return index.column() == PropertyColumn ? QVariant(row.property) : (row.sortValue.isValid() ? row.sortValue : QVariant(row.value));
+    default:
+        return {};
+    }
+}
+
+QVariant ModelSummaryModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    return section == PropertyColumn ? tr("Property") : tr("Value");
+}
+
+} // namespace opscope
