@@ -1,7 +1,6 @@
 #include "cudadevices.h"
 
 #include <cuda_runtime.h>
-
 #include <vector>
 
 namespace opscope::gpu {
@@ -56,7 +55,8 @@ Expected<std::vector<CudaDeviceInfo>> cudaDevices()
     std::vector<CudaDeviceInfo> devices;
     for (int i = 0; i < count; ++i) {
         cudaDeviceProp prop{};
-        OPSCOPE_TRY(cudaStatus(cudaGetDeviceProperties(&prop, i), "reading properties of CUDA device " + std::to_string(i)));
+        OPSCOPE_TRY(cudaStatus(cudaGetDeviceProperties(&prop, i),
+                               "reading properties of CUDA device " + std::to_string(i)));
         CudaDeviceInfo info;
         info.index = i;
         info.name = prop.name;
@@ -80,12 +80,14 @@ Status cudaSelfTest(int device, std::size_t elements)
         host[i] = static_cast<float>(i % 1000);
     DeviceBuffer buffer;
     OPSCOPE_TRY(cudaStatus(cudaMalloc(&buffer.ptr, elements * sizeof(float)), "allocating device memory"));
-    OPSCOPE_TRY(cudaStatus(cudaMemcpy(buffer.ptr, host.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
-                           "copy to device"));
+    OPSCOPE_TRY(
+        cudaStatus(cudaMemcpy(buffer.ptr, host.data(), elements * sizeof(float), cudaMemcpyHostToDevice),
+                   "copy to device"));
     axpbKernel<<<256, 256>>>(buffer.ptr, elements, 2.0f, 1.0f);
     OPSCOPE_TRY(cudaStatus(cudaGetLastError(), "launching the self-test kernel"));
-    OPSCOPE_TRY(cudaStatus(cudaMemcpy(host.data(), buffer.ptr, elements * sizeof(float), cudaMemcpyDeviceToHost),
-                           "copy to host"));
+    OPSCOPE_TRY(
+        cudaStatus(cudaMemcpy(host.data(), buffer.ptr, elements * sizeof(float), cudaMemcpyDeviceToHost),
+                   "copy to host"));
     for (std::size_t i = 0; i < elements; ++i)
         if (host[i] != 2.0f * static_cast<float>(i % 1000) + 1.0f)
             return Status::internal("CUDA self-test: element " + std::to_string(i) + " is wrong");

@@ -10,7 +10,6 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <fstream>
 
 using namespace opscope;
@@ -82,7 +81,8 @@ private slots:
                                      "inputs       input  float32 [1,3,64,64]", "nodes        25",
                                      "parameters   8,834 in 22 initializers", "shapes       all known",
                                      "Conv 8", "/inception/branch3x3.weight"})
-            QVERIFY2(r.out.contains(expected), qPrintable("missing '" + QString(expected) + "' in\n" + r.out));
+            QVERIFY2(r.out.contains(expected),
+                     qPrintable("missing '" + QString(expected) + "' in\n" + r.out));
     }
 
     void infoJson()
@@ -101,8 +101,8 @@ private slots:
         QCOMPARE(j["parameters"].toObject()["count"].toInteger(), 49997);
         QVERIFY(j["shapes"].toObject()["all_known"].toBool());
         QVERIFY(j["warnings"].toArray().isEmpty());
-        for (const char *key : {"path", "producer", "opsets", "graph_name", "outputs", "node_count_with_subgraphs",
-                                "function_count", "largest_initializers"})
+        for (const char *key : {"path", "producer", "opsets", "graph_name", "outputs",
+                                "node_count_with_subgraphs", "function_count", "largest_initializers"})
             QVERIFY2(j.contains(key), key);
     }
 
@@ -132,11 +132,15 @@ private slots:
         const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
         fs::copy_file(test::samplePath("inception_block.onnx"), in);
         const std::string before = readFile(in);
-        const Run r = cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string())});
+        const Run r =
+            cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string())});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("is the input model; pass --force"), qPrintable(r.err));
         QCOMPARE(readFile(in), before);
-        QCOMPARE(cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string()), "--force"}).exitCode, 0);
+        QCOMPARE(cli({"convert", QString::fromStdString(in.string()), QString::fromStdString(in.string()),
+                      "--force"})
+                     .exitCode,
+                 0);
         QCOMPARE(cli({"info", QString::fromStdString(in.string())}).exitCode, 0);
     }
 
@@ -235,7 +239,8 @@ private slots:
         QCOMPARE(fs::exists(out), exitCode == 0);
         // Nothing half-written: no temporary or data files remain beside the output.
         for (const auto &entry : fs::directory_iterator(dir))
-            QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos, entry.path().c_str());
+            QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos,
+                     entry.path().c_str());
     }
 
     void devices()

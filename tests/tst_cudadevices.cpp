@@ -11,10 +11,7 @@ class TestCudaDevices : public QObject
 {
     Q_OBJECT
 private slots:
-    void runtimeIsLinked()
-    {
-        QVERIFY(gpu::cudaVersions().runtime >= 12000);
-    }
+    void runtimeIsLinked() { QVERIFY(gpu::cudaVersions().runtime >= 12000); }
 
     void noDeviceIsAnErrorValue()
     {

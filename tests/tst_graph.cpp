@@ -60,7 +60,8 @@ private slots:
         Graph g = chain();
         const auto second = g.addNode("Identity", {g.findValue("x")}, {g.findValue("a")}, "", "dup");
         QVERIFY(!second);
-        QVERIFY(second.status().message().find("'a' is produced by two nodes: 'relu' and 'dup'") != std::string::npos);
+        QVERIFY(second.status().message().find("'a' is produced by two nodes: 'relu' and 'dup'") !=
+                std::string::npos);
     }
 
     void topologicalOrderIsStable()
@@ -88,7 +89,8 @@ private slots:
         g.setOutputs({g.findValue("b")});
         const Status st = verifyGraph(g);
         QVERIFY(!st.isOk());
-        QVERIFY2(st.message().find("cycle through 'r1' (Relu), 'n1' (Neg)") != std::string::npos, st.message().c_str());
+        QVERIFY2(st.message().find("cycle through 'r1' (Relu), 'n1' (Neg)") != std::string::npos,
+                 st.message().c_str());
     }
 
     void verifierNamesDanglingInput()
@@ -97,7 +99,8 @@ private slots:
         (void)g.addNode("Mul", {g.findValue("y"), val(g, "ghost")}, {val(g, "z")}, "", "mul");
         const Status st = verifyGraph(g);
         QVERIFY(!st.isOk());
-        QVERIFY2(st.message().find("node 'mul' (Mul) reads tensor 'ghost'") != std::string::npos, st.message().c_str());
+        QVERIFY2(st.message().find("node 'mul' (Mul) reads tensor 'ghost'") != std::string::npos,
+                 st.message().c_str());
     }
 
     void subgraphScoping()
@@ -122,7 +125,8 @@ private slots:
         g.node(*ifNode).attributes[1] = Attribute::makeGraph("else_branch", bad);
         const Status st = verifyGraph(g);
         QVERIFY(!st.isOk());
-        QVERIFY2(st.message().find("'nowhere' refers to an enclosing graph, which does not define it") != std::string::npos,
+        QVERIFY2(st.message().find("'nowhere' refers to an enclosing graph, which does not define it") !=
+                     std::string::npos,
                  st.message().c_str());
 
         // A subgraph may not redefine an outer name.
@@ -130,7 +134,8 @@ private slots:
         (void)shadow.addNode("Identity", {shadow.addOuterScopeValue("x")}, {val(shadow, "a")}, "", "s_id");
         shadow.setOutputs({shadow.findValue("a")});
         g.node(*ifNode).attributes[1] = Attribute::makeGraph("else_branch", shadow);
-        QVERIFY(verifyGraph(g).message().find("'a' shadows a tensor of an enclosing graph") != std::string::npos);
+        QVERIFY(verifyGraph(g).message().find("'a' shadows a tensor of an enclosing graph") !=
+                std::string::npos);
     }
 
     void snapshotSharesWeightsButNotStructure()
@@ -178,7 +183,9 @@ private slots:
         case 0: g.node(g.findNode("add")).attribute("axis")->i = 2; break;
         case 1: g.node(g.findNode("relu")).opType = "Sigmoid"; break;
         case 2: g.setNodeInput(g.findNode("add"), 1, g.findValue("a")); break;
-        case 3: g.addInitializer("k", Tensor::fromValues(DataType::Float, {1}, std::vector<float>{1.0f})); break;
+        case 3:
+            g.addInitializer("k", Tensor::fromValues(DataType::Float, {1}, std::vector<float>{1.0f}));
+            break;
         case 4: g.value(g.findValue("a")).type = TypeInfo::tensor(DataType::Float, Shape{2, 3}); break;
         }
         QVERIFY(fingerprint(g) != before);

@@ -9,7 +9,6 @@
 
 #include <QTemporaryDir>
 #include <QTest>
-
 #include <fstream>
 
 using namespace opscope;
@@ -155,12 +154,18 @@ private slots:
     {
         QTest::addColumn<QString>("location");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("absolute") << "/etc/passwd" << "is an absolute path";
-        QTest::newRow("dotdot") << "../outside.bin" << "contains '..'";
-        QTest::newRow("nested dotdot") << "sub/../../outside.bin" << "contains '..'";
-        QTest::newRow("symlink out") << "link.bin" << "outside the model's folder";
-        QTest::newRow("missing") << "nope.bin" << "does not exist";
-        QTest::newRow("too short") << "short.bin" << "too short for offset";
+        QTest::newRow("absolute") << "/etc/passwd"
+                                  << "is an absolute path";
+        QTest::newRow("dotdot") << "../outside.bin"
+                                << "contains '..'";
+        QTest::newRow("nested dotdot") << "sub/../../outside.bin"
+                                       << "contains '..'";
+        QTest::newRow("symlink out") << "link.bin"
+                                     << "outside the model's folder";
+        QTest::newRow("missing") << "nope.bin"
+                                 << "does not exist";
+        QTest::newRow("too short") << "short.bin"
+                                   << "too short for offset";
     }
 
     void externalDataEscapesAreRefused()
@@ -205,7 +210,8 @@ private slots:
         test::writeProto(dirOf(tmp) / "typed.onnx", m);
         const ImportResult r = test::loadOrFail(dirOf(tmp) / "typed.onnx");
         const Graph &graph = r.model.graph;
-        QCOMPARE(graph.value(graph.findValue("half")).initializer->as<std::uint16_t>()[1], std::uint16_t(0xc000));
+        QCOMPARE(graph.value(graph.findValue("half")).initializer->as<std::uint16_t>()[1],
+                 std::uint16_t(0xc000));
         QCOMPARE(graph.value(graph.findValue("floats")).initializer->as<float>()[2], -3.0f);
         QCOMPARE(graph.value(graph.findValue("labels")).initializer->strings->at(1), std::string("dog"));
         QVERIFY(saveModel(r.model, dirOf(tmp) / "typed2.onnx"));
@@ -219,7 +225,8 @@ private slots:
         QTest::newRow("size mismatch") << 0 << "holds 8 bytes but its shape [3] of float32 needs 12";
         QTest::newRow("dims overflow") << 1 << "overflows 64 bits";
         QTest::newRow("negative dim") << 2 << "negative dimension";
-        QTest::newRow("dangling input") << 3 << "reads tensor 'ghost', which no node, initializer or graph input produces";
+        QTest::newRow("dangling input")
+            << 3 << "reads tensor 'ghost', which no node, initializer or graph input produces";
         QTest::newRow("two producers") << 4 << "'sum' is produced by two nodes";
         QTest::newRow("cycle") << 5 << "has a cycle";
         QTest::newRow("no graph") << 6 << "it has no graph";
@@ -237,7 +244,9 @@ private slots:
         auto *g = m.mutable_graph();
         switch (kind) {
         case 0: g->mutable_initializer(0)->set_raw_data(std::string(8, '\0')); break;
-        case 1: g->mutable_initializer(0)->add_dims(1LL << 40), g->mutable_initializer(0)->add_dims(1LL << 40); break;
+        case 1:
+            g->mutable_initializer(0)->add_dims(1LL << 40), g->mutable_initializer(0)->add_dims(1LL << 40);
+            break;
         case 2: g->mutable_initializer(0)->set_dims(0, -3); break;
         case 3: g->mutable_node(1)->set_input(0, "ghost"); break;
         case 4: *g->add_node() = test::node("Neg", {"x"}, {"sum"}, "neg"); break;

@@ -7,11 +7,10 @@
 #include "onnx/modelio.h"
 #include "testsupport.h"
 
-#include <onnx/checker.h>
-
 #include <QDirIterator>
 #include <QTemporaryDir>
 #include <QTest>
+#include <onnx/checker.h>
 
 using namespace opscope;
 namespace fs = std::filesystem;

@@ -35,25 +35,32 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
     model.rows.push_back({tr("IR version"), QString::number(s.irVersion), QVariant::fromValue(s.irVersion)});
     QStringList opsets;
     for (const OpsetImport &o : s.opsets)
-        opsets << QString::fromStdString(o.domain.empty() ? std::string("ai.onnx") : o.domain) + " " + QString::number(o.version);
+        opsets << QString::fromStdString(o.domain.empty() ? std::string("ai.onnx") : o.domain) + " " +
+                      QString::number(o.version);
     model.rows.push_back({tr("Opsets"), opsets.join(", "), {}});
     model.rows.push_back({tr("Graph"), QString::fromStdString(s.graphName), {}});
     model.rows.push_back({tr("Nodes"), num(s.nodeCount), QVariant::fromValue<qulonglong>(s.nodeCount)});
     model.rows.push_back({tr("Nodes with subgraphs"), num(s.nodeCountWithSubgraphs),
                           QVariant::fromValue<qulonglong>(s.nodeCountWithSubgraphs)});
-    model.rows.push_back({tr("Parameters"), num(s.parameterCount), QVariant::fromValue<qulonglong>(s.parameterCount)});
-    model.rows.push_back({tr("Parameter bytes"), locale.formattedDataSize(static_cast<qint64>(s.parameterBytes)),
+    model.rows.push_back(
+        {tr("Parameters"), num(s.parameterCount), QVariant::fromValue<qulonglong>(s.parameterCount)});
+    model.rows.push_back({tr("Parameter bytes"),
+                          locale.formattedDataSize(static_cast<qint64>(s.parameterBytes)),
                           QVariant::fromValue<qulonglong>(s.parameterBytes)});
     model.rows.push_back({tr("Shapes"),
-                          (s.allShapesKnown() ? tr("all known") : tr("some unknown"))
-                              + tr(" (%1 static, %2 symbolic, %3 unknown)").arg(s.valuesStatic).arg(s.valuesSymbolic).arg(s.valuesUnknown),
+                          (s.allShapesKnown() ? tr("all known") : tr("some unknown")) +
+                              tr(" (%1 static, %2 symbolic, %3 unknown)")
+                                  .arg(s.valuesStatic)
+                                  .arg(s.valuesSymbolic)
+                                  .arg(s.valuesUnknown),
                           {}});
     m_sections.push_back(std::move(model));
 
     const auto values = [](const QString &title, const std::vector<ValueSummary> &list) {
         Section sec{title, {}};
         for (const ValueSummary &v : list)
-            sec.rows.push_back({QString::fromStdString(v.name), QString::fromStdString(v.dtype) + " " + shapeText(v), {}});
+            sec.rows.push_back(
+                {QString::fromStdString(v.name), QString::fromStdString(v.dtype) + " " + shapeText(v), {}});
         return sec;
     };
     m_sections.push_back(values(tr("Inputs"), s.inputs));
@@ -61,12 +68,14 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
 
     Section ops{tr("Operators"), {}};
     for (const auto &[op, count] : s.opHistogram)
-        ops.rows.push_back({QString::fromStdString(op), QString::number(count), QVariant::fromValue<qulonglong>(count)});
+        ops.rows.push_back(
+            {QString::fromStdString(op), QString::number(count), QVariant::fromValue<qulonglong>(count)});
     m_sections.push_back(std::move(ops));
 
     Section inits{tr("Largest initializers"), {}};
     for (const InitializerSummary &i : s.largestInitializers)
-        inits.rows.push_back({QString::fromStdString(i.name), locale.formattedDataSize(static_cast<qint64>(i.bytes)),
+        inits.rows.push_back({QString::fromStdString(i.name),
+                              locale.formattedDataSize(static_cast<qint64>(i.bytes)),
                               QVariant::fromValue<qulonglong>(i.bytes)});
     m_sections.push_back(std::move(inits));
 
@@ -128,12 +137,12 @@ QVariant ModelSummaryModel::data(const QModelIndex &index, int role) const
     const Row &row = m_sections[index.internalId() - 1].rows[static_cast<std::size_t>(index.row())];
     switch (role) {
     case Qt::DisplayRole:
-    case Qt::ToolTipRole:
-        return index.column() == PropertyColumn ? row.property : row.value;
+    case Qt::ToolTipRole: return index.column() == PropertyColumn ? row.property : row.value;
     case SortValueRole:
-        return index.column() == PropertyColumn ? QVariant(row.property) : (row.sortValue.isValid() ? row.sortValue : QVariant(row.value));
-    default:
-        return {};
+        return index.column() == PropertyColumn
+                   ? QVariant(row.property)
+                   : (row.sortValue.isValid() ? row.sortValue : QVariant(row.value));
+    default: return {};
     }
 }
 

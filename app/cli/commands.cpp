@@ -27,7 +27,8 @@ void printWarnings(const std::vector<std::string> &warnings)
 bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
 {
     std::error_code ec;
-    return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+    return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) &&
+           std::filesystem::equivalent(a, b, ec);
 }
 
 } // namespace
@@ -39,7 +40,8 @@ int runInfo(const InfoArgs &args)
     Expected<ImportResult> loaded = loadModel(args.model, options);
     if (!loaded)
         return fail(loaded.status());
-    const ModelSummary summary = summarizeModel(loaded->model, static_cast<std::size_t>(std::max(0, args.top)));
+    const ModelSummary summary =
+        summarizeModel(loaded->model, static_cast<std::size_t>(std::max(0, args.top)));
     if (args.json)
         std::cout << infoJson(args.model, summary, loaded->warnings).dump(2) << '\n';
     else
@@ -71,17 +73,19 @@ int runConvert(const ConvertArgs &args)
     // Never replace the input model or the weights it is mapped from unless told to.
     if (!args.force) {
         if (samePath(in, out))
-            return fail(Status::invalid("output '" + args.output + "' is the input model; pass --force to overwrite it"));
+            return fail(Status::invalid("output '" + args.output +
+                                        "' is the input model; pass --force to overwrite it"));
         const fs::path data = externalDataPathFor(out, save);
         if (samePath(in, data))
-            return fail(Status::invalid("the external data file '" + data.string()
-                                        + "' would replace the input model; pass --force to overwrite it"));
+            return fail(Status::invalid("the external data file '" + data.string() +
+                                        "' would replace the input model; pass --force to overwrite it"));
         const fs::path inDir = fs::absolute(in).parent_path();
         for (ValueId v : loaded->model.graph.initializers()) {
             const auto &src = loaded->model.graph.value(v).initializer->external;
             if (src && samePath(inDir / src->location, data))
-                return fail(Status::invalid("the external data file '" + data.string()
-                                            + "' holds the input model's weights; pass --force to overwrite it"));
+                return fail(
+                    Status::invalid("the external data file '" + data.string() +
+                                    "' holds the input model's weights; pass --force to overwrite it"));
         }
     }
     printWarnings(loaded->warnings);

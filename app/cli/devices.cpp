@@ -1,10 +1,9 @@
 #include "commands.h"
 #include "infoformat.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
 
@@ -32,7 +31,8 @@ std::string cpuModel()
 int runDevices(bool json)
 {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const std::uint64_t memory = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
+    const std::uint64_t memory = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                                 static_cast<std::uint64_t>(sysconf(_SC_PAGE_SIZE));
     nlohmann::ordered_json j;
     j["cpu"] = {{"model", cpuModel()}, {"cores", cores}, {"memory_bytes", memory}};
     j["cuda"] = {{"built", false}, {"devices", nlohmann::ordered_json::array()}};
@@ -51,13 +51,14 @@ int runDevices(bool json)
         for (const gpu::CudaDeviceInfo &d : *devices) {
             j["cuda"]["devices"].push_back({{"index", d.index},
                                             {"name", d.name},
-                                            {"compute_capability", std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor)},
+                                            {"compute_capability", std::to_string(d.computeMajor) + "." +
+                                                                       std::to_string(d.computeMinor)},
                                             {"memory_bytes", d.totalMemoryBytes},
                                             {"multiprocessors", d.multiprocessors},
                                             {"pci_bus_id", d.pciBusId}});
-            cudaText += "\n  cuda:" + std::to_string(d.index) + "  " + d.name + ", sm_" + std::to_string(d.computeMajor)
-                        + std::to_string(d.computeMinor) + ", " + humanBytes(d.totalMemoryBytes) + ", "
-                        + std::to_string(d.multiprocessors) + " SMs";
+            cudaText += "\n  cuda:" + std::to_string(d.index) + "  " + d.name + ", sm_" +
+                        std::to_string(d.computeMajor) + std::to_string(d.computeMinor) + ", " +
+                        humanBytes(d.totalMemoryBytes) + ", " + std::to_string(d.multiprocessors) + " SMs";
         }
     }
 #endif

@@ -61,8 +61,8 @@ void valueRows(std::ostringstream &os, const char *label, const std::vector<Valu
         os << label << "(none)\n";
     for (std::size_t i = 0; i < values.size(); ++i) {
         const ValueSummary &v = values[i];
-        os << (i == 0 ? std::string(label) : std::string(13, ' ')) << v.name << std::string(width - v.name.size() + 2, ' ')
-           << v.dtype << ' ' << shapeText(v) << '\n';
+        os << (i == 0 ? std::string(label) : std::string(13, ' ')) << v.name
+           << std::string(width - v.name.size() + 2, ' ') << v.dtype << ' ' << shapeText(v) << '\n';
     }
 }
 
@@ -72,7 +72,8 @@ nlohmann::ordered_json valueJson(const ValueSummary &v)
     if (v.rankKnown) {
         shape = nlohmann::ordered_json::array();
         for (const std::string &d : v.dims) {
-            const bool numeric = !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+            const bool numeric =
+                !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
             if (numeric)
                 shape.push_back(std::stoll(d));
             else if (d == "?")
@@ -110,16 +111,17 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
     if (s.functionCount)
         os << ", " << s.functionCount << " local functions";
     os << '\n';
-    os << "parameters   " << groupedNumber(s.parameterCount) << " in " << s.initializerCount << " initializers, "
-       << humanBytes(s.parameterBytes);
+    os << "parameters   " << groupedNumber(s.parameterCount) << " in " << s.initializerCount
+       << " initializers, " << humanBytes(s.parameterBytes);
     if (s.externalBytes)
         os << " (" << humanBytes(s.externalBytes) << " external)";
     os << '\n';
-    os << "shapes       " << (s.allShapesKnown() ? "all known" : "some unknown") << " (" << s.valuesStatic << " static, "
-       << s.valuesSymbolic << " symbolic, " << s.valuesUnknown << " unknown)\n";
+    os << "shapes       " << (s.allShapesKnown() ? "all known" : "some unknown") << " (" << s.valuesStatic
+       << " static, " << s.valuesSymbolic << " symbolic, " << s.valuesUnknown << " unknown)\n";
 
     std::vector<std::pair<std::string, std::size_t>> ops(s.opHistogram.begin(), s.opHistogram.end());
-    std::stable_sort(ops.begin(), ops.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const auto &a, const auto &b) { return a.second > b.second; });
     os << "ops          ";
     std::size_t column = 13;
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -153,7 +155,8 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
     return os.str();
 }
 
-nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s, const std::vector<std::string> &warnings)
+nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s,
+                                const std::vector<std::string> &warnings)
 {
     nlohmann::ordered_json j;
     j["path"] = path;
@@ -181,8 +184,11 @@ nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s, 
                        {"initializers", s.initializerCount}};
     j["largest_initializers"] = nlohmann::ordered_json::array();
     for (const InitializerSummary &i : s.largestInitializers)
-        j["largest_initializers"].push_back(
-            {{"name", i.name}, {"dtype", i.dtype}, {"shape", i.dims}, {"bytes", i.bytes}, {"external", i.external}});
+        j["largest_initializers"].push_back({{"name", i.name},
+                                             {"dtype", i.dtype},
+                                             {"shape", i.dims},
+                                             {"bytes", i.bytes},
+                                             {"external", i.external}});
     j["shapes"] = {{"all_known", s.allShapesKnown()},
                    {"static", s.valuesStatic},
                    {"symbolic", s.valuesSymbolic},

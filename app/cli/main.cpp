@@ -3,7 +3,6 @@
 #include "commands.h"
 
 #include <CLI/CLI.hpp>
-
 #include <exception>
 #include <iostream>
 
@@ -20,20 +19,27 @@ int main(int argc, char **argv)
     app.footer("Exit codes: 0 ok, 1 bad input or arguments, 2 internal error.");
 
     InfoArgs info;
-    CLI::App *infoCmd = app.add_subcommand("info", "Summarize a model: producer, opsets, inputs/outputs, ops, parameters");
+    CLI::App *infoCmd =
+        app.add_subcommand("info", "Summarize a model: producer, opsets, inputs/outputs, ops, parameters");
     infoCmd->add_option("MODEL", info.model, "ONNX model file")->required();
     infoCmd->add_flag("--json", info.json, "Print stable JSON for scripts");
-    infoCmd->add_flag("--no-check", info.noCheck, "Skip onnx::checker (its findings are printed as warnings)");
-    infoCmd->add_option("--top", info.top, "How many of the largest initializers to list")->default_val(10)->check(CLI::NonNegativeNumber);
+    infoCmd->add_flag("--no-check", info.noCheck,
+                      "Skip onnx::checker (its findings are printed as warnings)");
+    infoCmd->add_option("--top", info.top, "How many of the largest initializers to list")
+        ->default_val(10)
+        ->check(CLI::NonNegativeNumber);
 
     ConvertArgs convert;
-    CLI::App *convertCmd = app.add_subcommand("convert", "Read a model and write it back through opscope's IR");
+    CLI::App *convertCmd =
+        app.add_subcommand("convert", "Read a model and write it back through opscope's IR");
     convertCmd->add_option("IN", convert.input, "ONNX model to read")->required();
     convertCmd->add_option("OUT", convert.output, "ONNX model to write (atomically)")->required();
     std::uint64_t threshold = 0;
-    CLI::Option *ext = convertCmd->add_flag("--external-data{1024}", threshold,
-                                            "Store tensors of at least BYTES (default 1024) in OUT.data next to OUT");
-    convertCmd->add_flag("--embed", convert.embed, "Store every tensor inside OUT (fails above Protobuf's 2 GiB)");
+    CLI::Option *ext =
+        convertCmd->add_flag("--external-data{1024}", threshold,
+                             "Store tensors of at least BYTES (default 1024) in OUT.data next to OUT");
+    convertCmd->add_flag("--embed", convert.embed,
+                         "Store every tensor inside OUT (fails above Protobuf's 2 GiB)");
     convertCmd->add_flag("--force", convert.force, "Allow OUT to replace the input model");
     convertCmd->add_flag("-q,--quiet", convert.quiet, "Print nothing on success");
 

@@ -93,8 +93,7 @@ Attribute Attribute::makeGraph(std::string name, Graph v)
 
 namespace {
 
-template<class T, class F>
-std::string listText(const std::vector<T> &items, std::size_t maxItems, F &&format)
+template<class T, class F> std::string listText(const std::vector<T> &items, std::size_t maxItems, F &&format)
 {
     std::string out = "[";
     for (std::size_t k = 0; k < items.size() && k < maxItems; ++k) {
@@ -121,7 +120,8 @@ std::string tensorText(const Tensor &t)
 
 std::string graphText(const ClonePtr<Graph> &g)
 {
-    return g ? "<graph " + g->name() + ": " + std::to_string(g->nodeCount()) + " nodes>" : std::string("<graph>");
+    return g ? "<graph " + g->name() + ": " + std::to_string(g->nodeCount()) + " nodes>"
+             : std::string("<graph>");
 }
 
 } // namespace
@@ -140,12 +140,15 @@ std::string Attribute::valueText(std::size_t maxItems) const
     case AttributeType::SparseTensor: return "<sparse " + Shape::fromSizes(sparse.dims).toString() + ">";
     case AttributeType::TypeProto: return tp.toString();
     case AttributeType::Floats: return listText(floats, maxItems, floatText);
-    case AttributeType::Ints: return listText(ints, maxItems, [](std::int64_t v) { return std::to_string(v); });
-    case AttributeType::Strings: return listText(strings, maxItems, [](const std::string &v) { return "\"" + v + "\""; });
+    case AttributeType::Ints:
+        return listText(ints, maxItems, [](std::int64_t v) { return std::to_string(v); });
+    case AttributeType::Strings:
+        return listText(strings, maxItems, [](const std::string &v) { return "\"" + v + "\""; });
     case AttributeType::Tensors: return listText(tensors, maxItems, tensorText);
     case AttributeType::Graphs: return listText(graphs, maxItems, graphText);
     case AttributeType::SparseTensors: return "<" + std::to_string(sparseTensors.size()) + " sparse tensors>";
-    case AttributeType::TypeProtos: return listText(typeProtos, maxItems, [](const TypeInfo &v) { return v.toString(); });
+    case AttributeType::TypeProtos:
+        return listText(typeProtos, maxItems, [](const TypeInfo &v) { return v.toString(); });
     }
     return "?";
 }

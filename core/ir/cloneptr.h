@@ -7,8 +7,7 @@
 
 namespace opscope {
 
-template<class T>
-class ClonePtr
+template<class T> class ClonePtr
 {
 public:
     ClonePtr() = default;

@@ -17,8 +17,8 @@ std::string valueName(const Graph &g, ValueId v)
 
 std::string tensorText(const Tensor &t)
 {
-    return std::string(dataTypeName(t.dtype)) + Shape::fromSizes(t.dims).toString() + " (" + std::to_string(t.byteSize())
-           + " bytes)";
+    return std::string(dataTypeName(t.dtype)) + Shape::fromSizes(t.dims).toString() + " (" +
+           std::to_string(t.byteSize()) + " bytes)";
 }
 
 Status compareTensors(const std::string &where, const Tensor &a, const Tensor &b)
@@ -40,12 +40,13 @@ Status compareAttributes(const std::string &where, const Attribute &a, const Att
         return differs(where, "attribute", a.name + ":" + std::string(attributeTypeName(a.type)),
                        b.name + ":" + std::string(attributeTypeName(b.type)));
     const bool fEqual = std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
-    bool floatsEqual = a.floats.size() == b.floats.size()
-                       && (a.floats.empty() || std::memcmp(a.floats.data(), b.floats.data(), a.floats.size() * sizeof(float)) == 0);
-    if (!fEqual || a.i != b.i || a.s != b.s || !floatsEqual || a.ints != b.ints || a.strings != b.strings
-        || a.tensors.size() != b.tensors.size() || a.graphs.size() != b.graphs.size()
-        || a.sparseTensors.size() != b.sparseTensors.size() || a.typeProtos != b.typeProtos || !(a.tp == b.tp)
-        || !(a.sparse == b.sparse) || a.docString != b.docString)
+    bool floatsEqual = a.floats.size() == b.floats.size() &&
+                       (a.floats.empty() ||
+                        std::memcmp(a.floats.data(), b.floats.data(), a.floats.size() * sizeof(float)) == 0);
+    if (!fEqual || a.i != b.i || a.s != b.s || !floatsEqual || a.ints != b.ints || a.strings != b.strings ||
+        a.tensors.size() != b.tensors.size() || a.graphs.size() != b.graphs.size() ||
+        a.sparseTensors.size() != b.sparseTensors.size() || a.typeProtos != b.typeProtos || !(a.tp == b.tp) ||
+        !(a.sparse == b.sparse) || a.docString != b.docString)
         return differs(at, "value", a.valueText(), b.valueText());
     OPSCOPE_TRY(compareTensors(at, a.t, b.t));
     for (std::size_t k = 0; k < a.tensors.size(); ++k)
@@ -58,21 +59,24 @@ Status compareAttributes(const std::string &where, const Attribute &a, const Att
     if (a.g)
         OPSCOPE_TRY(compareGraphs(*a.g, *b.g).withContext(at));
     for (std::size_t k = 0; k < a.graphs.size(); ++k)
-        OPSCOPE_TRY(compareGraphs(*a.graphs[k], *b.graphs[k]).withContext(at + "[" + std::to_string(k) + "]"));
+        OPSCOPE_TRY(
+            compareGraphs(*a.graphs[k], *b.graphs[k]).withContext(at + "[" + std::to_string(k) + "]"));
     return Status::ok();
 }
 
-Status compareValueLists(const std::string &where, const Graph &ga, const std::vector<ValueId> &a, const Graph &gb,
-                         const std::vector<ValueId> &b, const char *what)
+Status compareValueLists(const std::string &where, const Graph &ga, const std::vector<ValueId> &a,
+                         const Graph &gb, const std::vector<ValueId> &b, const char *what)
 {
     if (a.size() != b.size())
-        return differs(where, std::string("number of ") + what, std::to_string(a.size()), std::to_string(b.size()));
+        return differs(where, std::string("number of ") + what, std::to_string(a.size()),
+                       std::to_string(b.size()));
     for (std::size_t k = 0; k < a.size(); ++k) {
         const std::string na = valueName(ga, a[k]);
         if (na != valueName(gb, b[k]))
             return differs(where, std::string(what) + " " + std::to_string(k), na, valueName(gb, b[k]));
         if (a[k].valid())
-            OPSCOPE_TRY(compareTypes(where + ": " + what + " '" + na + "'", ga.value(a[k]).type, gb.value(b[k]).type));
+            OPSCOPE_TRY(compareTypes(where + ": " + what + " '" + na + "'", ga.value(a[k]).type,
+                                     gb.value(b[k]).type));
     }
     return Status::ok();
 }
@@ -96,7 +100,8 @@ Status compareGraphs(const Graph &a, const Graph &b)
         const Value &vb = b.value(ib[k]);
         if (va.name != vb.name)
             return differs(where, "initializer " + std::to_string(k), va.name, vb.name);
-        OPSCOPE_TRY(compareTensors(where + ": initializer '" + va.name + "'", *va.initializer, *vb.initializer));
+        OPSCOPE_TRY(
+            compareTensors(where + ": initializer '" + va.name + "'", *va.initializer, *vb.initializer));
     }
 
     const std::vector<NodeId> na = a.nodeIds();
@@ -112,20 +117,24 @@ Status compareGraphs(const Graph &a, const Graph &b)
         if (x.name != y.name || x.docString != y.docString)
             return differs(at, "name or doc string", x.name, y.name);
         if (x.inputs.size() != y.inputs.size() || x.outputs.size() != y.outputs.size())
-            return differs(at, "arity", std::to_string(x.inputs.size()) + "/" + std::to_string(x.outputs.size()),
+            return differs(at, "arity",
+                           std::to_string(x.inputs.size()) + "/" + std::to_string(x.outputs.size()),
                            std::to_string(y.inputs.size()) + "/" + std::to_string(y.outputs.size()));
         for (std::size_t i = 0; i < x.inputs.size(); ++i)
             if (valueName(a, x.inputs[i]) != valueName(b, y.inputs[i]))
-                return differs(at, "input " + std::to_string(i), valueName(a, x.inputs[i]), valueName(b, y.inputs[i]));
+                return differs(at, "input " + std::to_string(i), valueName(a, x.inputs[i]),
+                               valueName(b, y.inputs[i]));
         for (std::size_t i = 0; i < x.outputs.size(); ++i) {
             const std::string oa = valueName(a, x.outputs[i]);
             if (oa != valueName(b, y.outputs[i]))
                 return differs(at, "output " + std::to_string(i), oa, valueName(b, y.outputs[i]));
             if (x.outputs[i].valid())
-                OPSCOPE_TRY(compareTypes(at + ": output '" + oa + "'", a.value(x.outputs[i]).type, b.value(y.outputs[i]).type));
+                OPSCOPE_TRY(compareTypes(at + ": output '" + oa + "'", a.value(x.outputs[i]).type,
+                                         b.value(y.outputs[i]).type));
         }
         if (x.attributes.size() != y.attributes.size())
-            return differs(at, "attribute count", std::to_string(x.attributes.size()), std::to_string(y.attributes.size()));
+            return differs(at, "attribute count", std::to_string(x.attributes.size()),
+                           std::to_string(y.attributes.size()));
         for (std::size_t i = 0; i < x.attributes.size(); ++i)
             OPSCOPE_TRY(compareAttributes(at, x.attributes[i], y.attributes[i]));
     }
@@ -139,18 +148,21 @@ Status compareModels(const Model &a, const Model &b)
     if (a.irVersion != b.irVersion)
         return differs("model", "ir_version", std::to_string(a.irVersion), std::to_string(b.irVersion));
     if (a.opsets != b.opsets)
-        return differs("model", "opset imports", std::to_string(a.opsets.size()), std::to_string(b.opsets.size()));
-    if (a.producerName != b.producerName || a.producerVersion != b.producerVersion || a.domain != b.domain
-        || a.modelVersion != b.modelVersion || a.docString != b.docString || a.metadata != b.metadata)
-        return differs("model", "producer, domain, version, doc string or metadata", a.producerName, b.producerName);
+        return differs("model", "opset imports", std::to_string(a.opsets.size()),
+                       std::to_string(b.opsets.size()));
+    if (a.producerName != b.producerName || a.producerVersion != b.producerVersion || a.domain != b.domain ||
+        a.modelVersion != b.modelVersion || a.docString != b.docString || a.metadata != b.metadata)
+        return differs("model", "producer, domain, version, doc string or metadata", a.producerName,
+                       b.producerName);
     OPSCOPE_TRY(compareGraphs(a.graph, b.graph));
     if (a.functions.size() != b.functions.size())
-        return differs("model", "function count", std::to_string(a.functions.size()), std::to_string(b.functions.size()));
+        return differs("model", "function count", std::to_string(a.functions.size()),
+                       std::to_string(b.functions.size()));
     for (std::size_t k = 0; k < a.functions.size(); ++k) {
         const Function &fa = a.functions[k];
         const Function &fb = b.functions[k];
-        if (fa.name != fb.name || fa.domain != fb.domain || fa.attributeNames != fb.attributeNames
-            || fa.opsets != fb.opsets || fa.docString != fb.docString)
+        if (fa.name != fb.name || fa.domain != fb.domain || fa.attributeNames != fb.attributeNames ||
+            fa.opsets != fb.opsets || fa.docString != fb.docString)
             return differs("model", "function " + std::to_string(k), fa.name, fb.name);
         OPSCOPE_TRY(compareGraphs(fa.body, fb.body).withContext("function '" + fa.name + "'"));
     }

@@ -14,16 +14,26 @@ struct TypeRow
 };
 
 constexpr std::array<TypeRow, 21> typeTable{{
-    {DataType::Undefined, "undefined", 0},  {DataType::Float, "float32", 4},
-    {DataType::UInt8, "uint8", 1},          {DataType::Int8, "int8", 1},
-    {DataType::UInt16, "uint16", 2},        {DataType::Int16, "int16", 2},
-    {DataType::Int32, "int32", 4},          {DataType::Int64, "int64", 8},
-    {DataType::String, "string", 0},        {DataType::Bool, "bool", 1},
-    {DataType::Float16, "float16", 2},      {DataType::Double, "float64", 8},
-    {DataType::UInt32, "uint32", 4},        {DataType::UInt64, "uint64", 8},
-    {DataType::Complex64, "complex64", 8},  {DataType::Complex128, "complex128", 16},
-    {DataType::BFloat16, "bfloat16", 2},    {DataType::Float8E4M3FN, "float8e4m3fn", 1},
-    {DataType::Float8E4M3FNUZ, "float8e4m3fnuz", 1}, {DataType::Float8E5M2, "float8e5m2", 1},
+    {DataType::Undefined, "undefined", 0},
+    {DataType::Float, "float32", 4},
+    {DataType::UInt8, "uint8", 1},
+    {DataType::Int8, "int8", 1},
+    {DataType::UInt16, "uint16", 2},
+    {DataType::Int16, "int16", 2},
+    {DataType::Int32, "int32", 4},
+    {DataType::Int64, "int64", 8},
+    {DataType::String, "string", 0},
+    {DataType::Bool, "bool", 1},
+    {DataType::Float16, "float16", 2},
+    {DataType::Double, "float64", 8},
+    {DataType::UInt32, "uint32", 4},
+    {DataType::UInt64, "uint64", 8},
+    {DataType::Complex64, "complex64", 8},
+    {DataType::Complex128, "complex128", 16},
+    {DataType::BFloat16, "bfloat16", 2},
+    {DataType::Float8E4M3FN, "float8e4m3fn", 1},
+    {DataType::Float8E4M3FNUZ, "float8e4m3fnuz", 1},
+    {DataType::Float8E5M2, "float8e5m2", 1},
     {DataType::Float8E5M2FNUZ, "float8e5m2fnuz", 1},
 }};
 
@@ -70,10 +80,8 @@ bool isFloatingPoint(DataType type)
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
     case DataType::Float8E5M2:
-    case DataType::Float8E5M2FNUZ:
-        return true;
-    default:
-        return false;
+    case DataType::Float8E5M2FNUZ: return true;
+    default: return false;
     }
 }
 

@@ -161,11 +161,12 @@ Expected<NodeId> Graph::addNode(std::string opType, std::vector<ValueId> inputs,
             continue;
         const Value &out = m_values[outputs[k].index];
         if (out.producer.valid())
-            return Status::invalid("tensor '" + out.name + "' is produced by two nodes: '"
-                                   + nodeDisplayName(m_nodes[out.producer.index]) + "' and '" + shownName + "'");
+            return Status::invalid("tensor '" + out.name + "' is produced by two nodes: '" +
+                                   nodeDisplayName(m_nodes[out.producer.index]) + "' and '" + shownName +
+                                   "'");
         if (out.isGraphInput || out.initializer)
-            return Status::invalid("node '" + shownName + "' writes tensor '" + out.name
-                                   + "', which is already a graph input or initializer");
+            return Status::invalid("node '" + shownName + "' writes tensor '" + out.name +
+                                   "', which is already a graph input or initializer");
         for (std::size_t j = 0; j < k; ++j)
             if (outputs[j] == outputs[k])
                 return Status::invalid("node '" + shownName + "' lists output '" + out.name + "' twice");

@@ -8,8 +8,7 @@
 
 namespace opscope {
 
-template<class Tag>
-struct StrongId
+template<class Tag> struct StrongId
 {
     static constexpr std::uint32_t invalidIndex = std::numeric_limits<std::uint32_t>::max();
     std::uint32_t index = invalidIndex;
@@ -26,8 +25,10 @@ using ValueId = StrongId<struct ValueTag>;
 
 } // namespace opscope
 
-template<class Tag>
-struct std::hash<opscope::StrongId<Tag>>
+template<class Tag> struct std::hash<opscope::StrongId<Tag>>
 {
-    std::size_t operator()(opscope::StrongId<Tag> id) const noexcept { return std::hash<std::uint32_t>{}(id.index); }
+    std::size_t operator()(opscope::StrongId<Tag> id) const noexcept
+    {
+        return std::hash<std::uint32_t>{}(id.index);
+    }
 };

@@ -17,7 +17,9 @@ ValueSummary summarizeValue(const Value &value)
     s.rankKnown = t.shape.has_value();
     if (t.shape)
         for (const Dim &d : t.shape->dims)
-            s.dims.push_back(d.isKnown() ? std::to_string(d.value) : d.isSymbolic() ? d.symbol : std::string("?"));
+            s.dims.push_back(d.isKnown()      ? std::to_string(d.value)
+                             : d.isSymbolic() ? d.symbol
+                                              : std::string("?"));
     return s;
 }
 
@@ -37,7 +39,8 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
         const Value &value = g.value(v);
         const Tensor &t = *value.initializer;
         addParameters(t, s);
-        inits.push_back({value.name, std::string(dataTypeName(t.dtype)), t.dims, t.byteSize(), t.external.has_value()});
+        inits.push_back(
+            {value.name, std::string(dataTypeName(t.dtype)), t.dims, t.byteSize(), t.external.has_value()});
     }
     for (NodeId id : g.nodeIds()) {
         const Node &n = g.node(id);
@@ -49,9 +52,9 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
             const TypeInfo &t = g.value(out).type;
             if (t.kind == TypeInfo::Kind::Tensor && t.shape && t.shape->isStatic())
                 ++s.valuesStatic;
-            else if (t.kind == TypeInfo::Kind::Tensor && t.shape
-                     && std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
-                                    [](const Dim &d) { return d.isKnown() || d.isSymbolic(); }))
+            else if (t.kind == TypeInfo::Kind::Tensor && t.shape &&
+                     std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
+                                 [](const Dim &d) { return d.isKnown() || d.isSymbolic(); }))
                 ++s.valuesSymbolic;
             else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown)
                 ++s.valuesUnknown;

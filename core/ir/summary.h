@@ -13,7 +13,7 @@ namespace opscope {
 struct ValueSummary
 {
     std::string name;
-    std::string dtype; // "float32", or the type text for non-tensors
+    std::string dtype;             // "float32", or the type text for non-tensors
     std::vector<std::string> dims; // "1", "batch", "?"; empty with rankKnown=false: unknown rank
     bool rankKnown = false;
 };
@@ -33,15 +33,15 @@ struct ModelSummary
     std::int64_t irVersion = 0;
     std::vector<OpsetImport> opsets;
     std::string graphName;
-    std::vector<ValueSummary> inputs;  // graph inputs that are not initializers
+    std::vector<ValueSummary> inputs; // graph inputs that are not initializers
     std::vector<ValueSummary> outputs;
-    std::size_t nodeCount = 0;             // top level
+    std::size_t nodeCount = 0; // top level
     std::size_t nodeCountWithSubgraphs = 0;
     std::size_t functionCount = 0;
     std::map<std::string, std::size_t> opHistogram; // "Conv" or "com.microsoft::Attention", all levels
-    std::uint64_t parameterCount = 0; // elements of initializers and Constant tensors
+    std::uint64_t parameterCount = 0;               // elements of initializers and Constant tensors
     std::uint64_t parameterBytes = 0;
-    std::uint64_t externalBytes = 0;  // part of parameterBytes stored outside the .onnx file
+    std::uint64_t externalBytes = 0; // part of parameterBytes stored outside the .onnx file
     std::vector<InitializerSummary> largestInitializers; // by bytes, at most `topN`
     std::size_t initializerCount = 0;
     // Tensors flowing between nodes: fully known, known up to symbolic dims, or (partly) unknown.

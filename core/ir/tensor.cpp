@@ -32,8 +32,8 @@ std::shared_ptr<const Buffer> Buffer::fromString(std::string bytes)
     return std::shared_ptr<const Buffer>(new Buffer(view, std::move(owner), false));
 }
 
-std::shared_ptr<const Buffer> Buffer::fromMapping(std::shared_ptr<const MappedFile> file, std::uint64_t offset,
-                                                  std::uint64_t length)
+std::shared_ptr<const Buffer> Buffer::fromMapping(std::shared_ptr<const MappedFile> file,
+                                                  std::uint64_t offset, std::uint64_t length)
 {
     const std::span<const std::byte> view = file->bytes().subspan(offset, length);
     return std::shared_ptr<const Buffer>(new Buffer(view, std::move(file), true));
@@ -99,21 +99,22 @@ Status validateTensorData(const Tensor &tensor, const std::string &what)
     if (tensor.dtype == DataType::String) {
         const std::size_t have = tensor.strings ? tensor.strings->size() : 0;
         if (std::cmp_not_equal(have, *count))
-            return Status::invalid(what + " holds " + std::to_string(have) + " strings but its shape needs "
-                                   + std::to_string(*count));
+            return Status::invalid(what + " holds " + std::to_string(have) + " strings but its shape needs " +
+                                   std::to_string(*count));
         return Status::ok();
     }
     const std::size_t elem = dataTypeSize(tensor.dtype);
     if (elem == 0)
-        return Status::invalid(what + " has an unsupported data type (" + std::to_string(int(tensor.dtype)) + ")");
+        return Status::invalid(what + " has an unsupported data type (" + std::to_string(int(tensor.dtype)) +
+                               ")");
     if (*count > std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(elem))
         return Status::invalid(what + " is larger than 2^63 bytes");
     const std::uint64_t need = static_cast<std::uint64_t>(*count) * elem;
     const std::uint64_t have = tensor.data ? tensor.data->size() : 0;
     if (have != need)
-        return Status::invalid(what + " holds " + std::to_string(have) + " bytes but its shape "
-                               + Shape::fromSizes(tensor.dims).toString() + " of "
-                               + std::string(dataTypeName(tensor.dtype)) + " needs " + std::to_string(need));
+        return Status::invalid(what + " holds " + std::to_string(have) + " bytes but its shape " +
+                               Shape::fromSizes(tensor.dims).toString() + " of " +
+                               std::string(dataTypeName(tensor.dtype)) + " needs " + std::to_string(need));
     return Status::ok();
 }
 

@@ -8,9 +8,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,8 +26,8 @@ public:
     static std::shared_ptr<const Buffer> fromBytes(std::vector<std::byte> bytes);
     static std::shared_ptr<const Buffer> fromString(std::string bytes); // takes Protobuf's raw_data as is
     // A window into a mapped file; bytes are read from disk only when touched.
-    static std::shared_ptr<const Buffer> fromMapping(std::shared_ptr<const MappedFile> file, std::uint64_t offset,
-                                                     std::uint64_t length);
+    static std::shared_ptr<const Buffer> fromMapping(std::shared_ptr<const MappedFile> file,
+                                                     std::uint64_t offset, std::uint64_t length);
 
     std::span<const std::byte> bytes() const { return m_bytes; }
     std::size_t size() const { return m_bytes.size(); }
@@ -55,9 +55,9 @@ struct Tensor
 {
     DataType dtype = DataType::Undefined;
     std::vector<std::int64_t> dims;
-    std::shared_ptr<const Buffer> data;                     // every non-string type, little endian
+    std::shared_ptr<const Buffer> data;                      // every non-string type, little endian
     std::shared_ptr<const std::vector<std::string>> strings; // DataType::String only
-    std::string name;                                       // as in the file (may be empty in attributes)
+    std::string name;                                        // as in the file (may be empty in attributes)
     std::string docString;
     std::optional<ExternalSource> external;
 
@@ -65,8 +65,7 @@ struct Tensor
     std::int64_t elementCount() const;
     std::uint64_t byteSize() const; // storage bytes (strings: sum of lengths)
     std::span<const std::byte> bytes() const;
-    template<class T>
-    std::span<const T> as() const
+    template<class T> std::span<const T> as() const
     {
         const auto b = bytes();
         return {reinterpret_cast<const T *>(b.data()), b.size() / sizeof(T)};

@@ -79,26 +79,21 @@ std::string TypeInfo::toString() const
     };
     const std::string innerText = inner ? inner->toString() : std::string("?");
     switch (kind) {
-    case Kind::Unknown:
-        return "?";
-    case Kind::Tensor:
-        return tensorText();
-    case Kind::SparseTensor:
-        return "sparse(" + tensorText() + ")";
-    case Kind::Sequence:
-        return "seq(" + innerText + ")";
-    case Kind::Map:
-        return "map(" + std::string(dataTypeName(keyType)) + "," + innerText + ")";
-    case Kind::Optional:
-        return "optional(" + innerText + ")";
+    case Kind::Unknown: return "?";
+    case Kind::Tensor: return tensorText();
+    case Kind::SparseTensor: return "sparse(" + tensorText() + ")";
+    case Kind::Sequence: return "seq(" + innerText + ")";
+    case Kind::Map: return "map(" + std::string(dataTypeName(keyType)) + "," + innerText + ")";
+    case Kind::Optional: return "optional(" + innerText + ")";
     }
     return "?";
 }
 
 bool TypeInfo::operator==(const TypeInfo &other) const
 {
-    if (kind != other.kind || elemType != other.elemType || shape != other.shape || keyType != other.keyType
-        || denotation != other.denotation || static_cast<bool>(inner) != static_cast<bool>(other.inner))
+    if (kind != other.kind || elemType != other.elemType || shape != other.shape ||
+        keyType != other.keyType || denotation != other.denotation ||
+        static_cast<bool>(inner) != static_cast<bool>(other.inner))
         return false;
     return !inner || *inner == *other.inner;
 }

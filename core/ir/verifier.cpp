@@ -24,22 +24,27 @@ public:
             const Value &v = g.value(vid);
             if (v.outerScope) {
                 if (outer.empty())
-                    error(where + ": tensor '" + v.name + "' is used but no node, initializer or graph input produces it");
+                    error(where + ": tensor '" + v.name +
+                          "' is used but no node, initializer or graph input produces it");
                 else if (!isOuter(v.name))
-                    error(where + ": tensor '" + v.name + "' refers to an enclosing graph, which does not define it");
+                    error(where + ": tensor '" + v.name +
+                          "' refers to an enclosing graph, which does not define it");
                 continue;
             }
-            const bool definedHere = v.isGraphInput || v.initializer || v.sparseInitializer || v.producer.valid();
+            const bool definedHere =
+                v.isGraphInput || v.initializer || v.sparseInitializer || v.producer.valid();
             if (!definedHere) {
                 if (!v.uses.empty()) {
                     const Node &user = g.node(v.uses.front().node);
-                    error(where + ": node '" + nodeDisplayName(user) + "' (" + user.opType + ") reads tensor '" + v.name
-                          + "', which no node, initializer or graph input produces");
+                    error(where + ": node '" + nodeDisplayName(user) + "' (" + user.opType +
+                          ") reads tensor '" + v.name +
+                          "', which no node, initializer or graph input produces");
                 }
                 continue;
             }
             if (isOuter(v.name))
-                error(where + ": tensor '" + v.name + "' shadows a tensor of an enclosing graph (names must be unique across scopes)");
+                error(where + ": tensor '" + v.name +
+                      "' shadows a tensor of an enclosing graph (names must be unique across scopes)");
             defined.insert(v.name);
             if (v.producer.valid()) {
                 const Node &p = g.node(v.producer);
@@ -49,7 +54,8 @@ public:
             for (const Use &u : v.uses) {
                 const Node &n = g.node(u.node);
                 if (!n.alive || u.inputIndex >= n.inputs.size() || n.inputs[u.inputIndex] != vid)
-                    error(where + ": tensor '" + v.name + "' lists a stale use by node '" + nodeDisplayName(n) + "'");
+                    error(where + ": tensor '" + v.name + "' lists a stale use by node '" +
+                          nodeDisplayName(n) + "'");
             }
         }
 
@@ -61,14 +67,17 @@ public:
                     continue;
                 const Value &v = g.value(in);
                 if (!v.alive)
-                    error(where + ": node '" + nodeDisplayName(n) + "' input " + std::to_string(k) + " refers to removed tensor '" + v.name + "'");
+                    error(where + ": node '" + nodeDisplayName(n) + "' input " + std::to_string(k) +
+                          " refers to removed tensor '" + v.name + "'");
                 else if (std::find(v.uses.begin(), v.uses.end(), Use{nid, k}) == v.uses.end())
-                    error(where + ": node '" + nodeDisplayName(n) + "' reads '" + v.name + "' but the tensor does not list that use");
+                    error(where + ": node '" + nodeDisplayName(n) + "' reads '" + v.name +
+                          "' but the tensor does not list that use");
             }
             for (std::uint32_t k = 0; k < n.outputs.size(); ++k) {
                 const ValueId out = n.outputs[k];
                 if (out.valid() && (g.value(out).producer != nid || g.value(out).producerOutput != k))
-                    error(where + ": node '" + nodeDisplayName(n) + "' output '" + g.value(out).name + "' has another producer recorded");
+                    error(where + ": node '" + nodeDisplayName(n) + "' output '" + g.value(out).name +
+                          "' has another producer recorded");
             }
         }
 

@@ -33,7 +33,9 @@ Status exportAttribute(const Attribute &a, TensorSink &sink, onnx::AttributeProt
         if (a.g)
             OPSCOPE_TRY(exportGraph(*a.g, sink, ap->mutable_g()));
         break;
-    case AttributeType::SparseTensor: OPSCOPE_TRY(sparseTensorToProto(a.sparse, sink, ap->mutable_sparse_tensor())); break;
+    case AttributeType::SparseTensor:
+        OPSCOPE_TRY(sparseTensorToProto(a.sparse, sink, ap->mutable_sparse_tensor()));
+        break;
     case AttributeType::TypeProto: typeToProto(a.tp, ap->mutable_tp()); break;
     case AttributeType::Floats:
         for (float f : a.floats)
@@ -133,7 +135,8 @@ Status exportGraph(const Graph &g, TensorSink &sink, onnx::GraphProto *gp)
     return Status::ok();
 }
 
-void exportOpsets(const std::vector<OpsetImport> &opsets, google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto> *out)
+void exportOpsets(const std::vector<OpsetImport> &opsets,
+                  google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto> *out)
 {
     for (const OpsetImport &o : opsets) {
         auto *op = out->Add();

@@ -3,7 +3,8 @@
 namespace opscope {
 
 Expected<std::filesystem::path> resolveExternalLocation(const std::filesystem::path &modelDir,
-                                                        const std::string &location, const std::string &tensorName)
+                                                        const std::string &location,
+                                                        const std::string &tensorName)
 {
     namespace fs = std::filesystem;
     const std::string what = "tensor '" + tensorName + "': external data location '" + location + "'";
@@ -30,8 +31,8 @@ Expected<std::filesystem::path> resolveExternalLocation(const std::filesystem::p
     auto t = target.begin();
     for (; b != base.end(); ++b, ++t)
         if (t == target.end() || *t != *b)
-            return Status::invalid(what + " resolves to '" + target.string()
-                                   + "', outside the model's folder (through a symbolic link)");
+            return Status::invalid(what + " resolves to '" + target.string() +
+                                   "', outside the model's folder (through a symbolic link)");
     if (!fs::is_regular_file(target, ec))
         return Status::invalid(what + " is not a regular file");
     return target;

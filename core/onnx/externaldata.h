@@ -17,14 +17,16 @@ namespace opscope {
 
 // The file a location names, after the checks above. `tensorName` is for the message only.
 Expected<std::filesystem::path> resolveExternalLocation(const std::filesystem::path &modelDir,
-                                                        const std::string &location, const std::string &tensorName);
+                                                        const std::string &location,
+                                                        const std::string &tensorName);
 
 // One mapping per external file, shared by every tensor that lives in it.
 class ExternalFiles
 {
 public:
     explicit ExternalFiles(std::filesystem::path modelDir) : m_modelDir(std::move(modelDir)) {}
-    Expected<std::shared_ptr<const MappedFile>> open(const std::string &location, const std::string &tensorName);
+    Expected<std::shared_ptr<const MappedFile>> open(const std::string &location,
+                                                     const std::string &tensorName);
     const std::filesystem::path &modelDir() const { return m_modelDir; }
     std::size_t fileCount() const { return m_files.size(); }
 

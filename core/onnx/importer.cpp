@@ -4,10 +4,9 @@
 #include "onnx/opschema.h"
 #include "onnx/protoconvert.h"
 
+#include <map>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
-
-#include <map>
 #include <set>
 
 namespace opscope {
@@ -40,8 +39,10 @@ public:
         for (auto &sp : *gp.mutable_sparse_initializer()) {
             const std::string name = sp.values().name();
             if (name.empty() || g.findValue(name).valid())
-                return Status::invalid(where + ": sparse initializer '" + name + "' has no name or is defined twice");
-            Expected<SparseTensor> s = sparseTensorFromProto(sp, m_files, "sparse initializer '" + name + "'");
+                return Status::invalid(where + ": sparse initializer '" + name +
+                                       "' has no name or is defined twice");
+            Expected<SparseTensor> s =
+                sparseTensorFromProto(sp, m_files, "sparse initializer '" + name + "'");
             if (!s)
                 return s.status();
             const ValueId v = g.valueNamed(name);
@@ -96,17 +97,20 @@ public:
         // verifier checks that they resolve); at the top level they are dangling.
         for (ValueId v : g.valueIds()) {
             Value &value = g.value(v);
-            const bool defined = value.isGraphInput || value.initializer || value.sparseInitializer || value.producer.valid();
+            const bool defined =
+                value.isGraphInput || value.initializer || value.sparseInitializer || value.producer.valid();
             if (defined || (value.uses.empty() && !g.isGraphOutput(v)))
                 continue;
             if (isSubgraph) {
                 value.outerScope = true;
             } else if (!value.uses.empty()) {
                 const Node &user = g.node(value.uses.front().node);
-                return Status::invalid("node '" + nodeDisplayName(user) + "' (" + user.opType + ") reads tensor '" + value.name
-                                       + "', which no node, initializer or graph input produces");
+                return Status::invalid("node '" + nodeDisplayName(user) + "' (" + user.opType +
+                                       ") reads tensor '" + value.name +
+                                       "', which no node, initializer or graph input produces");
             } else {
-                return Status::invalid(where + ": graph output '" + value.name + "' is not produced by any node");
+                return Status::invalid(where + ": graph output '" + value.name +
+                                       "' is not produced by any node");
             }
         }
         return Status::ok();
@@ -135,9 +139,10 @@ public:
 private:
     Status checkType(const TypeInfo &type, const std::string &what)
     {
-        if ((type.kind == TypeInfo::Kind::Tensor || type.kind == TypeInfo::Kind::SparseTensor)
-            && !isKnownDataType(static_cast<std::int32_t>(type.elemType)))
-            return Status::invalid(what + " has an unknown element type (" + std::to_string(int(type.elemType)) + ")");
+        if ((type.kind == TypeInfo::Kind::Tensor || type.kind == TypeInfo::Kind::SparseTensor) &&
+            !isKnownDataType(static_cast<std::int32_t>(type.elemType)))
+            return Status::invalid(what + " has an unknown element type (" +
+                                   std::to_string(int(type.elemType)) + ")");
         if (type.shape) {
             std::vector<std::int64_t> known;
             for (const Dim &d : type.shape->dims)
@@ -163,7 +168,8 @@ private:
         std::vector<ValueId> outputs;
         for (const auto &out : np.output())
             outputs.push_back(out.empty() ? ValueId() : g.valueNamed(out));
-        Expected<NodeId> id = g.addNode(np.op_type(), std::move(inputs), std::move(outputs), np.domain(), np.name());
+        Expected<NodeId> id =
+            g.addNode(np.op_type(), std::move(inputs), std::move(outputs), np.domain(), np.name());
         if (!id)
             return id.status();
         Node &n = g.node(*id);
@@ -172,7 +178,8 @@ private:
             Expected<Attribute> a = attribute(ap, shown);
             if (!a)
                 return a.status();
-            g.node(*id).attributes.push_back(std::move(*a)); // `n` may dangle: subgraph import doesn't touch g, but be safe
+            g.node(*id).attributes.push_back(
+                std::move(*a)); // `n` may dangle: subgraph import doesn't touch g, but be safe
         }
         return Status::ok();
     }
@@ -184,7 +191,8 @@ private:
         a.docString = ap.doc_string();
         a.refAttrName = ap.ref_attr_name();
         const std::string what = owner + " attribute '" + ap.name() + "'";
-        a.type = ap.type() != onnx::AttributeProto::UNDEFINED ? static_cast<AttributeType>(ap.type()) : guessType(ap);
+        a.type = ap.type() != onnx::AttributeProto::UNDEFINED ? static_cast<AttributeType>(ap.type())
+                                                              : guessType(ap);
         a.f = ap.f();
         a.i = ap.i();
         a.s = ap.s();

@@ -7,7 +7,6 @@
 #include "util/status.h"
 
 #include <onnx/onnx_pb.h>
-
 #include <string>
 #include <vector>
 
@@ -15,9 +14,9 @@ namespace opscope {
 
 struct ImportOptions
 {
-    bool inferShapes = true; // run ONNX shape inference and keep the inferred types
-    bool runChecker = true;  // run onnx::checker; its complaints become warnings
-    std::filesystem::path modelDir; // external data is looked up (only) under this folder
+    bool inferShapes = true;         // run ONNX shape inference and keep the inferred types
+    bool runChecker = true;          // run onnx::checker; its complaints become warnings
+    std::filesystem::path modelDir;  // external data is looked up (only) under this folder
     std::filesystem::path modelPath; // for the checker on models with external data; may be empty
 };
 

@@ -4,9 +4,8 @@
 #include "util/atomicfile.h"
 #include "util/mappedfile.h"
 
-#include <google/protobuf/io/coded_stream.h>
-
 #include <climits>
+#include <google/protobuf/io/coded_stream.h>
 
 namespace opscope {
 namespace {
@@ -18,14 +17,16 @@ Expected<ImportResult> parseAndImport(std::span<const std::byte> bytes, const st
     if (bytes.empty())
         return Status::invalid(shownName + " is empty");
     if (bytes.size() > static_cast<std::size_t>(INT_MAX))
-        return Status::unsupported(shownName + " is over 2 GiB, more than Protobuf can parse; store the weights as "
-                                              "external data (opscope-cli convert --external-data)");
+        return Status::unsupported(shownName +
+                                   " is over 2 GiB, more than Protobuf can parse; store the weights as "
+                                   "external data (opscope-cli convert --external-data)");
     onnx::ModelProto proto;
     google::protobuf::io::CodedInputStream stream(reinterpret_cast<const std::uint8_t *>(bytes.data()),
                                                   static_cast<int>(bytes.size()));
     stream.SetTotalBytesLimit(INT_MAX);
     if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-        return Status::invalid(shownName + " is not a valid ONNX model: the Protobuf data is corrupt or truncated");
+        return Status::invalid(shownName +
+                               " is not a valid ONNX model: the Protobuf data is corrupt or truncated");
     ImportOptions io;
     io.inferShapes = options.inferShapes;
     io.runChecker = options.runChecker;
@@ -67,40 +68,45 @@ Expected<ImportResult> loadModel(const std::filesystem::path &path, const LoadOp
     if (!file)
         return file.status();
     const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-    return parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options, "'" + path.string() + "'");
+    return parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options,
+                          "'" + path.string() + "'");
 }
 
-Expected<ImportResult> loadModelFromBytes(std::span<const std::byte> bytes, const std::filesystem::path &baseDir,
-                                          const LoadOptions &options)
+Expected<ImportResult> loadModelFromBytes(std::span<const std::byte> bytes,
+                                          const std::filesystem::path &baseDir, const LoadOptions &options)
 {
     return parseAndImport(bytes, baseDir, {}, options, "the model");
 }
 
 std::filesystem::path externalDataPathFor(const std::filesystem::path &modelPath, const SaveOptions &options)
 {
-    const std::string name = options.dataFileName.empty() ? modelPath.filename().string() + ".data" : options.dataFileName;
+    const std::string name =
+        options.dataFileName.empty() ? modelPath.filename().string() + ".data" : options.dataFileName;
     return modelPath.parent_path() / name;
 }
 
-Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &path, const SaveOptions &options)
+Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &path,
+                               const SaveOptions &options)
 {
     SaveResult result;
     result.modelPath = path;
     const std::filesystem::path dataPath = externalDataPathFor(path, options);
     if (!options.dataFileName.empty() && std::filesystem::path(options.dataFileName).has_parent_path())
-        return Status::invalid("the external data file name '" + options.dataFileName + "' must not contain a folder");
+        return Status::invalid("the external data file name '" + options.dataFileName +
+                               "' must not contain a folder");
 
-    bool external = options.mode == ExternalDataMode::External
-                    || (options.mode == ExternalDataMode::Auto && hasExternalSource(model.graph));
+    bool external = options.mode == ExternalDataMode::External ||
+                    (options.mode == ExternalDataMode::Auto && hasExternalSource(model.graph));
     onnx::ModelProto proto;
     if (!external) {
         TensorSink sink(nullptr, {}, 0);
         OPSCOPE_TRY(exportModel(model, sink, &proto));
         if (proto.ByteSizeLong() > protobufLimitBytes) {
             if (options.mode == ExternalDataMode::Embed)
-                return Status::unsupported("the model is " + std::to_string(proto.ByteSizeLong() >> 20)
-                                           + " MiB with its weights embedded, over Protobuf's 2 GiB limit: save it with "
-                                             "external data instead");
+                return Status::unsupported(
+                    "the model is " + std::to_string(proto.ByteSizeLong() >> 20) +
+                    " MiB with its weights embedded, over Protobuf's 2 GiB limit: save it with "
+                    "external data instead");
             external = true;
             proto.Clear();
         }
@@ -113,8 +119,9 @@ Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &
         OPSCOPE_TRY(exportModel(model, sink, &proto));
         result.externalBytes = sink.externalBytes();
         if (proto.ByteSizeLong() > protobufLimitBytes)
-            return Status::unsupported("the model's structure alone is over Protobuf's 2 GiB limit; lower the external "
-                                       "data threshold");
+            return Status::unsupported(
+                "the model's structure alone is over Protobuf's 2 GiB limit; lower the external "
+                "data threshold");
     }
 
     std::string serialized;

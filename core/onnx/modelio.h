@@ -21,7 +21,8 @@ struct LoadOptions
 // Reads `path`. External data is mapped (not read) from files inside the model's folder.
 Expected<ImportResult> loadModel(const std::filesystem::path &path, const LoadOptions &options = {});
 // Parses a serialized model; external data, if any, is looked up under `baseDir`.
-Expected<ImportResult> loadModelFromBytes(std::span<const std::byte> bytes, const std::filesystem::path &baseDir,
+Expected<ImportResult> loadModelFromBytes(std::span<const std::byte> bytes,
+                                          const std::filesystem::path &baseDir,
                                           const LoadOptions &options = {});
 
 enum class ExternalDataMode
@@ -47,7 +48,8 @@ struct SaveResult
 };
 
 // Writes atomically: on failure neither the model nor its data file is left half-written.
-Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &path, const SaveOptions &options = {});
+Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &path,
+                               const SaveOptions &options = {});
 
 // The data file saveModel would write for these options (to refuse overwriting a model's own weights).
 std::filesystem::path externalDataPathFor(const std::filesystem::path &modelPath, const SaveOptions &options);

@@ -3,9 +3,8 @@
 #include "onnx/externaldata.h"
 #include "onnx/protoconvert.h"
 
-#include <onnx/defs/schema.h>
-
 #include <map>
+#include <onnx/defs/schema.h>
 #include <set>
 
 namespace opscope {
@@ -61,7 +60,8 @@ OpArgumentInfo argument(const onnx::OpSchema::FormalParameter &p)
 
 } // namespace
 
-std::optional<OpSchemaInfo> findOpSchema(const std::string &opType, const std::string &domain, int opsetVersion)
+std::optional<OpSchemaInfo> findOpSchema(const std::string &opType, const std::string &domain,
+                                         int opsetVersion)
 {
     const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain));
     if (!s)
@@ -128,17 +128,19 @@ std::vector<std::string> unknownOperatorWarnings(const Model &model)
             continue;
         const std::string shown = domain.empty() ? op : domain + "::" + op;
         if (!isKnownDomain(domain)) {
-            warnings.push_back("operator '" + shown + "' (first used by node '" + nodeName + "') is from domain '" + domain
-                               + "', which opscope does not know: the model can be viewed but not run");
+            warnings.push_back("operator '" + shown + "' (first used by node '" + nodeName +
+                               "') is from domain '" + domain +
+                               "', which opscope does not know: the model can be viewed but not run");
             continue;
         }
         const std::int64_t version = model.opsetVersion(domain);
         if (version < 0) {
-            warnings.push_back("operator '" + shown + "' (node '" + nodeName + "'): the model does not import domain '"
-                               + (domain.empty() ? std::string("ai.onnx") : domain) + "'");
+            warnings.push_back("operator '" + shown + "' (node '" + nodeName +
+                               "'): the model does not import domain '" +
+                               (domain.empty() ? std::string("ai.onnx") : domain) + "'");
         } else if (!onnx::OpSchemaRegistry::Schema(op, static_cast<int>(version), domain)) {
-            warnings.push_back("operator '" + shown + "' (node '" + nodeName + "') does not exist at opset "
-                               + std::to_string(version) + ": the model can be viewed but not run");
+            warnings.push_back("operator '" + shown + "' (node '" + nodeName + "') does not exist at opset " +
+                               std::to_string(version) + ": the model can be viewed but not run");
         }
     }
     return warnings;

@@ -44,7 +44,8 @@ struct OpSchemaInfo
 };
 
 // The schema in force for `opType` in `domain` at `opsetVersion`, or nothing when libonnx has none.
-std::optional<OpSchemaInfo> findOpSchema(const std::string &opType, const std::string &domain, int opsetVersion);
+std::optional<OpSchemaInfo> findOpSchema(const std::string &opType, const std::string &domain,
+                                         int opsetVersion);
 
 // True for domains libonnx registers schemas for (ai.onnx, ai.onnx.ml, ai.onnx.preview.training).
 bool isKnownDomain(const std::string &domain);

@@ -3,7 +3,8 @@
 #include <cstring>
 #include <limits>
 
-static_assert(std::endian::native == std::endian::little, "ONNX raw data is little endian; so are our targets");
+static_assert(std::endian::native == std::endian::little,
+              "ONNX raw data is little endian; so are our targets");
 
 namespace opscope {
 
@@ -75,8 +76,7 @@ TypeInfo typeFromProto(const onnx::TypeProto &proto)
         if (proto.optional_type().has_elem_type())
             t.inner = ClonePtr<TypeInfo>(typeFromProto(proto.optional_type().elem_type()));
         break;
-    default:
-        break;
+    default: break;
     }
     return t;
 }
@@ -86,8 +86,7 @@ void typeToProto(const TypeInfo &type, onnx::TypeProto *proto)
     if (!type.denotation.empty())
         proto->set_denotation(type.denotation);
     switch (type.kind) {
-    case TypeInfo::Kind::Unknown:
-        break;
+    case TypeInfo::Kind::Unknown: break;
     case TypeInfo::Kind::Tensor: {
         auto *tt = proto->mutable_tensor_type();
         tt->set_elem_type(static_cast<int>(type.elemType));
@@ -130,8 +129,7 @@ namespace {
 
 // Copies a repeated field into little-endian bytes of `elemSize` each (narrowing where ONNX
 // widens: int8/fp16/bool... live in int32_data as their bit patterns).
-template<class Field>
-std::vector<std::byte> packField(const Field &field, std::size_t elemSize)
+template<class Field> std::vector<std::byte> packField(const Field &field, std::size_t elemSize)
 {
     std::vector<std::byte> out(static_cast<std::size_t>(field.size()) * elemSize);
     std::size_t k = 0;
@@ -142,20 +140,17 @@ std::vector<std::byte> packField(const Field &field, std::size_t elemSize)
     return out;
 }
 
-Expected<std::vector<std::byte>> typedFieldBytes(const onnx::TensorProto &proto, DataType dtype, const std::string &what)
+Expected<std::vector<std::byte>> typedFieldBytes(const onnx::TensorProto &proto, DataType dtype,
+                                                 const std::string &what)
 {
     switch (dtype) {
     case DataType::Float:
-    case DataType::Complex64:
-        return packField(proto.float_data(), sizeof(float));
+    case DataType::Complex64: return packField(proto.float_data(), sizeof(float));
     case DataType::Double:
-    case DataType::Complex128:
-        return packField(proto.double_data(), sizeof(double));
-    case DataType::Int64:
-        return packField(proto.int64_data(), sizeof(std::int64_t));
+    case DataType::Complex128: return packField(proto.double_data(), sizeof(double));
+    case DataType::Int64: return packField(proto.int64_data(), sizeof(std::int64_t));
     case DataType::UInt32:
-    case DataType::UInt64:
-        return packField(proto.uint64_data(), dataTypeSize(dtype));
+    case DataType::UInt64: return packField(proto.uint64_data(), dataTypeSize(dtype));
     case DataType::Int32:
     case DataType::Int16:
     case DataType::Int8:
@@ -167,10 +162,10 @@ Expected<std::vector<std::byte>> typedFieldBytes(const onnx::TensorProto &proto,
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
     case DataType::Float8E5M2:
-    case DataType::Float8E5M2FNUZ:
-        return packField(proto.int32_data(), dataTypeSize(dtype));
+    case DataType::Float8E5M2FNUZ: return packField(proto.int32_data(), dataTypeSize(dtype));
     default:
-        return Status::unsupported(what + " has data type " + std::to_string(int(dtype)) + ", which opscope cannot read");
+        return Status::unsupported(what + " has data type " + std::to_string(int(dtype)) +
+                                   ", which opscope cannot read");
     }
 }
 
@@ -189,7 +184,8 @@ Status loadExternal(onnx::TensorProto &proto, Tensor &t, ExternalFiles &files, c
                 hasLength = true;
             }
         } catch (const std::exception &) {
-            return Status::invalid(what + ": external data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+            return Status::invalid(what + ": external data '" + kv.key() + "' is not a number: '" +
+                                   kv.value() + "'");
         }
     }
     const Expected<std::int64_t> count = checkedElementCount(t.dims, what);
@@ -199,17 +195,17 @@ Status loadExternal(onnx::TensorProto &proto, Tensor &t, ExternalFiles &files, c
         return Status::unsupported(what + ": string tensors cannot be stored as external data");
     const std::uint64_t need = static_cast<std::uint64_t>(*count) * dataTypeSize(t.dtype);
     if (hasLength && src.length != need)
-        return Status::invalid(what + ": external data length " + std::to_string(src.length) + " does not match its shape ("
-                               + std::to_string(need) + " bytes)");
+        return Status::invalid(what + ": external data length " + std::to_string(src.length) +
+                               " does not match its shape (" + std::to_string(need) + " bytes)");
     src.length = need;
     Expected<std::shared_ptr<const MappedFile>> file = files.open(src.location, t.name);
     if (!file)
         return file.status();
     const std::uint64_t size = (*file)->size();
     if (src.offset > size || src.length > size - src.offset)
-        return Status::invalid(what + ": external data '" + src.location + "' is " + std::to_string(size)
-                               + " bytes, too short for offset " + std::to_string(src.offset) + " + length "
-                               + std::to_string(src.length) + " (truncated file?)");
+        return Status::invalid(what + ": external data '" + src.location + "' is " + std::to_string(size) +
+                               " bytes, too short for offset " + std::to_string(src.offset) + " + length " +
+                               std::to_string(src.length) + " (truncated file?)");
     t.data = Buffer::fromMapping(*file, src.offset, src.length);
     t.external = std::move(src);
     (void)proto;
@@ -224,7 +220,8 @@ Expected<Tensor> tensorFromProto(onnx::TensorProto &proto, ExternalFiles &files,
     t.name = proto.name();
     t.docString = proto.doc_string();
     if (!isKnownDataType(proto.data_type()) || proto.data_type() == 0)
-        return Status::invalid(what + " has an unknown data type (" + std::to_string(proto.data_type()) + ")");
+        return Status::invalid(what + " has an unknown data type (" + std::to_string(proto.data_type()) +
+                               ")");
     t.dtype = static_cast<DataType>(proto.data_type());
     t.dims.assign(proto.dims().begin(), proto.dims().end());
     const Expected<std::int64_t> count = checkedElementCount(t.dims, what);
@@ -236,7 +233,8 @@ Expected<Tensor> tensorFromProto(onnx::TensorProto &proto, ExternalFiles &files,
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
         OPSCOPE_TRY(loadExternal(proto, t, files, what));
     } else if (t.dtype == DataType::String) {
-        t.strings = std::make_shared<const std::vector<std::string>>(proto.string_data().begin(), proto.string_data().end());
+        t.strings = std::make_shared<const std::vector<std::string>>(proto.string_data().begin(),
+                                                                     proto.string_data().end());
     } else if (proto.has_raw_data()) {
         std::unique_ptr<std::string> raw(proto.release_raw_data());
         t.data = Buffer::fromString(std::move(*raw));

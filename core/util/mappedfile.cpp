@@ -17,7 +17,9 @@ Expected<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesyst
         const std::string what = "cannot open '" + path.string() + "': " + std::strerror(err);
         return err == ENOENT ? Status::notFound(what) : Status::io(what);
     }
-    struct stat st {};
+    struct stat st
+    {
+    };
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
         return Status::io("'" + path.string() + "' is not a regular file");

@@ -10,7 +10,8 @@
 
 namespace opscope {
 
-enum class ErrorKind {
+enum class ErrorKind
+{
     None,
     InvalidInput, // the user's file or arguments are wrong (CLI exit code 1)
     NotFound,     // a file or name that does not exist (exit code 1)
@@ -27,7 +28,10 @@ public:
     static Status error(ErrorKind kind, std::string message) { return Status(kind, std::move(message)); }
     static Status invalid(std::string message) { return error(ErrorKind::InvalidInput, std::move(message)); }
     static Status notFound(std::string message) { return error(ErrorKind::NotFound, std::move(message)); }
-    static Status unsupported(std::string message) { return error(ErrorKind::Unsupported, std::move(message)); }
+    static Status unsupported(std::string message)
+    {
+        return error(ErrorKind::Unsupported, std::move(message));
+    }
     static Status io(std::string message) { return error(ErrorKind::Io, std::move(message)); }
     static Status internal(std::string message) { return error(ErrorKind::Internal, std::move(message)); }
 
@@ -48,8 +52,7 @@ private:
     std::string m_message;
 };
 
-template<class T>
-class [[nodiscard]] Expected
+template<class T> class [[nodiscard]] Expected
 {
 public:
     Expected(T value) : m_data(std::move(value)) {}

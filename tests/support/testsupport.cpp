@@ -1,7 +1,6 @@
 #include "testsupport.h"
 
 #include <QTest>
-
 #include <fstream>
 
 namespace opscope::test {
@@ -21,7 +20,8 @@ QString cliPath()
     return QStringLiteral(OPSCOPE_CLI_PATH);
 }
 
-onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims, const std::vector<float> &values)
+onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims,
+                              const std::vector<float> &values)
 {
     onnx::TensorProto t;
     t.set_name(name);

@@ -4,13 +4,11 @@
 #include "ir/model.h"
 #include "onnx/modelio.h"
 
-#include <onnx/onnx_pb.h>
-
 #include <QString>
 #include <QTemporaryDir>
-
 #include <filesystem>
 #include <initializer_list>
+#include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
 
@@ -20,7 +18,8 @@ std::filesystem::path sourceDir();
 std::filesystem::path samplePath(const std::string &fileName); // resources/models/<fileName>
 QString cliPath();
 
-onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims, const std::vector<float> &values);
+onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims,
+                              const std::vector<float> &values);
 onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std::vector<std::int64_t> &dims);
 onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
                      const std::vector<std::string> &outputs, const std::string &name = {});
