@@ -39,21 +39,34 @@ Expected<ImportResult> parseAndImport(std::span<const std::byte> bytes, const st
     return result;
 }
 
-bool hasExternalSource(const Graph &g)
+// What a save has to place: total tensor bytes, and whether any came from external data.
+struct TensorTally
 {
-    for (ValueId v : g.initializers())
-        if (g.value(v).initializer->external)
-            return true;
-    for (NodeId id : g.nodeIds())
-        for (const Attribute &a : g.node(id).attributes) {
-            if (a.t.external || (a.g && hasExternalSource(*a.g)))
-                return true;
-            for (const ClonePtr<Graph> &sub : a.graphs)
-                if (sub && hasExternalSource(*sub))
-                    return true;
-        }
-    return false;
-}
+    std::uint64_t bytes = 0;
+    bool anyExternal = false;
+
+    void add(const Tensor &t)
+    {
+        bytes += t.byteSize();
+        anyExternal |= t.external.has_value();
+    }
+    void add(const Graph &g)
+    {
+        for (ValueId v : g.initializers())
+            add(*g.value(v).initializer);
+        for (NodeId id : g.nodeIds())
+            for (const Attribute &a : g.node(id).attributes) {
+                add(a.t);
+                for (const Tensor &t : a.tensors)
+                    add(t);
+                if (a.g)
+                    add(*a.g);
+                for (const ClonePtr<Graph> &sub : a.graphs)
+                    if (sub)
+                        add(*sub);
+            }
+    }
+};
 
 } // namespace
 
@@ -95,18 +108,28 @@ Expected<SaveResult> saveModel(const Model &model, const std::filesystem::path &
         return Status::invalid("the external data file name '" + options.dataFileName +
                                "' must not contain a folder");
 
-    bool external = options.mode == ExternalDataMode::External ||
-                    (options.mode == ExternalDataMode::Auto && hasExternalSource(model.graph));
+    // Decide before building anything: materializing an embedded proto of several GiB only to
+    // find it too large would cost that much memory for nothing.
+    TensorTally tally;
+    tally.add(model.graph);
+    for (const Function &f : model.functions)
+        tally.add(f.body);
+    if (options.mode == ExternalDataMode::Embed && tally.bytes > protobufLimitBytes)
+        return Status::unsupported("the model holds " + std::to_string(tally.bytes >> 20) +
+                                   " MiB of tensors, over Protobuf's 2 GiB limit for one file: save it "
+                                   "with external data instead");
+    bool external =
+        options.mode == ExternalDataMode::External ||
+        (options.mode == ExternalDataMode::Auto && (tally.anyExternal || tally.bytes > protobufLimitBytes));
     onnx::ModelProto proto;
     if (!external) {
         TensorSink sink(nullptr, {}, 0);
         OPSCOPE_TRY(exportModel(model, sink, &proto));
-        if (proto.ByteSizeLong() > protobufLimitBytes) {
+        if (proto.ByteSizeLong() > protobufLimitBytes) { // tensors fit, but not with the structure
             if (options.mode == ExternalDataMode::Embed)
-                return Status::unsupported(
-                    "the model is " + std::to_string(proto.ByteSizeLong() >> 20) +
-                    " MiB with its weights embedded, over Protobuf's 2 GiB limit: save it with "
-                    "external data instead");
+                return Status::unsupported("the model is " + std::to_string(proto.ByteSizeLong() >> 20) +
+                                           " MiB with its weights embedded, over Protobuf's 2 GiB limit: "
+                                           "save it with external data instead");
             external = true;
             proto.Clear();
         }
