@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace opscope::cli {
 
@@ -36,5 +37,15 @@ struct ConvertArgs
 int runConvert(const ConvertArgs &args);
 
 int runDevices(bool json);
+
+struct ConformanceArgs
+{
+    std::vector<std::string> dirs;
+    int threads = 1;
+    double rtol = 1e-3;
+    double atol = 1e-7;
+    bool quiet = false;
+};
+int runConformance(const ConformanceArgs &args);
 
 } // namespace opscope::cli

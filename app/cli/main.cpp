@@ -43,6 +43,17 @@ int main(int argc, char **argv)
     convertCmd->add_flag("--force", convert.force, "Allow OUT to replace the input model");
     convertCmd->add_flag("-q,--quiet", convert.quiet, "Print nothing on success");
 
+    ConformanceArgs conformance;
+    CLI::App *conformanceCmd = app.add_subcommand(
+        "conformance", "Run ONNX backend test folders (model.onnx + test_data_set_*) and compare outputs");
+    conformanceCmd->add_option("DIR", conformance.dirs, "Test folders, or folders holding them")->required();
+    conformanceCmd->add_option("--threads", conformance.threads, "Intra-op threads")
+        ->default_val(1)
+        ->check(CLI::PositiveNumber);
+    conformanceCmd->add_option("--rtol", conformance.rtol, "Relative tolerance")->default_val(1e-3);
+    conformanceCmd->add_option("--atol", conformance.atol, "Absolute tolerance")->default_val(1e-7);
+    conformanceCmd->add_flag("-q,--quiet", conformance.quiet, "Print only failures and the summary");
+
     bool devicesJson = false;
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");
     devicesCmd->add_flag("--json", devicesJson, "Print JSON");
@@ -68,6 +79,8 @@ int main(int argc, char **argv)
                 convert.externalThreshold = threshold;
             return runConvert(convert);
         }
+        if (*conformanceCmd)
+            return runConformance(conformance);
         if (*devicesCmd)
             return runDevices(devicesJson);
     } catch (const std::exception &e) {

@@ -4,6 +4,8 @@
 #include "onnx/protoconvert.h"
 
 #include <map>
+#include <mutex>
+#include <tuple>
 #include <onnx/defs/schema.h>
 #include <set>
 
@@ -144,6 +146,29 @@ std::vector<std::string> unknownOperatorWarnings(const Model &model)
         }
     }
     return warnings;
+}
+
+} // namespace opscope
+
+namespace opscope {
+
+const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain, int opsetVersion)
+{
+    static std::mutex mutex;
+    static std::map<std::tuple<std::string, std::string, int>, std::vector<Attribute>> cache;
+    std::lock_guard lock(mutex);
+    const auto key = std::make_tuple(opType, canonicalDomain(domain), opsetVersion);
+    const auto it = cache.find(key);
+    if (it != cache.end())
+        return it->second;
+    std::vector<Attribute> defaults;
+    if (const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain)))
+        for (const auto &[name, attr] : s->attributes())
+            if (std::optional<Attribute> d = defaultFromProto(attr.default_value)) {
+                d->name = name;
+                defaults.push_back(std::move(*d));
+            }
+    return cache.emplace(key, std::move(defaults)).first->second;
 }
 
 } // namespace opscope

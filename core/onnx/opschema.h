@@ -55,3 +55,10 @@ bool isKnownDomain(const std::string &domain);
 std::vector<std::string> unknownOperatorWarnings(const Model &model);
 
 } // namespace opscope
+
+namespace opscope {
+
+// The attributes with schema defaults for an op at an opset (cached; cheap to call per node).
+const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain, int opsetVersion);
+
+} // namespace opscope

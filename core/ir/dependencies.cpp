@@ -1,0 +1,106 @@
+#include "ir/dependencies.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <string>
+
+namespace opscope {
+namespace {
+
+// Names a subgraph reads from outside itself (its own outer-scope values, plus those of nested
+// subgraphs that it does not define).
+void outerNames(const Graph &g, std::set<std::string> &names)
+{
+    for (ValueId v : g.valueIds())
+        if (g.value(v).outerScope)
+            names.insert(g.value(v).name);
+    for (NodeId id : g.nodeIds())
+        for (const Attribute &a : g.node(id).attributes) {
+            std::set<std::string> inner;
+            if (a.g)
+                outerNames(*a.g, inner);
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    outerNames(*sub, inner);
+            for (const std::string &n : inner) {
+                const ValueId local = g.findValue(n);
+                if (!local.valid() || g.value(local).outerScope)
+                    names.insert(n);
+            }
+        }
+}
+
+} // namespace
+
+std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id)
+{
+    std::set<std::string> names;
+    for (const Attribute &a : graph.node(id).attributes) {
+        if (a.g)
+            outerNames(*a.g, names);
+        for (const ClonePtr<Graph> &sub : a.graphs)
+            if (sub)
+                outerNames(*sub, names);
+    }
+    std::vector<ValueId> out;
+    for (const std::string &n : names) {
+        const ValueId v = graph.findValue(n);
+        if (v.valid())
+            out.push_back(v);
+    }
+    return out;
+}
+
+std::vector<std::vector<NodeId>> nodePredecessors(const Graph &graph)
+{
+    std::vector<std::vector<NodeId>> preds(graph.nodeSlots());
+    for (NodeId id : graph.nodeIds()) {
+        std::vector<NodeId> &p = preds[id.index];
+        const auto add = [&](ValueId v) {
+            if (v.valid() && graph.producer(v).valid())
+                p.push_back(graph.producer(v));
+        };
+        for (ValueId v : graph.node(id).inputs)
+            add(v);
+        if (graph.node(id).hasSubgraphs())
+            for (ValueId v : implicitInputs(graph, id))
+                add(v);
+        std::sort(p.begin(), p.end());
+        p.erase(std::unique(p.begin(), p.end()), p.end());
+    }
+    return preds;
+}
+
+Expected<std::vector<NodeId>> dependencyOrder(const Graph &graph)
+{
+    const auto preds = nodePredecessors(graph);
+    std::vector<std::vector<NodeId>> succs(graph.nodeSlots());
+    std::vector<std::size_t> pending(graph.nodeSlots(), 0);
+    std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
+    for (NodeId id : graph.nodeIds()) {
+        pending[id.index] = preds[id.index].size();
+        for (NodeId p : preds[id.index])
+            succs[p.index].push_back(id);
+        if (pending[id.index] == 0)
+            ready.push(id.index);
+    }
+    std::vector<NodeId> order;
+    while (!ready.empty()) {
+        const NodeId id(ready.top());
+        ready.pop();
+        order.push_back(id);
+        for (NodeId s : succs[id.index])
+            if (--pending[s.index] == 0)
+                ready.push(s.index);
+    }
+    if (order.size() != graph.nodeCount())
+        return graph.topologicalOrder().hasValue()
+                   ? Status::invalid("graph '" + graph.name() +
+                                     "' has a cycle through a subgraph's outer-scope reads")
+                   : graph.topologicalOrder().status();
+    return order;
+}
+
+} // namespace opscope

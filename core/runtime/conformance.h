@@ -1,0 +1,49 @@
+#pragma once
+// Runs ONNX backend test directories (model.onnx + test_data_set_*/input_*.pb, output_*.pb) through
+// the CPU runtime and compares with ONNX's tolerances (|got − want| ≤ atol + rtol·|want|).
+
+#include "runtime/runtimetensor.h"
+#include "util/status.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+struct ConformanceOptions
+{
+    double rtol = 1e-3;
+    double atol = 1e-7;
+    int threads = 1;
+};
+
+struct ConformanceResult
+{
+    enum class Outcome
+    {
+        Pass,
+        Fail,        // wrong result, or an error on a valid test
+        Unsupported, // an op, type or feature the runtime does not implement (named in detail)
+        InvalidData, // the test's own data contradicts its model (e.g. a feed of another shape)
+    };
+    std::string name;
+    Outcome outcome = Outcome::Fail;
+    std::string detail;
+    double maxAbsError = 0.0;
+};
+
+ConformanceResult runConformanceTest(const std::filesystem::path &testDir,
+                                     const ConformanceOptions &options = {});
+
+// Test directories under `root` (itself, if it holds a model.onnx), sorted.
+std::vector<std::filesystem::path> findConformanceTests(const std::filesystem::path &root);
+
+// Reads a serialized TensorProto (input_0.pb ...). Sequence/optional/map protos are Unsupported.
+Expected<RuntimeTensor> readTensorFile(const std::filesystem::path &path);
+
+// Compares one output; the message says where it differs.
+Status compareTensors(const RuntimeTensor &got, const RuntimeTensor &want, double rtol, double atol,
+                      double &maxAbsError);
+
+} // namespace opscope

@@ -1,0 +1,69 @@
+#include "runtime/executionplan.h"
+
+#include "ir/dependencies.h"
+
+#include <algorithm>
+
+namespace opscope {
+
+Expected<ExecutionPlan> serialPlan(const Graph &graph, const std::string &device)
+{
+    Expected<std::vector<NodeId>> order = dependencyOrder(graph);
+    if (!order)
+        return order.status();
+    ExecutionPlan plan;
+    plan.name = "serial";
+    plan.devices = {device};
+    plan.queues.resize(1);
+    for (NodeId id : *order)
+        plan.queues[0].steps.push_back({id, {}});
+    return plan;
+}
+
+Status validatePlan(const Graph &graph, const ExecutionPlan &plan)
+{
+    std::vector<StepRef> where(graph.nodeSlots(), StepRef{~0u, ~0u});
+    std::size_t count = 0;
+    for (std::uint32_t q = 0; q < plan.queues.size(); ++q) {
+        if (plan.queues[q].device < 0 || std::size_t(plan.queues[q].device) >= plan.devices.size())
+            return Status::invalid("plan queue " + std::to_string(q) + " names no device");
+        for (std::uint32_t s = 0; s < plan.queues[q].steps.size(); ++s) {
+            const NodeId id = plan.queues[q].steps[s].node;
+            if (!id.valid() || id.index >= graph.nodeSlots() || !graph.node(id).alive)
+                return Status::invalid("plan step " + std::to_string(q) + "/" + std::to_string(s) +
+                                       " names no live node");
+            if (where[id.index].queue != ~0u)
+                return Status::invalid("node '" + graph.node(id).name + "' is scheduled twice");
+            where[id.index] = {q, s};
+            ++count;
+        }
+    }
+    if (count != graph.nodeCount())
+        return Status::invalid("the plan schedules " + std::to_string(count) + " of " +
+                               std::to_string(graph.nodeCount()) + " nodes");
+
+    // A dependency is met if it runs earlier in the same queue, or a waited-for step is at or
+    // after it in the producer's queue (queues run in order).
+    const auto preds = nodePredecessors(graph);
+    for (const PlanQueue &queue : plan.queues)
+        for (std::uint32_t s = 0; s < queue.steps.size(); ++s) {
+            const PlanStep &step = queue.steps[s];
+            const StepRef self = where[step.node.index];
+            for (NodeId p : preds[step.node.index]) {
+                const StepRef dep = where[p.index];
+                bool met = dep.queue == self.queue && dep.step < self.step;
+                for (const StepRef &w : step.waitFor)
+                    met |= w.queue == dep.queue && w.step >= dep.step;
+                // Transitively: an earlier step of this queue that waited for it also suffices.
+                for (std::uint32_t e = 0; !met && e < s; ++e)
+                    for (const StepRef &w : queue.steps[e].waitFor)
+                        met |= w.queue == dep.queue && w.step >= dep.step;
+                if (!met)
+                    return Status::invalid("node '" + graph.node(step.node).name +
+                                           "' may run before its input from '" + graph.node(p).name + "'");
+            }
+        }
+    return Status::ok();
+}
+
+} // namespace opscope

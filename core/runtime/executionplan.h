@@ -1,0 +1,45 @@
+#pragma once
+// An execution plan: per device, ordered queues of nodes, plus explicit dependencies between
+// queues. The executor runs any plan; the serial plan (one queue, dependency order) is the
+// baseline; parallel and multi-device plans come from core/schedule.
+
+#include "ir/graph.h"
+#include "util/status.h"
+
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+struct StepRef
+{
+    std::uint32_t queue = 0;
+    std::uint32_t step = 0;
+    bool operator==(const StepRef &) const = default;
+};
+
+struct PlanStep
+{
+    NodeId node;
+    std::vector<StepRef> waitFor; // steps of other queues that must finish first
+};
+
+struct PlanQueue
+{
+    int device = 0; // index into ExecutionPlan::devices
+    std::vector<PlanStep> steps;
+};
+
+struct ExecutionPlan
+{
+    std::string name;
+    std::vector<std::string> devices; // "cpu:0"
+    std::vector<PlanQueue> queues;
+};
+
+Expected<ExecutionPlan> serialPlan(const Graph &graph, const std::string &device = "cpu:0");
+
+// Every live node exactly once; every dependency either earlier in the same queue or waited for.
+Status validatePlan(const Graph &graph, const ExecutionPlan &plan);
+
+} // namespace opscope

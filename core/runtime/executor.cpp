@@ -1,0 +1,226 @@
+#include "runtime/executor.h"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <omp.h>
+#include <thread>
+
+namespace opscope {
+
+class Frame
+{
+public:
+    Frame(const PreparedGraph &pg, const Frame *parent)
+        : m_pg(pg), m_parent(parent), m_values(pg.graph->valueSlots())
+    {
+    }
+
+    const Graph &graph() const { return *m_pg.graph; }
+
+    // A value of this frame or, by name, of an enclosing one.
+    const RuntimeTensor *get(ValueId v) const
+    {
+        const RuntimeTensor &t = m_values[v.index];
+        if (t.isValid())
+            return &t;
+        const Value &value = graph().value(v);
+        if (value.outerScope && m_parent)
+            return m_parent->lookup(value.name);
+        return nullptr;
+    }
+
+    const RuntimeTensor *lookup(const std::string &name) const
+    {
+        const ValueId v = graph().findValue(name);
+        if (v.valid()) {
+            if (const RuntimeTensor *t = get(v))
+                return t;
+        }
+        return m_parent ? m_parent->lookup(name) : nullptr;
+    }
+
+    void set(ValueId v, RuntimeTensor t) { m_values[v.index] = std::move(t); }
+    void release(ValueId v) { m_values[v.index] = RuntimeTensor(); }
+
+private:
+    const PreparedGraph &m_pg;
+    const Frame *m_parent;
+    std::vector<RuntimeTensor> m_values;
+};
+
+namespace {
+
+class Run
+{
+public:
+    Run(const PreparedGraph &pg, const ExecutionPlan &plan, const ExecOptions &options, Frame &frame)
+        : m_pg(pg), m_plan(plan), m_options(options), m_frame(frame),
+          m_remaining(new std::atomic<int>[pg.consumers.size()])
+    {
+        for (std::size_t i = 0; i < pg.consumers.size(); ++i)
+            m_remaining[i].store(pg.consumers[i], std::memory_order_relaxed);
+        for (const PlanQueue &q : plan.queues) {
+            m_done.emplace_back(new std::atomic<bool>[q.steps.size()]);
+            for (std::size_t s = 0; s < q.steps.size(); ++s)
+                m_done.back()[s].store(false, std::memory_order_relaxed);
+        }
+    }
+
+    Status run()
+    {
+        if (m_plan.queues.size() == 1)
+            return runQueue(0);
+        std::vector<std::thread> threads;
+        std::vector<Status> results(m_plan.queues.size());
+        for (std::uint32_t q = 0; q < m_plan.queues.size(); ++q)
+            threads.emplace_back([this, q, &results] { results[q] = runQueue(q); });
+        for (std::thread &t : threads)
+            t.join();
+        for (const Status &st : results)
+            if (!st.isOk() && st.message() != "stopped") // the first real error wins
+                return st;
+        for (const Status &st : results)
+            if (!st.isOk())
+                return st;
+        return Status::ok();
+    }
+
+private:
+    Status runQueue(std::uint32_t q)
+    {
+        omp_set_num_threads(std::max(1, m_options.threads));
+        const PlanQueue &queue = m_plan.queues[q];
+        for (std::uint32_t s = 0; s < queue.steps.size(); ++s) {
+            const PlanStep &step = queue.steps[s];
+            if (!waitFor(step))
+                return Status::internal("stopped");
+            if (m_options.cancel && m_options.cancel->load())
+                return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
+            const auto start = std::chrono::steady_clock::now();
+            const Status st = runNode(m_pg.nodes[step.node.index]);
+            if (!st.isOk())
+                return fail(st);
+            if (m_options.onStep)
+                m_options.onStep({step.node, q, queue.device, start, std::chrono::steady_clock::now()});
+            {
+                std::lock_guard lock(m_mutex);
+                m_done[q][s].store(true, std::memory_order_release);
+            }
+            m_cv.notify_all();
+        }
+        return Status::ok();
+    }
+
+    bool waitFor(const PlanStep &step)
+    {
+        if (step.waitFor.empty())
+            return true;
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] {
+            if (m_failed)
+                return true;
+            for (const StepRef &r : step.waitFor)
+                if (!m_done[r.queue][r.step].load(std::memory_order_acquire))
+                    return false;
+            return true;
+        });
+        return !m_failed;
+    }
+
+    Status fail(Status st)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_failed = true;
+        }
+        m_cv.notify_all();
+        return st;
+    }
+
+    Status runNode(const PreparedNode &pn)
+    {
+        const Node &n = *pn.node;
+        std::vector<const RuntimeTensor *> inputs(n.inputs.size(), nullptr);
+        for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+            if (!n.inputs[i].valid())
+                continue;
+            inputs[i] = m_frame.get(n.inputs[i]);
+            if (!inputs[i])
+                return Status::internal("node '" + n.name + "' (" + n.opType + "): input '" +
+                                        m_frame.graph().value(n.inputs[i]).name + "' was not computed");
+        }
+        std::vector<RuntimeTensor> outputs(n.outputs.size());
+        const SubgraphRunner runner = [this](const PreparedGraph &g, std::vector<RuntimeTensor> in) {
+            ExecOptions sub;
+            sub.threads = m_options.threads;
+            sub.cancel = m_options.cancel;
+            return executeGraph(g, std::move(in), sub, nullptr, &m_frame);
+        };
+        KernelContext ctx(pn, inputs, outputs, m_options.threads, runner);
+        OPSCOPE_TRY(pn.kernel(ctx));
+        for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+            if (!n.outputs[i].valid())
+                continue;
+            if (!outputs[i].isValid())
+                return Status::internal("node '" + n.name + "' (" + n.opType + ") did not produce output " +
+                                        std::to_string(i));
+            m_frame.set(n.outputs[i], std::move(outputs[i]));
+        }
+        // Free what nobody reads any more.
+        const auto consumed = [this](ValueId v) {
+            if (v.valid() && m_remaining[v.index].fetch_sub(1) == 1 && !m_pg.keep[v.index] &&
+                m_frame.graph().value(v).producer.valid())
+                m_frame.release(v);
+        };
+        for (ValueId v : n.inputs)
+            consumed(v);
+        for (ValueId v : pn.implicitInputs)
+            consumed(v);
+        return Status::ok();
+    }
+
+    const PreparedGraph &m_pg;
+    const ExecutionPlan &m_plan;
+    const ExecOptions &m_options;
+    Frame &m_frame;
+    std::unique_ptr<std::atomic<int>[]> m_remaining;
+    std::vector<std::unique_ptr<std::atomic<bool>[]>> m_done;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_failed = false;
+};
+
+} // namespace
+
+Expected<std::vector<RuntimeTensor>> executeGraph(const PreparedGraph &pg, std::vector<RuntimeTensor> inputs,
+                                                  const ExecOptions &options, const ExecutionPlan *plan,
+                                                  const Frame *parent)
+{
+    const Graph &g = *pg.graph;
+    Frame frame(pg, parent);
+    for (ValueId v : g.initializers())
+        frame.set(v, RuntimeTensor::fromConstant(*g.value(v).initializer));
+    const std::vector<ValueId> &graphInputs = g.inputs();
+    for (std::size_t i = 0; i < graphInputs.size(); ++i) {
+        if (i < inputs.size() && inputs[i].isValid())
+            frame.set(graphInputs[i], std::move(inputs[i]));
+        else if (!g.value(graphInputs[i]).initializer && i < inputs.size())
+            return Status::invalid("graph '" + g.name() + "': input '" + g.value(graphInputs[i]).name +
+                                   "' was not given");
+    }
+
+    Run run(pg, plan ? *plan : pg.plan, options, frame);
+    OPSCOPE_TRY(run.run());
+
+    std::vector<RuntimeTensor> outputs;
+    for (ValueId v : g.outputs()) {
+        const RuntimeTensor *t = frame.get(v);
+        if (!t)
+            return Status::internal("graph output '" + g.value(v).name + "' was not computed");
+        outputs.push_back(*t);
+    }
+    return outputs;
+}
+
+} // namespace opscope

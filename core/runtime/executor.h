@@ -1,0 +1,42 @@
+#pragma once
+// Runs a prepared graph by an execution plan. One thread per queue (the calling thread for a
+// single queue); a step waits for the steps of other queues it depends on. Intermediate tensors
+// are freed when their last consumer has run. Subgraphs (If/Loop/Scan bodies) run serially on
+// the calling thread and read outer-scope values from the enclosing frame.
+
+#include "runtime/preparedgraph.h"
+#include "runtime/runtimetensor.h"
+#include "util/status.h"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+namespace opscope {
+
+struct StepEvent
+{
+    NodeId node;
+    std::uint32_t queue = 0;
+    int device = 0;
+    std::chrono::steady_clock::time_point start;
+    std::chrono::steady_clock::time_point end;
+};
+
+struct ExecOptions
+{
+    int threads = 1;                               // intra-op threads per queue
+    const std::atomic<bool> *cancel = nullptr;     // checked between steps
+    std::function<void(const StepEvent &)> onStep; // called from the queue's thread (top level only)
+};
+
+class Frame;
+
+// `inputs` has one entry per graph input, in order; an invalid tensor means "use the initializer
+// of the same name" (inputs with defaults, IR < 4). Returns one tensor per graph output.
+Expected<std::vector<RuntimeTensor>>
+executeGraph(const PreparedGraph &graph, std::vector<RuntimeTensor> inputs, const ExecOptions &options,
+             const ExecutionPlan *plan = nullptr, const Frame *parent = nullptr);
+
+} // namespace opscope

@@ -1,0 +1,146 @@
+#pragma once
+// What a kernel sees: its node's inputs, attributes (node values merged with the op schema's
+// defaults at prepare time), outputs to allocate, the intra-op thread count, and a way to run
+// subgraphs (If/Loop/Scan). Errors name the node.
+
+#include "ir/graph.h"
+#include "runtime/runtimetensor.h"
+#include "util/status.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+class KernelContext;
+struct PreparedGraph;
+using KernelFn = Status (*)(KernelContext &);
+
+// Runs a prepared subgraph with explicit inputs; outer-scope values come from the calling frame.
+using SubgraphRunner =
+    std::function<Expected<std::vector<RuntimeTensor>>(const PreparedGraph &, std::vector<RuntimeTensor>)>;
+
+// Per-node state a kernel may keep between runs (oneDNN primitives, reordered weights), keyed by
+// the kernel itself. Guarded by its mutex: one session may run from several threads.
+struct KernelCache
+{
+    std::mutex mutex;
+    std::shared_ptr<void> state;
+};
+
+struct PreparedNode
+{
+    const Node *node = nullptr;
+    std::vector<bool> constantInputs; // initializers: their bytes never change between runs
+    std::shared_ptr<KernelCache> cache = std::make_shared<KernelCache>();
+    KernelFn kernel = nullptr;
+    int opset = 0;
+    std::vector<Attribute> attributes;                                    // node attributes + schema defaults
+    std::vector<ValueId> implicitInputs;                                  // outer values its subgraphs read
+    std::vector<std::pair<std::string, const PreparedGraph *>> subgraphs; // by attribute name
+};
+
+class KernelContext
+{
+public:
+    KernelContext(const PreparedNode &prepared, std::span<const RuntimeTensor *const> inputs,
+                  std::vector<RuntimeTensor> &outputs, int threads, const SubgraphRunner &runSubgraph)
+        : m_prepared(prepared), m_inputs(inputs), m_outputs(outputs), m_threads(threads),
+          m_runSubgraph(runSubgraph)
+    {
+    }
+
+    const Node &node() const { return *m_prepared.node; }
+    bool isConstantInput(std::size_t i) const
+    {
+        return i < m_prepared.constantInputs.size() && m_prepared.constantInputs[i];
+    }
+    KernelCache &cache() const { return *m_prepared.cache; }
+    int opset() const { return m_prepared.opset; }
+    int threads() const { return m_threads; }
+
+    std::size_t inputCount() const { return m_inputs.size(); }
+    // nullptr when the input is omitted (optional) or beyond the node's inputs.
+    const RuntimeTensor *input(std::size_t i) const { return i < m_inputs.size() ? m_inputs[i] : nullptr; }
+    bool hasInput(std::size_t i) const { return input(i) != nullptr; }
+    const RuntimeTensor &in(std::size_t i) const { return *m_inputs[i]; } // checked by requireInputs
+
+    std::size_t outputCount() const { return m_outputs.size(); }
+    bool wantsOutput(std::size_t i) const { return i < node().outputs.size() && node().outputs[i].valid(); }
+    // Allocates output i (uninitialized); the returned pointer stays valid for this kernel call.
+    Expected<RuntimeTensor *> allocateOutput(std::size_t i, DataType dtype, std::vector<std::int64_t> shape);
+    void setOutput(std::size_t i, RuntimeTensor t)
+    {
+        if (i < m_outputs.size())
+            m_outputs[i] = std::move(t);
+    }
+
+    const Attribute *attr(std::string_view name) const;
+    std::int64_t attrInt(std::string_view name, std::int64_t fallback = 0) const;
+    float attrFloat(std::string_view name, float fallback = 0.0f) const;
+    std::string attrString(std::string_view name, std::string fallback = {}) const;
+    std::vector<std::int64_t> attrInts(std::string_view name, std::vector<std::int64_t> fallback = {}) const;
+    std::vector<float> attrFloats(std::string_view name) const;
+    bool hasAttr(std::string_view name) const { return attr(name) != nullptr; }
+
+    // At least `count` present inputs, else an error naming the node.
+    Status requireInputs(std::size_t count) const;
+
+    Status fail(const std::string &message) const;        // invalid input (e.g. an index out of range)
+    Status unsupported(const std::string &message) const; // valid, but this kernel can't do it
+
+    const PreparedGraph *subgraph(std::string_view attrName) const;
+    Expected<std::vector<RuntimeTensor>> runSubgraph(const PreparedGraph &graph,
+                                                     std::vector<RuntimeTensor> inputs) const
+    {
+        return m_runSubgraph(graph, std::move(inputs));
+    }
+
+private:
+    std::string where() const;
+    const PreparedNode &m_prepared;
+    std::span<const RuntimeTensor *const> m_inputs;
+    std::vector<RuntimeTensor> &m_outputs;
+    int m_threads;
+    const SubgraphRunner &m_runSubgraph;
+};
+
+// Kernels by (domain, op type), each valid from an opset version on.
+class KernelRegistry
+{
+public:
+    static const KernelRegistry &cpu();
+
+    void add(const std::string &domain, const std::string &opType, int sinceVersion, KernelFn fn);
+    void add(const std::string &opType, KernelFn fn) { add("", opType, 1, fn); }
+    KernelFn find(const std::string &domain, const std::string &opType, int opset) const;
+    std::vector<std::string> opTypes() const; // "Conv", "com.microsoft::FusedConv"...
+
+private:
+    struct Entry
+    {
+        int sinceVersion;
+        KernelFn fn;
+    };
+    std::map<std::pair<std::string, std::string>, std::vector<Entry>> m_entries;
+};
+
+// Each kernel file registers its kernels here (explicit calls: static-init registration gets
+// dropped by the linker from static libraries).
+void registerElementwiseKernels(KernelRegistry &r);
+void registerActivationKernels(KernelRegistry &r);
+void registerReduceKernels(KernelRegistry &r);
+void registerShapeKernels(KernelRegistry &r);
+void registerIndexingKernels(KernelRegistry &r);
+void registerMatMulKernels(KernelRegistry &r);
+void registerConvKernels(KernelRegistry &r);
+void registerNormKernels(KernelRegistry &r);
+void registerMiscKernels(KernelRegistry &r);
+void registerControlFlowKernels(KernelRegistry &r);
+
+} // namespace opscope

@@ -1,0 +1,294 @@
+// Activations (float types), Clip, PRelu, and Softmax/LogSoftmax/Hardmax.
+
+#include "runtime/kernels/elementwise.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+template<class F> Status activation(KernelContext &ctx, F f)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        return unaryKernel<T, T>(ctx, x, x.dtype(),
+                                 [&f](T v) { return static_cast<T>(static_cast<C>(f(C(v)))); });
+    });
+}
+
+Status reluKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>)
+            return ctx.unsupported("Relu on bool");
+        else
+            return unaryKernel<T, T>(ctx, x, x.dtype(), [](T v) { return ComputeType<T>(v) > 0 ? v : T(0); });
+    });
+}
+
+Status leakyReluKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 0.01f);
+    return activation(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * v; });
+}
+
+Status sigmoidKernel(KernelContext &ctx)
+{
+    return activation(ctx, [](auto v) {
+        using C = decltype(v);
+        return v >= 0 ? C(1) / (C(1) + std::exp(-v)) : std::exp(v) / (C(1) + std::exp(v));
+    });
+}
+
+Status hardSigmoidKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 0.2f), beta = ctx.attrFloat("beta", 0.5f);
+    return activation(ctx, [=](auto v) {
+        using C = decltype(v);
+        return std::clamp(C(alpha) * v + C(beta), C(0), C(1));
+    });
+}
+
+Status hardSwishKernel(KernelContext &ctx)
+{
+    return activation(ctx, [](auto v) {
+        using C = decltype(v);
+        return v * std::clamp(v / C(6) + C(0.5), C(0), C(1));
+    });
+}
+
+Status tanhKernel(KernelContext &ctx)
+{
+    return activation(ctx, [](auto v) { return std::tanh(v); });
+}
+
+Status eluKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 1.0f);
+    return activation(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * std::expm1(v); });
+}
+
+Status seluKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 1.67326319217681884765625f);
+    const float gamma = ctx.attrFloat("gamma", 1.05070102214813232421875f);
+    return activation(ctx, [=](auto v) {
+        using C = decltype(v);
+        return v > 0 ? C(gamma) * v : C(gamma) * (C(alpha) * std::exp(v) - C(alpha));
+    });
+}
+
+Status celuKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 1.0f);
+    return activation(ctx, [alpha](auto v) {
+        using C = decltype(v);
+        return std::max(C(0), v) + std::min(C(0), C(alpha) * std::expm1(v / C(alpha)));
+    });
+}
+
+Status softplusKernel(KernelContext &ctx)
+{
+    return activation(ctx, [](auto v) { return v > 20 ? v : std::log1p(std::exp(v)); });
+}
+
+Status softsignKernel(KernelContext &ctx)
+{
+    return activation(ctx, [](auto v) { return v / (decltype(v)(1) + std::abs(v)); });
+}
+
+Status thresholdedReluKernel(KernelContext &ctx)
+{
+    const float alpha = ctx.attrFloat("alpha", 1.0f);
+    return activation(ctx, [alpha](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); });
+}
+
+Status geluKernel(KernelContext &ctx)
+{
+    const bool tanhApprox = ctx.attrString("approximate", "none") == "tanh";
+    return activation(ctx, [tanhApprox](auto v) {
+        using C = decltype(v);
+        if (tanhApprox)
+            return C(0.5) * v * (C(1) + std::tanh(C(0.7978845608028654) * (v + C(0.044715) * v * v * v)));
+        return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));
+    });
+}
+
+Status shrinkKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const double bias = ctx.attrFloat("bias", 0.0f), lambd = ctx.attrFloat("lambd", 0.5f);
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>)
+            return ctx.unsupported("Shrink on bool");
+        else
+            return unaryKernel<T, T>(ctx, x, x.dtype(), [=](T t) {
+                const double v = double(ComputeType<T>(t));
+                return static_cast<T>(static_cast<ComputeType<T>>(v < -lambd  ? v + bias
+                                                                  : v > lambd ? v - bias
+                                                                              : 0.0));
+            });
+    });
+}
+
+Status clipKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Clip on bool");
+        } else {
+            C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+            if (ctx.opset() < 11) {
+                lo = static_cast<C>(ctx.attrFloat("min", -std::numeric_limits<float>::max()));
+                hi = static_cast<C>(ctx.attrFloat("max", std::numeric_limits<float>::max()));
+            } else {
+                if (const RuntimeTensor *m = ctx.input(1); m && m->elementCount() > 0)
+                    lo = C(m->data<T>()[0]);
+                if (const RuntimeTensor *m = ctx.input(2); m && m->elementCount() > 0)
+                    hi = C(m->data<T>()[0]);
+            }
+            return unaryKernel<T, T>(ctx, x, x.dtype(), [lo, hi](T v) {
+                const C c = v;
+                if constexpr (isFloatLike<T>) {
+                    if (std::isnan(c))
+                        return v;
+                }
+                return static_cast<T>(c < lo ? lo : c > hi ? hi : c);
+            });
+        }
+    });
+}
+
+Status preluKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    RuntimeTensor slope = ctx.in(1);
+    // Before opset 7 a 1-D slope with C entries applies along the channel axis.
+    if (ctx.opset() < 7 && slope.rank() == 1 && x.rank() > 2 && slope.dim(0) == x.dim(1) &&
+        slope.dim(0) != x.dim(x.rank() - 1)) {
+        Shape64 shape(x.rank() - 1, 1);
+        shape[0] = slope.dim(0);
+        slope = slope.reshaped(shape);
+    }
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        if constexpr (std::is_same_v<T, bool>)
+            return ctx.unsupported("PRelu on bool");
+        else
+            return binaryKernel<T, T, T>(ctx, x, slope, x.dtype(), [](T v, T s) {
+                return C(v) < 0 ? static_cast<T>(static_cast<C>(C(s) * C(v))) : v;
+            });
+    });
+}
+
+enum class SoftmaxKind
+{
+    Softmax,
+    LogSoftmax,
+    Hardmax
+};
+
+// Opset < 13 flattens to 2-D at `axis` (default 1); opset 13 works along one axis (default -1).
+template<SoftmaxKind K> Status softmaxKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    const Expected<std::int64_t> axis =
+        normalizeAxis(ctx.attrInt("axis", ctx.opset() < 13 ? 1 : -1), rank, ctx);
+    if (!axis)
+        return axis.status();
+    std::int64_t outer, len, inner;
+    if (ctx.opset() < 13) {
+        outer = product(x.shape(), 0, std::size_t(*axis));
+        len = product(x.shape(), std::size_t(*axis));
+        inner = 1;
+    } else {
+        outer = product(x.shape(), 0, std::size_t(*axis));
+        len = rank ? x.dim(std::size_t(*axis)) : 1;
+        inner = product(x.shape(), std::size_t(*axis) + 1);
+    }
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+        if (!out)
+            return out.status();
+        const T *px = x.data<T>();
+        T *po = (*out)->template mutableData<T>();
+        parallelFor(
+            outer * inner,
+            [&](std::int64_t job) {
+                const std::int64_t o = job / inner, i = job % inner;
+                const T *src = px + o * len * inner + i;
+                T *dst = po + o * len * inner + i;
+                C mx = -std::numeric_limits<C>::infinity();
+                std::int64_t arg = 0;
+                for (std::int64_t k = 0; k < len; ++k)
+                    if (C(src[k * inner]) > mx) {
+                        mx = src[k * inner];
+                        arg = k;
+                    }
+                if constexpr (K == SoftmaxKind::Hardmax) {
+                    for (std::int64_t k = 0; k < len; ++k)
+                        dst[k * inner] = T(k == arg ? 1.0f : 0.0f);
+                    return;
+                }
+                C sum = 0;
+                for (std::int64_t k = 0; k < len; ++k)
+                    sum += std::exp(C(src[k * inner]) - mx);
+                for (std::int64_t k = 0; k < len; ++k) {
+                    const C shifted = C(src[k * inner]) - mx;
+                    dst[k * inner] = static_cast<T>(K == SoftmaxKind::Softmax ? std::exp(shifted) / sum
+                                                                              : shifted - std::log(sum));
+                }
+            },
+            64);
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerActivationKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Relu", reluKernel);
+    r.add("LeakyRelu", leakyReluKernel);
+    r.add("Sigmoid", sigmoidKernel);
+    r.add("HardSigmoid", hardSigmoidKernel);
+    r.add("HardSwish", hardSwishKernel);
+    r.add("Tanh", tanhKernel);
+    r.add("Elu", eluKernel);
+    r.add("Selu", seluKernel);
+    r.add("Celu", celuKernel);
+    r.add("Softplus", softplusKernel);
+    r.add("Softsign", softsignKernel);
+    r.add("ThresholdedRelu", thresholdedReluKernel);
+    r.add("Gelu", geluKernel);
+    r.add("Shrink", shrinkKernel);
+    r.add("Clip", clipKernel);
+    r.add("PRelu", preluKernel);
+    r.add("Softmax", softmaxKernel<SoftmaxKind::Softmax>);
+    r.add("LogSoftmax", softmaxKernel<SoftmaxKind::LogSoftmax>);
+    r.add("Hardmax", softmaxKernel<SoftmaxKind::Hardmax>);
+}
+
+} // namespace opscope

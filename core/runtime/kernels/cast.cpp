@@ -1,0 +1,103 @@
+// Cast and CastLike between every numeric type, bool, float16/bfloat16 and strings.
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+template<class S, class D> D convert(S v)
+{
+    if constexpr (std::is_same_v<D, bool>)
+        return ComputeType<S>(v) != ComputeType<S>(0);
+    else if constexpr (isFloatLike<D> || isFloatLike<S>)
+        return static_cast<D>(static_cast<ComputeType<D>>(static_cast<ComputeType<S>>(v)));
+    else
+        return static_cast<D>(v);
+}
+
+Status castTo(KernelContext &ctx, const RuntimeTensor &x, DataType target)
+{
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, target, x.shape());
+    if (!out)
+        return out.status();
+    const std::int64_t n = x.elementCount();
+    if (x.dtype() == DataType::String && target == DataType::String) {
+        (*out)->mutableStrings() = x.strings();
+        return Status::ok();
+    }
+    if (x.dtype() == DataType::String) {
+        return dispatchNumeric(target, [&](auto tag) -> Status {
+            using D = decltype(tag);
+            D *dst = (*out)->template mutableData<D>();
+            for (std::int64_t i = 0; i < n; ++i) {
+                const std::string &s = x.strings()[std::size_t(i)];
+                char *end = nullptr;
+                const double v = std::strtod(s.c_str(), &end);
+                if (end == s.c_str())
+                    return ctx.fail("cannot convert string '" + s + "' to a number");
+                dst[i] = convert<double, D>(v);
+            }
+            return Status::ok();
+        });
+    }
+    if (target == DataType::String) {
+        return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+            using S = decltype(tag);
+            for (std::int64_t i = 0; i < n; ++i) {
+                char buf[64];
+                const auto v = ComputeType<S>(x.data<S>()[i]);
+                std::to_chars_result r;
+                if constexpr (std::is_same_v<S, bool>)
+                    r = std::to_chars(buf, buf + sizeof buf, int(v));
+                else
+                    r = std::to_chars(buf, buf + sizeof buf, v); // shortest round-trip form
+                std::string s(buf, r.ptr);
+                if (s == "inf" || s == "-inf" || s == "nan" || s == "-nan")
+                    s = s == "inf" ? "INF" : s == "-inf" ? "-INF" : "NaN";
+                (*out)->mutableStrings()[std::size_t(i)] = s;
+            }
+            return Status::ok();
+        });
+    }
+    return dispatchNumeric(x.dtype(), [&](auto stag) -> Status {
+        using S = decltype(stag);
+        return dispatchNumeric(target, [&](auto dtag) -> Status {
+            using D = decltype(dtag);
+            const S *src = x.data<S>();
+            D *dst = (*out)->template mutableData<D>();
+            parallelFor(n, [&](std::int64_t i) { dst[i] = convert<S, D>(src[i]); });
+            return Status::ok();
+        });
+    });
+}
+
+Status castKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const std::int64_t to = ctx.attrInt("to", 0);
+    if (!isKnownDataType(static_cast<std::int32_t>(to)) || to == 0)
+        return ctx.fail("'to' names no data type (" + std::to_string(to) + ")");
+    return castTo(ctx, ctx.in(0), static_cast<DataType>(to));
+}
+
+Status castLikeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    return castTo(ctx, ctx.in(0), ctx.in(1).dtype());
+}
+
+} // namespace
+} // namespace kernels
+
+void registerCastKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Cast", castKernel);
+    r.add("CastLike", castLikeKernel);
+}
+
+} // namespace opscope

@@ -1,0 +1,138 @@
+#include "runtime/kernels/convgeometry.h"
+
+namespace opscope::kernels {
+namespace {
+
+Status fillCommon(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g)
+{
+    const std::size_t sp = g.kernel.size();
+    if (x.size() != sp + 2)
+        return ctx.fail("input " + shapeText(x) + " must have " + std::to_string(sp + 2) + " dimensions");
+    g.strides = ctx.attrInts("strides", Shape64(sp, 1));
+    g.dilations = ctx.attrInts("dilations", Shape64(sp, 1));
+    if (g.strides.empty())
+        g.strides.assign(sp, 1);
+    if (g.dilations.empty())
+        g.dilations.assign(sp, 1);
+    Shape64 pads = ctx.attrInts("pads", Shape64(2 * sp, 0));
+    if (pads.empty())
+        pads.assign(2 * sp, 0);
+    if (g.strides.size() != sp || g.dilations.size() != sp || pads.size() != 2 * sp)
+        return ctx.fail("strides, dilations or pads do not match the " + std::to_string(sp) +
+                        " spatial dimensions");
+    for (std::size_t d = 0; d < sp; ++d) {
+        if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || pads[d] < 0 || pads[d + sp] < 0)
+            return ctx.fail("kernel, strides and dilations must be positive and pads non-negative");
+        g.padBegin.push_back(pads[d]);
+        g.padEnd.push_back(pads[d + sp]);
+    }
+    return Status::ok();
+}
+
+// auto_pad SAME_*/VALID for a forward window (conv and pooling).
+void applyAutoPad(const std::string &autoPad, const Shape64 &x, ConvGeometry &g)
+{
+    if (autoPad == "VALID") {
+        std::fill(g.padBegin.begin(), g.padBegin.end(), 0);
+        std::fill(g.padEnd.begin(), g.padEnd.end(), 0);
+    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        for (std::size_t d = 0; d < g.kernel.size(); ++d) {
+            const std::int64_t in = x[d + 2];
+            const std::int64_t out = (in + g.strides[d] - 1) / g.strides[d];
+            const std::int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+            const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * g.strides[d] + extent - in);
+            const std::int64_t small = total / 2;
+            g.padBegin[d] = autoPad == "SAME_UPPER" ? small : total - small;
+            g.padEnd[d] = total - g.padBegin[d];
+        }
+    }
+}
+
+Status windowOutput(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g, bool ceilMode)
+{
+    for (std::size_t d = 0; d < g.kernel.size(); ++d) {
+        const std::int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+        const std::int64_t span = x[d + 2] + g.padBegin[d] + g.padEnd[d] - extent;
+        if (span < 0)
+            return ctx.fail("the window (" + std::to_string(extent) + ") is larger than the padded input (" +
+                            std::to_string(x[d + 2] + g.padBegin[d] + g.padEnd[d]) + ")");
+        std::int64_t out = (ceilMode ? (span + g.strides[d] - 1) / g.strides[d] : span / g.strides[d]) + 1;
+        if (ceilMode && (out - 1) * g.strides[d] >= x[d + 2] + g.padBegin[d])
+            --out; // the last window must start inside the input or its leading padding
+        g.outShape.push_back(out);
+    }
+    return Status::ok();
+}
+
+} // namespace
+
+Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, const Shape64 &w,
+                                    bool transposed)
+{
+    ConvGeometry g;
+    if (w.size() < 3 || x.size() != w.size())
+        return ctx.fail("input " + shapeText(x) + " and weights " + shapeText(w) +
+                        " must have the same rank ≥ 3");
+    g.kernel = ctx.attrInts("kernel_shape", Shape64(w.begin() + 2, w.end()));
+    if (g.kernel.empty())
+        g.kernel.assign(w.begin() + 2, w.end());
+    OPSCOPE_TRY(fillCommon(ctx, x, g));
+    g.group = ctx.attrInt("group", 1);
+    if (g.group <= 0 || x[1] % g.group != 0)
+        return ctx.fail("group " + std::to_string(g.group) + " does not divide the " + std::to_string(x[1]) +
+                        " channels");
+    const std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+    if (!transposed) {
+        if (w[1] * g.group != x[1] || w[0] % g.group != 0)
+            return ctx.fail("weights " + shapeText(w) + " do not match " + std::to_string(x[1]) +
+                            " input channels in " + std::to_string(g.group) + " groups");
+        applyAutoPad(autoPad, x, g);
+        g.outShape = {x[0], w[0]};
+        OPSCOPE_TRY(windowOutput(ctx, x, g, false));
+        return g;
+    }
+    if (w[0] != x[1])
+        return ctx.fail("weights " + shapeText(w) + " do not match " + std::to_string(x[1]) +
+                        " input channels");
+    const std::size_t sp = g.kernel.size();
+    Shape64 outPad = ctx.attrInts("output_padding", Shape64(sp, 0));
+    if (outPad.empty())
+        outPad.assign(sp, 0);
+    const Shape64 outputShape = ctx.attrInts("output_shape");
+    g.outShape = {x[0], w[1] * g.group};
+    for (std::size_t d = 0; d < sp; ++d) {
+        const std::int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+        const std::int64_t full = g.strides[d] * (x[d + 2] - 1) + outPad[d] + extent;
+        std::int64_t out;
+        if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            out = !outputShape.empty() ? outputShape[outputShape.size() - sp + d] : x[d + 2] * g.strides[d];
+            const std::int64_t total = std::max<std::int64_t>(0, full - out);
+            const bool upper = autoPad != "SAME_LOWER";
+            g.padBegin[d] = upper ? total / 2 : total - total / 2;
+            g.padEnd[d] = total - g.padBegin[d];
+        } else {
+            if (autoPad == "VALID")
+                g.padBegin[d] = g.padEnd[d] = 0;
+            out = full - g.padBegin[d] - g.padEnd[d];
+        }
+        if (out <= 0)
+            return ctx.fail("the output would be empty");
+        g.outShape.push_back(out);
+    }
+    return g;
+}
+
+Expected<ConvGeometry> poolGeometry(const KernelContext &ctx, const Shape64 &x)
+{
+    ConvGeometry g;
+    g.kernel = ctx.attrInts("kernel_shape");
+    if (g.kernel.empty())
+        return ctx.fail("kernel_shape is required");
+    OPSCOPE_TRY(fillCommon(ctx, x, g));
+    applyAutoPad(ctx.attrString("auto_pad", "NOTSET"), x, g);
+    g.outShape = {x[0], x[1]};
+    OPSCOPE_TRY(windowOutput(ctx, x, g, ctx.attrInt("ceil_mode", 0) != 0));
+    return g;
+}
+
+} // namespace opscope::kernels

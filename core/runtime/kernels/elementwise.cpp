@@ -1,0 +1,446 @@
+// Elementwise math with multidirectional broadcasting: arithmetic, comparison, logic, bit
+// shifts, variadic Sum/Mean/Max/Min, Where, and unary math functions.
+
+#include "runtime/kernels/elementwise.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+Status sameType(const KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b)
+{
+    if (a.dtype() != b.dtype())
+        return ctx.fail("input types differ: " + std::string(dataTypeName(a.dtype())) + " and " +
+                        std::string(dataTypeName(b.dtype())));
+    return Status::ok();
+}
+
+enum class Arith
+{
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min
+};
+
+template<class T> T arith(Arith k, T x, T y)
+{
+    using C = ComputeType<T>;
+    const C a = x, b = y;
+    switch (k) {
+    case Arith::Add: return static_cast<T>(static_cast<C>(a + b));
+    case Arith::Sub: return static_cast<T>(static_cast<C>(a - b));
+    case Arith::Mul: return static_cast<T>(static_cast<C>(a * b));
+    case Arith::Div:
+        if constexpr (!isFloatLike<T>) {
+            if (b == 0)
+                return T{}; // integer division by zero is defined as 0 here rather than a crash
+        }
+        return static_cast<T>(static_cast<C>(a / b));
+    case Arith::Max:
+    case Arith::Min:
+        if constexpr (isFloatLike<T>) {
+            if (std::isnan(a) || std::isnan(b))
+                return static_cast<T>(std::numeric_limits<C>::quiet_NaN());
+        }
+        return static_cast<T>(k == Arith::Max ? std::max(a, b) : std::min(a, b));
+    }
+    return T{};
+}
+
+Expected<RuntimeTensor> arithApply(KernelContext &ctx, Arith k, const RuntimeTensor &a,
+                                   const RuntimeTensor &b)
+{
+    OPSCOPE_TRY(sameType(ctx, a, b));
+    Expected<RuntimeTensor> result = Status::internal("unset");
+    const Status st = dispatchNumeric(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("arithmetic on bool");
+        } else {
+            result = binaryApply<T, T, T>(ctx, a, b, a.dtype(), [k](T x, T y) { return arith(k, x, y); });
+            return result.status();
+        }
+    });
+    if (!st.isOk())
+        return st;
+    return result;
+}
+
+template<Arith K> Status arithKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    Expected<RuntimeTensor> r = arithApply(ctx, K, ctx.in(0), ctx.in(1));
+    if (!r)
+        return r.status();
+    ctx.setOutput(0, std::move(*r));
+    return Status::ok();
+}
+
+// Sum, Mean, Max, Min over any number of inputs, folding pairwise with broadcasting.
+template<Arith K, bool IsMean = false> Status variadicKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    RuntimeTensor acc = ctx.in(0);
+    for (std::size_t i = 1; i < ctx.inputCount(); ++i) {
+        Expected<RuntimeTensor> r = arithApply(ctx, K, acc, ctx.in(i));
+        if (!r)
+            return r.status();
+        acc = std::move(*r);
+    }
+    if constexpr (IsMean) {
+        const auto count = static_cast<double>(ctx.inputCount());
+        OPSCOPE_TRY(dispatchFloat(acc.dtype(), [&](auto tag) -> Status {
+            using T = decltype(tag);
+            Expected<RuntimeTensor> out = RuntimeTensor::allocate(acc.dtype(), acc.shape());
+            if (!out)
+                return out.status();
+            for (std::int64_t j = 0; j < acc.elementCount(); ++j)
+                out->mutableData<T>()[j] =
+                    static_cast<T>(static_cast<float>(acc.data<T>()[j]) / static_cast<float>(count));
+            acc = std::move(*out);
+            return Status::ok();
+        }));
+    }
+    ctx.setOutput(0, std::move(acc));
+    return Status::ok();
+}
+
+Status powKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    return dispatchNumeric(a.dtype(), [&](auto ta) -> Status {
+        using A = decltype(ta);
+        return dispatchNumeric(b.dtype(), [&](auto tb) -> Status {
+            using B = decltype(tb);
+            if constexpr (std::is_same_v<A, bool> || std::is_same_v<B, bool>) {
+                return ctx.unsupported("Pow on bool");
+            } else {
+                return binaryKernel<A, B, A>(ctx, a, b, a.dtype(), [](A x, B y) {
+                    const double base = static_cast<double>(static_cast<ComputeType<A>>(x));
+                    const double e = static_cast<double>(static_cast<ComputeType<B>>(y));
+                    if constexpr (isFloatLike<A>)
+                        return static_cast<A>(static_cast<ComputeType<A>>(std::pow(base, e)));
+                    else
+                        return static_cast<A>(std::llround(std::pow(base, e)));
+                });
+            }
+        });
+    });
+}
+
+Status modKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    OPSCOPE_TRY(sameType(ctx, a, b));
+    const bool fmod = ctx.attrInt("fmod", 0) != 0;
+    return dispatchNumeric(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Mod on bool");
+        } else if constexpr (isFloatLike<T>) {
+            if (!fmod)
+                return ctx.fail("Mod on floating-point inputs requires fmod=1");
+            return binaryKernel<T, T, T>(ctx, a, b, a.dtype(), [](T x, T y) {
+                return static_cast<T>(
+                    std::fmod(static_cast<ComputeType<T>>(x), static_cast<ComputeType<T>>(y)));
+            });
+        } else {
+            return binaryKernel<T, T, T>(ctx, a, b, a.dtype(), [fmod](T x, T y) -> T {
+                if (y == 0)
+                    return T{};
+                T r = static_cast<T>(x % y);
+                if constexpr (std::is_signed_v<T>) {
+                    if (!fmod && r != 0 && ((r < 0) != (y < 0))) // Python semantics: sign of the divisor
+                        r = static_cast<T>(r + y);
+                }
+                return r;
+            });
+        }
+    });
+}
+
+enum class Cmp
+{
+    Equal,
+    Greater,
+    GreaterOrEqual,
+    Less,
+    LessOrEqual
+};
+
+template<Cmp K> Status compareKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    OPSCOPE_TRY(sameType(ctx, a, b));
+    if (a.dtype() == DataType::String) {
+        if (K != Cmp::Equal)
+            return ctx.unsupported("ordering comparison of strings");
+        const Expected<Broadcast> bc = Broadcast::of({&a.shape(), &b.shape()}, ctx);
+        if (!bc)
+            return bc.status();
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Bool, bc->outShape);
+        if (!out)
+            return out.status();
+        auto *po = (*out)->mutableData<bool>();
+        forEachBroadcast(*bc, [&](std::int64_t o, const std::int64_t *idx) {
+            po[o] = a.strings()[std::size_t(idx[0])] == b.strings()[std::size_t(idx[1])];
+        });
+        return Status::ok();
+    }
+    return dispatchNumeric(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        return binaryKernel<T, T, bool>(ctx, a, b, DataType::Bool, [](T x, T y) {
+            const C p = x, q = y;
+            switch (K) {
+            case Cmp::Equal: return p == q;
+            case Cmp::Greater: return p > q;
+            case Cmp::GreaterOrEqual: return p >= q;
+            case Cmp::Less: return p < q;
+            case Cmp::LessOrEqual: return p <= q;
+            }
+            return false;
+        });
+    });
+}
+
+enum class Logic
+{
+    And,
+    Or,
+    Xor
+};
+
+template<Logic K> Status logicKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    if (a.dtype() != DataType::Bool || b.dtype() != DataType::Bool)
+        return ctx.fail("inputs must be bool");
+    return binaryKernel<bool, bool, bool>(ctx, a, b, DataType::Bool, [](bool x, bool y) {
+        return K == Logic::And ? (x && y) : K == Logic::Or ? (x || y) : (x != y);
+    });
+}
+
+Status bitShiftKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    OPSCOPE_TRY(sameType(ctx, a, b));
+    const bool left = ctx.attrString("direction") == "LEFT";
+    return dispatchAll(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (!std::is_unsigned_v<T> || std::is_same_v<T, bool>) {
+            return ctx.fail("BitShift needs unsigned integers");
+        } else {
+            return binaryKernel<T, T, T>(ctx, a, b, a.dtype(), [left](T x, T y) -> T {
+                if (y >= sizeof(T) * 8)
+                    return T{};
+                return static_cast<T>(left ? x << y : x >> y);
+            });
+        }
+    });
+}
+
+Status whereKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &c = ctx.in(0), &x = ctx.in(1), &y = ctx.in(2);
+    if (c.dtype() != DataType::Bool)
+        return ctx.fail("condition must be bool");
+    OPSCOPE_TRY(sameType(ctx, x, y));
+    const Expected<Broadcast> bc = Broadcast::of({&c.shape(), &x.shape(), &y.shape()}, ctx);
+    if (!bc)
+        return bc.status();
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), bc->outShape);
+    if (!out)
+        return out.status();
+    if (x.dtype() == DataType::String) {
+        auto &po = (*out)->mutableStrings();
+        forEachBroadcast(*bc, [&](std::int64_t o, const std::int64_t *i) {
+            po[std::size_t(o)] =
+                c.data<bool>()[i[0]] ? x.strings()[std::size_t(i[1])] : y.strings()[std::size_t(i[2])];
+        });
+        return Status::ok();
+    }
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T *po = (*out)->template mutableData<T>();
+        const bool *pc = c.data<bool>();
+        const T *px = x.data<T>(), *py = y.data<T>();
+        forEachBroadcast(
+            *bc, [&](std::int64_t o, const std::int64_t *i) { po[o] = pc[i[0]] ? px[i[1]] : py[i[2]]; });
+        return Status::ok();
+    });
+}
+
+// ---- unary --------------------------------------------------------------------------------------
+
+template<class F> Status unaryFloat(KernelContext &ctx, F f)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        return unaryKernel<T, T>(ctx, x, x.dtype(),
+                                 [&f](T v) { return static_cast<T>(static_cast<C>(f(C(v)))); });
+    });
+}
+
+#define OPSCOPE_UNARY_FLOAT(Name, expr)                                                                      \
+    Status Name##Kernel(KernelContext &ctx)                                                                  \
+    {                                                                                                        \
+        return unaryFloat(ctx, [](auto x) { return expr; });                                                 \
+    }
+
+OPSCOPE_UNARY_FLOAT(sqrt, std::sqrt(x))
+OPSCOPE_UNARY_FLOAT(exp, std::exp(x))
+OPSCOPE_UNARY_FLOAT(log, std::log(x))
+OPSCOPE_UNARY_FLOAT(reciprocal, decltype(x)(1) / x)
+OPSCOPE_UNARY_FLOAT(sin, std::sin(x))
+OPSCOPE_UNARY_FLOAT(cos, std::cos(x))
+OPSCOPE_UNARY_FLOAT(tan, std::tan(x))
+OPSCOPE_UNARY_FLOAT(asin, std::asin(x))
+OPSCOPE_UNARY_FLOAT(acos, std::acos(x))
+OPSCOPE_UNARY_FLOAT(atan, std::atan(x))
+OPSCOPE_UNARY_FLOAT(sinh, std::sinh(x))
+OPSCOPE_UNARY_FLOAT(cosh, std::cosh(x))
+OPSCOPE_UNARY_FLOAT(asinh, std::asinh(x))
+OPSCOPE_UNARY_FLOAT(acosh, std::acosh(x))
+OPSCOPE_UNARY_FLOAT(atanh, std::atanh(x))
+OPSCOPE_UNARY_FLOAT(erf, std::erf(x))
+OPSCOPE_UNARY_FLOAT(ceil, std::ceil(x))
+OPSCOPE_UNARY_FLOAT(floor, std::floor(x))
+OPSCOPE_UNARY_FLOAT(round, std::nearbyint(x)) // half to even in the default rounding mode
+
+// Abs, Neg, Sign also take integers.
+template<class F> Status unaryNumeric(KernelContext &ctx, F f)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        if constexpr (std::is_same_v<T, bool>)
+            return ctx.unsupported("on bool");
+        else
+            return unaryKernel<T, T>(ctx, x, x.dtype(), [&f](T v) { return static_cast<T>(f(C(v))); });
+    });
+}
+
+Status absKernel(KernelContext &ctx)
+{
+    return unaryNumeric(ctx, [](auto v) {
+        if constexpr (std::is_unsigned_v<decltype(v)>)
+            return v;
+        else
+            return v < 0 ? decltype(v)(-v) : v;
+    });
+}
+
+Status negKernel(KernelContext &ctx)
+{
+    return unaryNumeric(ctx, [](auto v) { return decltype(v)(-v); });
+}
+
+Status signKernel(KernelContext &ctx)
+{
+    return unaryNumeric(ctx, [](auto v) { return decltype(v)((v > 0) - (v < 0)); });
+}
+
+Status isNanKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    return dispatchFloat(ctx.in(0).dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        return unaryKernel<T, bool>(ctx, ctx.in(0), DataType::Bool,
+                                    [](T v) { return std::isnan(ComputeType<T>(v)); });
+    });
+}
+
+Status isInfKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const bool pos = ctx.attrInt("detect_positive", 1) != 0;
+    const bool neg = ctx.attrInt("detect_negative", 1) != 0;
+    return dispatchFloat(ctx.in(0).dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        return unaryKernel<T, bool>(ctx, ctx.in(0), DataType::Bool, [pos, neg](T v) {
+            const auto c = ComputeType<T>(v);
+            return std::isinf(c) && ((c > 0 && pos) || (c < 0 && neg));
+        });
+    });
+}
+
+Status notKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    if (ctx.in(0).dtype() != DataType::Bool)
+        return ctx.fail("input must be bool");
+    return unaryKernel<bool, bool>(ctx, ctx.in(0), DataType::Bool, [](bool v) { return !v; });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerElementwiseKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Add", arithKernel<Arith::Add>);
+    r.add("Sub", arithKernel<Arith::Sub>);
+    r.add("Mul", arithKernel<Arith::Mul>);
+    r.add("Div", arithKernel<Arith::Div>);
+    r.add("Pow", powKernel);
+    r.add("Mod", modKernel);
+    r.add("Sum", variadicKernel<Arith::Add>);
+    r.add("Mean", variadicKernel<Arith::Add, true>);
+    r.add("Max", variadicKernel<Arith::Max>);
+    r.add("Min", variadicKernel<Arith::Min>);
+    r.add("Equal", compareKernel<Cmp::Equal>);
+    r.add("Greater", compareKernel<Cmp::Greater>);
+    r.add("GreaterOrEqual", compareKernel<Cmp::GreaterOrEqual>);
+    r.add("Less", compareKernel<Cmp::Less>);
+    r.add("LessOrEqual", compareKernel<Cmp::LessOrEqual>);
+    r.add("And", logicKernel<Logic::And>);
+    r.add("Or", logicKernel<Logic::Or>);
+    r.add("Xor", logicKernel<Logic::Xor>);
+    r.add("Not", notKernel);
+    r.add("BitShift", bitShiftKernel);
+    r.add("Where", whereKernel);
+    r.add("Abs", absKernel);
+    r.add("Neg", negKernel);
+    r.add("Sign", signKernel);
+    r.add("Sqrt", sqrtKernel);
+    r.add("Exp", expKernel);
+    r.add("Log", logKernel);
+    r.add("Reciprocal", reciprocalKernel);
+    r.add("Sin", sinKernel);
+    r.add("Cos", cosKernel);
+    r.add("Tan", tanKernel);
+    r.add("Asin", asinKernel);
+    r.add("Acos", acosKernel);
+    r.add("Atan", atanKernel);
+    r.add("Sinh", sinhKernel);
+    r.add("Cosh", coshKernel);
+    r.add("Asinh", asinhKernel);
+    r.add("Acosh", acoshKernel);
+    r.add("Atanh", atanhKernel);
+    r.add("Erf", erfKernel);
+    r.add("Ceil", ceilKernel);
+    r.add("Floor", floorKernel);
+    r.add("Round", roundKernel);
+    r.add("IsNaN", isNanKernel);
+    r.add("IsInf", isInfKernel);
+}
+
+} // namespace opscope

@@ -1,0 +1,536 @@
+// Indexing ops. Every index is range-checked: an out-of-range index is an error naming the node,
+// never a read outside the tensor.
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+// Normalizes index v into [0, n) or reports it.
+Status checkIndex(const KernelContext &ctx, std::int64_t &v, std::int64_t n, const char *what)
+{
+    if (v < -n || v >= n)
+        return ctx.fail(std::string(what) + " index " + std::to_string(v) + " is out of range [" +
+                        std::to_string(-n) + ", " + std::to_string(n) + ")");
+    if (v < 0)
+        v += n;
+    return Status::ok();
+}
+
+Status sliceKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    if (ctx.opset() < 10) {
+        starts = ctx.attrInts("starts");
+        ends = ctx.attrInts("ends");
+        axes = ctx.attrInts("axes");
+    } else {
+        OPSCOPE_TRY(ctx.requireInputs(3));
+        starts = intValues(ctx.in(1));
+        ends = intValues(ctx.in(2));
+        if (ctx.input(3))
+            axes = intValues(ctx.in(3));
+        if (ctx.input(4))
+            steps = intValues(ctx.in(4));
+    }
+    if (axes.empty()) {
+        axes.resize(starts.size());
+        std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        return ctx.fail("starts, ends, axes and steps differ in length");
+
+    std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0),
+        step(static_cast<std::size_t>(rank), 1), shape = x.shape();
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+        const Expected<std::int64_t> ax = normalizeAxis(axes[i], rank, ctx);
+        if (!ax)
+            return ax.status();
+        const std::int64_t n = x.dim(std::size_t(*ax));
+        const std::int64_t st = steps[i];
+        if (st == 0)
+            return ctx.fail("slice step is zero");
+        std::int64_t s = starts[i], e = ends[i];
+        s = s < 0 ? s + n : s;
+        e = e < 0 ? e + n : e;
+        if (st > 0) {
+            s = std::clamp(s, std::int64_t(0), n);
+            e = std::clamp(e, std::int64_t(0), n);
+        } else {
+            s = std::clamp(s, std::int64_t(-1), n - 1);
+            e = std::clamp(e, std::int64_t(-1), n - 1);
+        }
+        const std::int64_t len =
+            st > 0 ? (e > s ? (e - s + st - 1) / st : 0) : (s > e ? (s - e - st - 1) / -st : 0);
+        begin[std::size_t(*ax)] = s;
+        step[std::size_t(*ax)] = st;
+        shape[std::size_t(*ax)] = len;
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    Broadcast b;
+    b.outShape = shape;
+    const Shape64 inStrides = stridesOf(x.shape());
+    Shape64 strides(static_cast<std::size_t>(rank));
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < std::size_t(rank); ++d) {
+        strides[d] = inStrides[d] * step[d];
+        base += begin[d] * inStrides[d];
+    }
+    b.strides = {strides};
+    if (x.dtype() == DataType::String) {
+        forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
+            (*out)->mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(base + i[0])];
+        });
+        return Status::ok();
+    }
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>() + base;
+        T *dst = (*out)->template mutableData<T>();
+        forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) { dst[o] = src[i[0]]; });
+        return Status::ok();
+    });
+}
+
+Status gatherKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &idx = ctx.in(1);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const std::size_t a = std::size_t(*axis);
+    std::vector<std::int64_t> shape(x.shape().begin(), x.shape().begin() + std::ptrdiff_t(a));
+    shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());
+    shape.insert(shape.end(), x.shape().begin() + std::ptrdiff_t(a) + 1, x.shape().end());
+    std::vector<std::int64_t> indices = intValues(idx);
+    const std::int64_t n = x.dim(a);
+    for (std::int64_t &v : indices)
+        OPSCOPE_TRY(checkIndex(ctx, v, n, "Gather"));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::int64_t outer = product(x.shape(), 0, a), inner = product(x.shape(), a + 1);
+    const auto k = static_cast<std::int64_t>(indices.size());
+    if (x.dtype() == DataType::String) {
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t j = 0; j < k; ++j)
+                for (std::int64_t i = 0; i < inner; ++i)
+                    (*out)->mutableStrings()[std::size_t((o * k + j) * inner + i)] =
+                        x.strings()[std::size_t((o * n + indices[std::size_t(j)]) * inner + i)];
+        return Status::ok();
+    }
+    const std::size_t es = dataTypeSize(x.dtype());
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t j = 0; j < k; ++j)
+            std::memcpy((*out)->mutableBytes() + (o * k + j) * inner * std::int64_t(es),
+                        x.bytes() + (o * n + indices[std::size_t(j)]) * inner * std::int64_t(es),
+                        std::size_t(inner) * es);
+    return Status::ok();
+}
+
+Status gatherElementsKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &idx = ctx.in(1);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    if (idx.rank() != x.rank())
+        return ctx.fail("indices must have the data's rank");
+    std::vector<std::int64_t> indices = intValues(idx);
+    const std::int64_t n = x.dim(std::size_t(*axis));
+    for (std::int64_t &v : indices)
+        OPSCOPE_TRY(checkIndex(ctx, v, n, "GatherElements"));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), idx.shape());
+    if (!out)
+        return out.status();
+    const Shape64 xs = stridesOf(x.shape()), os = stridesOf(idx.shape());
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < idx.elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            for (std::size_t d = 0; d < idx.rank(); ++d) {
+                const std::int64_t c = rem / os[d];
+                rem %= os[d];
+                off += (std::int64_t(d) == *axis ? indices[std::size_t(o)] : c) * xs[d];
+            }
+            dst[o] = src[off];
+        }
+        return Status::ok();
+    });
+}
+
+Status gatherNdKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &idx = ctx.in(1);
+    const std::int64_t b = ctx.attrInt("batch_dims", 0);
+    if (idx.rank() < 1)
+        return ctx.fail("indices must be at least 1-D");
+    const std::int64_t k = idx.dim(idx.rank() - 1);
+    if (b + k > std::int64_t(x.rank()))
+        return ctx.fail("indices last dimension is too large for the data's rank");
+    std::vector<std::int64_t> shape(idx.shape().begin(), idx.shape().end() - 1);
+    shape.insert(shape.end(), x.shape().begin() + b + k, x.shape().end());
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::vector<std::int64_t> indices = intValues(idx);
+    const Shape64 xs = stridesOf(x.shape());
+    const std::int64_t slice = product(x.shape(), std::size_t(b + k));
+    const std::int64_t batch = product(x.shape(), 0, std::size_t(b));
+    const std::int64_t tuples = product(idx.shape(), 0, idx.rank() - 1);
+    const std::int64_t perBatch = batch ? tuples / batch : 0;
+    const std::size_t es = dataTypeSize(x.dtype());
+    for (std::int64_t t = 0; t < tuples; ++t) {
+        const std::int64_t bi = perBatch ? t / perBatch : 0;
+        std::int64_t off = bi * (b ? xs[std::size_t(b - 1)] : 0);
+        for (std::int64_t j = 0; j < k; ++j) {
+            std::int64_t v = indices[std::size_t(t * k + j)];
+            OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(b + j)), "GatherND"));
+            off += v * xs[std::size_t(b + j)];
+        }
+        std::memcpy((*out)->mutableBytes() + t * slice * std::int64_t(es), x.bytes() + off * std::int64_t(es),
+                    std::size_t(slice) * es);
+    }
+    return Status::ok();
+}
+
+template<class T> T reduceInto(const std::string &mode, T a, T b)
+{
+    using C = ComputeType<T>;
+    if (mode == "add")
+        return static_cast<T>(C(a) + C(b));
+    if (mode == "mul")
+        return static_cast<T>(C(a) * C(b));
+    if (mode == "max")
+        return C(a) > C(b) ? a : b;
+    if (mode == "min")
+        return C(a) < C(b) ? a : b;
+    return b;
+}
+
+Status scatterNdKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &x = ctx.in(0), &idx = ctx.in(1), &upd = ctx.in(2);
+    const std::string mode = ctx.attrString("reduction", "none");
+    const std::int64_t k = idx.dim(idx.rank() - 1);
+    if (k > std::int64_t(x.rank()))
+        return ctx.fail("indices last dimension exceeds the data's rank");
+    const Shape64 xs = stridesOf(x.shape());
+    const std::int64_t slice = product(x.shape(), std::size_t(k));
+    const std::int64_t tuples = product(idx.shape(), 0, idx.rank() - 1);
+    if (upd.elementCount() != tuples * slice)
+        return ctx.fail("updates shape " + upd.shapeText() + " does not match indices and data");
+    const std::vector<std::int64_t> indices = intValues(idx);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    std::memcpy((*out)->mutableBytes(), x.bytes(), x.byteSize());
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T *dst = (*out)->template mutableData<T>();
+        const T *src = upd.data<T>();
+        for (std::int64_t t = 0; t < tuples; ++t) {
+            std::int64_t off = 0;
+            for (std::int64_t j = 0; j < k; ++j) {
+                std::int64_t v = indices[std::size_t(t * k + j)];
+                OPSCOPE_TRY(checkIndex(ctx, v, x.dim(static_cast<std::size_t>(j)), "ScatterND"));
+                off += v * xs[std::size_t(j)];
+            }
+            for (std::int64_t i = 0; i < slice; ++i)
+                dst[off + i] = reduceInto(mode, dst[off + i], src[t * slice + i]);
+        }
+        return Status::ok();
+    });
+}
+
+Status scatterElementsKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &x = ctx.in(0), &idx = ctx.in(1), &upd = ctx.in(2);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    if (idx.shape() != upd.shape() || idx.rank() != x.rank())
+        return ctx.fail("indices and updates must have the same shape and the data's rank");
+    const std::string mode = ctx.attrString("reduction", "none");
+    std::vector<std::int64_t> indices = intValues(idx);
+    for (std::int64_t &v : indices)
+        OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(*axis)), "ScatterElements"));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    std::memcpy((*out)->mutableBytes(), x.bytes(), x.byteSize());
+    const Shape64 xs = stridesOf(x.shape()), is = stridesOf(idx.shape());
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T *dst = (*out)->template mutableData<T>();
+        const T *src = upd.data<T>();
+        for (std::int64_t o = 0; o < idx.elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            for (std::size_t d = 0; d < idx.rank(); ++d) {
+                const std::int64_t c = rem / is[d];
+                rem %= is[d];
+                off += (std::int64_t(d) == *axis ? indices[std::size_t(o)] : c) * xs[d];
+            }
+            dst[off] = reduceInto(mode, dst[off], src[o]);
+        }
+        return Status::ok();
+    });
+}
+
+Status oneHotKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &idx = ctx.in(0), &depthT = ctx.in(1), &values = ctx.in(2);
+    const auto depth = static_cast<std::int64_t>(depthT.valueAsDouble(0));
+    if (depth <= 0)
+        return ctx.fail("depth must be positive");
+    const auto outRank = std::int64_t(idx.rank()) + 1;
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), outRank, ctx);
+    if (!axis)
+        return axis.status();
+    std::vector<std::int64_t> shape = idx.shape();
+    shape.insert(shape.begin() + *axis, depth);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, values.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::int64_t outer = product(idx.shape(), 0, std::size_t(*axis)),
+                       inner = product(idx.shape(), std::size_t(*axis));
+    return dispatchBySize(values.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T off = values.data<T>()[0], on = values.data<T>()[1];
+        T *dst = (*out)->template mutableData<T>();
+        std::fill_n(dst, (*out)->elementCount(), off);
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                auto v = static_cast<std::int64_t>(idx.valueAsDouble(o * inner + i));
+                if (v < 0)
+                    v += depth;
+                if (v >= 0 && v < depth)
+                    dst[(o * depth + v) * inner + i] = on;
+            }
+        return Status::ok();
+    });
+}
+
+Status nonZeroKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    std::vector<std::int64_t> hits;
+    for (std::int64_t i = 0; i < x.elementCount(); ++i)
+        if (x.valueAsDouble(i) != 0.0)
+            hits.push_back(i);
+    const auto n = static_cast<std::int64_t>(hits.size());
+    const auto rank = std::int64_t(std::max<std::size_t>(x.rank(), 1));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Int64, {rank, n});
+    if (!out)
+        return out.status();
+    const Shape64 st = stridesOf(x.shape().empty() ? Shape64{1} : x.shape());
+    auto *dst = (*out)->mutableData<std::int64_t>();
+    for (std::int64_t j = 0; j < n; ++j) {
+        std::int64_t rem = hits[std::size_t(j)];
+        for (std::int64_t d = 0; d < rank; ++d) {
+            dst[d * n + j] = rem / st[std::size_t(d)];
+            rem %= st[std::size_t(d)];
+        }
+    }
+    return Status::ok();
+}
+
+Status compressKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &cond = ctx.in(1);
+    RuntimeTensor data = x;
+    std::int64_t axis = 0;
+    if (ctx.hasAttr("axis")) {
+        const Expected<std::int64_t> a = normalizeAxis(ctx.attrInt("axis"), std::int64_t(x.rank()), ctx);
+        if (!a)
+            return a.status();
+        axis = *a;
+    } else {
+        data = x.reshaped({x.elementCount()});
+    }
+    std::vector<std::int64_t> keep;
+    for (std::int64_t i = 0; i < std::min(cond.elementCount(), data.dim(static_cast<std::size_t>(axis))); ++i)
+        if (cond.data<bool>()[i])
+            keep.push_back(i);
+    const RuntimeTensor idx = RuntimeTensor::fromValues(DataType::Int64, {std::int64_t(keep.size())}, keep);
+    std::vector<std::int64_t> shape = data.shape();
+    shape[std::size_t(axis)] = std::int64_t(keep.size());
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::int64_t outer = product(data.shape(), 0, std::size_t(axis)),
+                       inner = product(data.shape(), std::size_t(axis) + 1);
+    const std::size_t es = dataTypeSize(x.dtype());
+    const std::int64_t n = data.dim(static_cast<std::size_t>(axis)), k = std::int64_t(keep.size());
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t j = 0; j < k; ++j)
+            std::memcpy((*out)->mutableBytes() + (o * k + j) * inner * std::int64_t(es),
+                        data.bytes() + (o * n + keep[std::size_t(j)]) * inner * std::int64_t(es),
+                        std::size_t(inner) * es);
+    return Status::ok();
+}
+
+Status reverseSequenceKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> lens = intValues(ctx.in(1));
+    const std::int64_t batchAxis = ctx.attrInt("batch_axis", 1), timeAxis = ctx.attrInt("time_axis", 0);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    const Shape64 st = stridesOf(x.shape());
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < x.elementCount(); ++o) {
+            std::int64_t rem = o, off = 0, b = 0, t = 0;
+            std::vector<std::int64_t> c(x.rank());
+            for (std::size_t d = 0; d < x.rank(); ++d) {
+                c[d] = rem / st[d];
+                rem %= st[d];
+            }
+            b = c[std::size_t(batchAxis)];
+            t = c[std::size_t(timeAxis)];
+            const std::int64_t len =
+                std::clamp(lens[std::size_t(b)], std::int64_t(0), x.dim(static_cast<std::size_t>(timeAxis)));
+            if (t < len)
+                c[std::size_t(timeAxis)] = len - 1 - t;
+            for (std::size_t d = 0; d < x.rank(); ++d)
+                off += c[d] * st[d];
+            dst[o] = src[off];
+        }
+        return Status::ok();
+    });
+}
+
+Status topKKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const std::int64_t k = ctx.opset() < 10 ? ctx.attrInt("k") : ctx.in(1).valueAsInt(0);
+    const std::int64_t n = x.dim(std::size_t(*axis));
+    if (k < 0 || k > n)
+        return ctx.fail("k = " + std::to_string(k) + " is out of range for a dimension of " +
+                        std::to_string(n));
+    const bool largest = ctx.attrInt("largest", 1) != 0;
+    std::vector<std::int64_t> shape = x.shape();
+    shape[std::size_t(*axis)] = k;
+    Expected<RuntimeTensor *> values = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!values)
+        return values.status();
+    Expected<RuntimeTensor *> indices = ctx.allocateOutput(1, DataType::Int64, shape);
+    if (!indices)
+        return indices.status();
+    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
+                       inner = product(x.shape(), std::size_t(*axis) + 1);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        const T *src = x.data<T>();
+        T *pv = (*values)->template mutableData<T>();
+        auto *pi = (*indices)->mutableData<std::int64_t>();
+        std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                std::iota(order.begin(), order.end(), 0);
+                const auto at = [&](std::int64_t j) { return C(src[(o * n + j) * inner + i]); };
+                // Ties keep the lower index first (ONNX's rule).
+                std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+                    return largest ? at(a) > at(b) : at(a) < at(b);
+                });
+                for (std::int64_t j = 0; j < k; ++j) {
+                    pv[(o * k + j) * inner + i] = src[(o * n + order[std::size_t(j)]) * inner + i];
+                    pi[(o * k + j) * inner + i] = order[std::size_t(j)];
+                }
+            }
+        return Status::ok();
+    });
+}
+
+Status cumSumKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.in(1).valueAsInt(0), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const bool exclusive = ctx.attrInt("exclusive", 0) != 0, reverse = ctx.attrInt("reverse", 0) != 0;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    const std::int64_t n = x.dim(std::size_t(*axis));
+    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
+                       inner = product(x.shape(), std::size_t(*axis) + 1);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                C acc = 0;
+                for (std::int64_t s = 0; s < n; ++s) {
+                    const std::int64_t j = reverse ? n - 1 - s : s;
+                    const std::int64_t at = (o * n + j) * inner + i;
+                    if (exclusive) {
+                        dst[at] = static_cast<T>(acc);
+                        acc = static_cast<C>(acc + C(src[at]));
+                    } else {
+                        acc = static_cast<C>(acc + C(src[at]));
+                        dst[at] = static_cast<T>(acc);
+                    }
+                }
+            }
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerIndexingKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Slice", sliceKernel);
+    r.add("Gather", gatherKernel);
+    r.add("GatherElements", gatherElementsKernel);
+    r.add("GatherND", gatherNdKernel);
+    r.add("ScatterND", scatterNdKernel);
+    r.add("ScatterElements", scatterElementsKernel);
+    r.add("Scatter", scatterElementsKernel);
+    r.add("OneHot", oneHotKernel);
+    r.add("NonZero", nonZeroKernel);
+    r.add("Compress", compressKernel);
+    r.add("ReverseSequence", reverseSequenceKernel);
+    r.add("TopK", topKKernel);
+    r.add("CumSum", cumSumKernel);
+}
+
+} // namespace opscope

@@ -1,0 +1,157 @@
+#include "runtime/kernels/kernelutil.h"
+
+#include <algorithm>
+
+namespace opscope::kernels {
+
+float halfToFloat(std::uint16_t h)
+{
+    const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
+    std::uint32_t exp = (h >> 10) & 0x1f;
+    std::uint32_t mant = h & 0x3ff;
+    std::uint32_t bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { // subnormal: normalize
+            exp = 127 - 15 + 1;
+            while (!(mant & 0x400)) {
+                mant <<= 1;
+                --exp;
+            }
+            bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+        }
+    } else if (exp == 0x1f) {
+        bits = sign | 0x7f800000 | (mant << 13);
+    } else {
+        bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    }
+    return std::bit_cast<float>(bits);
+}
+
+std::uint16_t floatToHalf(float f)
+{
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+    const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000);
+    const std::uint32_t absx = x & 0x7fffffff;
+    if (absx >= 0x7f800000) // inf or nan
+        return sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0);
+    if (absx >= 0x477ff000) // rounds to >= 65520: overflow to inf
+        return sign | 0x7c00;
+    if (absx < 0x38800000) {                                                 // subnormal half (or zero)
+        const float magic = std::bit_cast<float>(std::uint32_t(0x3f000000)); // 0.5: shifts into place
+        const float v = std::bit_cast<float>(absx) + magic;
+        return sign | static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) -
+                                                 std::bit_cast<std::uint32_t>(magic));
+    }
+    // normal: rebias the exponent, round to nearest even on the 13 dropped mantissa bits
+    std::uint32_t r = (((absx >> 23) - 112) << 10) | ((absx >> 13) & 0x3ff);
+    const std::uint32_t rem = absx & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (r & 1)))
+        ++r; // a carry into the exponent is still correct
+    return sign | static_cast<std::uint16_t>(r);
+}
+
+std::uint16_t floatToBFloat16(float f)
+{
+    std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+    if ((x & 0x7fffffff) > 0x7f800000)
+        return static_cast<std::uint16_t>((x >> 16) | 0x40); // quiet nan
+    x += 0x7fff + ((x >> 16) & 1);
+    return static_cast<std::uint16_t>(x >> 16);
+}
+
+Expected<RuntimeTensor> toFloat32(const RuntimeTensor &t)
+{
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Float, t.shape());
+    if (!out)
+        return out;
+    const auto *src = t.data<std::uint16_t>();
+    float *dst = out->mutableData<float>();
+    const bool half = t.dtype() == DataType::Float16;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i)
+        dst[i] = half ? halfToFloat(src[i]) : bfloat16ToFloat(src[i]);
+    return out;
+}
+
+Expected<RuntimeTensor> fromFloat32(const RuntimeTensor &t, DataType target)
+{
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(target, t.shape());
+    if (!out)
+        return out;
+    const float *src = t.data<float>();
+    auto *dst = out->mutableData<std::uint16_t>();
+    const bool half = target == DataType::Float16;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i)
+        dst[i] = half ? floatToHalf(src[i]) : floatToBFloat16(src[i]);
+    return out;
+}
+
+std::int64_t product(const Shape64 &shape, std::size_t from, std::size_t to)
+{
+    std::int64_t p = 1;
+    for (std::size_t i = from; i < std::min(to, shape.size()); ++i)
+        p *= shape[i];
+    return p;
+}
+
+Shape64 stridesOf(const Shape64 &shape)
+{
+    Shape64 s(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;)
+        s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx)
+{
+    if (axis < -rank || axis >= std::max<std::int64_t>(rank, 1))
+        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    return axis < 0 ? axis + rank : axis;
+}
+
+Expected<Broadcast> Broadcast::of(const std::vector<const Shape64 *> &shapes, const KernelContext &ctx)
+{
+    Broadcast b;
+    std::size_t rank = 0;
+    for (const Shape64 *s : shapes)
+        rank = std::max(rank, s->size());
+    b.outShape.assign(rank, 1);
+    for (const Shape64 *s : shapes) {
+        const std::size_t off = rank - s->size();
+        for (std::size_t d = 0; d < s->size(); ++d) {
+            const std::int64_t v = (*s)[d];
+            std::int64_t &o = b.outShape[off + d];
+            if (o == 1)
+                o = v;
+            else if (v != 1 && v != o)
+                return ctx.fail("shapes " + shapeText(*shapes[0]) + " and " + shapeText(*s) +
+                                " cannot be broadcast together");
+        }
+    }
+    // A zero-size dim wins over 1.
+    for (const Shape64 *s : shapes) {
+        const std::size_t off = rank - s->size();
+        for (std::size_t d = 0; d < s->size(); ++d)
+            if ((*s)[d] == 0)
+                b.outShape[off + d] = 0;
+    }
+    b.allSame = true;
+    for (const Shape64 *s : shapes) {
+        const std::size_t off = rank - s->size();
+        const Shape64 st = stridesOf(*s);
+        Shape64 aligned(rank, 0);
+        for (std::size_t d = 0; d < s->size(); ++d)
+            aligned[off + d] = (*s)[d] == 1 && b.outShape[off + d] != 1 ? 0 : st[d];
+        b.strides.push_back(std::move(aligned));
+        b.allSame &= *s == b.outShape;
+    }
+    return b;
+}
+
+std::vector<std::int64_t> intValues(const RuntimeTensor &t)
+{
+    return t.toInt64Vector();
+}
+
+} // namespace opscope::kernels

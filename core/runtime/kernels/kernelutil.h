@@ -1,0 +1,171 @@
+#pragma once
+// Shared kernel helpers: dtype dispatch, multidirectional broadcasting, axis normalization,
+// float16/bfloat16 conversion, and an OpenMP-parallel loop (the same runtime oneDNN uses).
+
+#include "runtime/kernel.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace opscope::kernels {
+
+using Shape64 = std::vector<std::int64_t>;
+
+// ---- float16 / bfloat16 ----------------------------------------------------------------------
+float halfToFloat(std::uint16_t h);
+std::uint16_t floatToHalf(float f);
+inline float bfloat16ToFloat(std::uint16_t b)
+{
+    return std::bit_cast<float>(std::uint32_t(b) << 16);
+}
+std::uint16_t floatToBFloat16(float f); // round to nearest even
+
+// Converts a float16/bfloat16 tensor to float32 and back, so float kernels serve them too.
+Expected<RuntimeTensor> toFloat32(const RuntimeTensor &t);
+Expected<RuntimeTensor> fromFloat32(const RuntimeTensor &t, DataType target);
+
+// Storage types that compute in float: every float kernel template serves them too.
+struct Half
+{
+    std::uint16_t bits = 0;
+    Half() = default;
+    Half(float f) : bits(floatToHalf(f)) {}
+    operator float() const { return halfToFloat(bits); }
+};
+struct BFloat16
+{
+    std::uint16_t bits = 0;
+    BFloat16() = default;
+    BFloat16(float f) : bits(floatToBFloat16(f)) {}
+    operator float() const { return bfloat16ToFloat(bits); }
+};
+template<class T>
+constexpr bool isFloatLike =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+// The type arithmetic happens in: float for the half types, T otherwise.
+template<class T>
+using ComputeType = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+// ---- dispatch ---------------------------------------------------------------------------------
+// Calls f(T{}) with the C++ type of `dtype`; Bool maps to bool (1 byte).
+template<class F> Status dispatchAll(DataType dtype, F &&f)
+{
+    switch (dtype) {
+    case DataType::Float: return f(float{});
+    case DataType::Double: return f(double{});
+    case DataType::Int64: return f(std::int64_t{});
+    case DataType::Int32: return f(std::int32_t{});
+    case DataType::Int16: return f(std::int16_t{});
+    case DataType::Int8: return f(std::int8_t{});
+    case DataType::UInt8: return f(std::uint8_t{});
+    case DataType::UInt16: return f(std::uint16_t{});
+    case DataType::UInt32: return f(std::uint32_t{});
+    case DataType::UInt64: return f(std::uint64_t{});
+    case DataType::Bool: return f(bool{});
+    default:
+        return Status::unsupported("data type " + std::string(dataTypeName(dtype)) +
+                                   " is not supported here");
+    }
+}
+
+// dispatchAll plus the half types.
+template<class F> Status dispatchNumeric(DataType dtype, F &&f)
+{
+    switch (dtype) {
+    case DataType::Float16: return f(Half{});
+    case DataType::BFloat16: return f(BFloat16{});
+    default: return dispatchAll(dtype, std::forward<F>(f));
+    }
+}
+
+template<class F> Status dispatchFloat(DataType dtype, F &&f)
+{
+    switch (dtype) {
+    case DataType::Float: return f(float{});
+    case DataType::Double: return f(double{});
+    case DataType::Float16: return f(Half{});
+    case DataType::BFloat16: return f(BFloat16{});
+    default:
+        return Status::unsupported("data type " + std::string(dataTypeName(dtype)) +
+                                   " is not supported here");
+    }
+}
+
+// Bitwise copy of any fixed-size element type (for data movement ops).
+template<class F> Status dispatchBySize(DataType dtype, F &&f)
+{
+    switch (dataTypeSize(dtype)) {
+    case 1: return f(std::uint8_t{});
+    case 2: return f(std::uint16_t{});
+    case 4: return f(std::uint32_t{});
+    case 8: return f(std::uint64_t{});
+    case 16: return f(std::pair<std::uint64_t, std::uint64_t>{});
+    default:
+        return Status::unsupported("data type " + std::string(dataTypeName(dtype)) +
+                                   " is not supported here");
+    }
+}
+
+// ---- shapes -----------------------------------------------------------------------------------
+std::int64_t product(const Shape64 &shape, std::size_t from = 0, std::size_t to = SIZE_MAX);
+Shape64 stridesOf(const Shape64 &shape);
+// Normalizes a possibly negative axis; fails for out-of-range axes.
+Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx);
+
+// Multidirectional (numpy) broadcasting of several shapes.
+struct Broadcast
+{
+    Shape64 outShape;
+    std::vector<Shape64> strides; // per input, aligned to outShape, 0 where broadcast
+    bool allSame = false;         // every input already has outShape
+
+    static Expected<Broadcast> of(const std::vector<const Shape64 *> &shapes, const KernelContext &ctx);
+};
+
+// Calls f(outIndex, inIndex[0..n)) for every output element, in order. Fast enough for the odd
+// shapes; the hot same-shape and scalar cases are handled by callers.
+template<class F> void forEachBroadcast(const Broadcast &b, F &&f)
+{
+    const std::size_t rank = b.outShape.size();
+    const std::size_t n = b.strides.size();
+    const std::int64_t total = product(b.outShape);
+    if (total == 0)
+        return;
+    std::vector<std::int64_t> counter(rank, 0);
+    std::vector<std::int64_t> idx(n, 0);
+    for (std::int64_t o = 0; o < total; ++o) {
+        f(o, idx.data());
+        for (std::size_t d = rank; d-- > 0;) {
+            ++counter[d];
+            for (std::size_t k = 0; k < n; ++k)
+                idx[k] += b.strides[k][d];
+            if (counter[d] < b.outShape[d])
+                break;
+            for (std::size_t k = 0; k < n; ++k)
+                idx[k] -= b.strides[k][d] * counter[d];
+            counter[d] = 0;
+        }
+    }
+}
+
+// Parallel loop over [0, n) in chunks; serial below `grain` elements.
+template<class F> void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
+{
+    if (n < grain) {
+        for (std::int64_t i = 0; i < n; ++i)
+            f(i);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i)
+        f(i);
+}
+
+// Reads an integer tensor (int32/int64) as int64 values.
+std::vector<std::int64_t> intValues(const RuntimeTensor &t);
+
+} // namespace opscope::kernels

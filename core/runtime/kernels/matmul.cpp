@@ -1,0 +1,176 @@
+// MatMul (numpy semantics: 1-D promotion, batch broadcasting) and Gemm. Float32 goes through
+// oneDNN's sgemm; other types use a plain loop.
+
+#include "runtime/kernels/gemm.h"
+#include "runtime/kernels/kernelutil.h"
+
+#include <oneapi/dnnl/dnnl.h>
+
+namespace opscope {
+namespace kernels {
+
+Status gemmF32(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               const float *a, std::int64_t lda, const float *b, std::int64_t ldb, float beta, float *c,
+               std::int64_t ldc)
+{
+    if (m == 0 || n == 0)
+        return Status::ok();
+    if (k == 0) {
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j)
+                c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return Status::ok();
+    }
+    const dnnl_status_t st =
+        dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (st != dnnl_success)
+        return Status::internal("oneDNN sgemm failed (status " + std::to_string(int(st)) + ")");
+    return Status::ok();
+}
+
+namespace {
+
+template<class T>
+void gemmGeneric(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                 const T *a, std::int64_t lda, const T *b, std::int64_t ldb, double beta, T *c,
+                 std::int64_t ldc)
+{
+    using C = ComputeType<T>;
+    using Acc = std::conditional_t<isFloatLike<T>, double, C>;
+    for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            Acc sum = 0;
+            for (std::int64_t p = 0; p < k; ++p) {
+                const C av = transA ? C(a[p * lda + i]) : C(a[i * lda + p]);
+                const C bv = transB ? C(b[j * ldb + p]) : C(b[p * ldb + j]);
+                sum += static_cast<Acc>(av) * static_cast<Acc>(bv);
+            }
+            const double prev = beta == 0.0 ? 0.0 : beta * double(C(c[i * ldc + j]));
+            c[i * ldc + j] = static_cast<T>(static_cast<C>(alpha * double(sum) + prev));
+        }
+}
+
+Status matMulKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    if (a.dtype() != b.dtype())
+        return ctx.fail("input types differ");
+    if (a.rank() == 0 || b.rank() == 0)
+        return ctx.fail("MatMul inputs must be at least 1-D");
+    Shape64 as = a.shape(), bs = b.shape();
+    const bool aVec = as.size() == 1, bVec = bs.size() == 1;
+    if (aVec)
+        as.insert(as.begin(), 1);
+    if (bVec)
+        bs.push_back(1);
+    const std::int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    if (bs[bs.size() - 2] != k)
+        return ctx.fail("inner dimensions differ: " + a.shapeText() + " × " + b.shapeText());
+    const Shape64 aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+    const Expected<Broadcast> bc = Broadcast::of({&aBatch, &bBatch}, ctx);
+    if (!bc)
+        return bc.status();
+    Shape64 outShape = bc->outShape;
+    if (!aVec)
+        outShape.push_back(m);
+    if (!bVec)
+        outShape.push_back(n);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, a.dtype(), outShape);
+    if (!out)
+        return out.status();
+    // Batch offsets of each operand.
+    std::vector<std::int64_t> aOff, bOff;
+    Broadcast batches = *bc;
+    if (batches.outShape.empty()) {
+        aOff = {0};
+        bOff = {0};
+    } else {
+        forEachBroadcast(batches, [&](std::int64_t, const std::int64_t *i) {
+            aOff.push_back(i[0]);
+            bOff.push_back(i[1]);
+        });
+    }
+    const auto batchCount = static_cast<std::int64_t>(aOff.size());
+    if (a.dtype() == DataType::Float) {
+        const float *pa = a.data<float>(), *pb = b.data<float>();
+        float *po = (*out)->mutableData<float>();
+        for (std::int64_t i = 0; i < batchCount; ++i)
+            OPSCOPE_TRY(gemmF32(false, false, m, n, k, 1.0f, pa + aOff[std::size_t(i)] * m * k, k,
+                                pb + bOff[std::size_t(i)] * k * n, n, 0.0f, po + i * m * n, n));
+        return Status::ok();
+    }
+    return dispatchNumeric(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("MatMul on bool");
+        } else {
+            const T *pa = a.data<T>(), *pb = b.data<T>();
+            T *po = (*out)->template mutableData<T>();
+            for (std::int64_t i = 0; i < batchCount; ++i)
+                gemmGeneric<T>(false, false, m, n, k, 1.0, pa + aOff[std::size_t(i)] * m * k, k,
+                               pb + bOff[std::size_t(i)] * k * n, n, 0.0, po + i * m * n, n);
+            return Status::ok();
+        }
+    });
+}
+
+Status gemmKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    if (a.rank() != 2 || b.rank() != 2)
+        return ctx.fail("Gemm inputs must be 2-D, got " + a.shapeText() + " and " + b.shapeText());
+    const bool ta = ctx.attrInt("transA", 0) != 0, tb = ctx.attrInt("transB", 0) != 0;
+    const float alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
+    const std::int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1);
+    const std::int64_t kb = tb ? b.dim(1) : b.dim(0), n = tb ? b.dim(0) : b.dim(1);
+    if (k != kb)
+        return ctx.fail("inner dimensions differ: " + a.shapeText() + " × " + b.shapeText());
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, a.dtype(), {m, n});
+    if (!out)
+        return out.status();
+    const RuntimeTensor *c = ctx.input(2);
+    Broadcast cb;
+    if (c) {
+        const Shape64 target{m, n};
+        const Expected<Broadcast> bc = Broadcast::of({&c->shape(), &target}, ctx);
+        if (!bc)
+            return bc.status();
+        if (bc->outShape != target)
+            return ctx.fail("C " + c->shapeText() + " does not broadcast to [" + std::to_string(m) + "," +
+                            std::to_string(n) + "]");
+        cb = *bc;
+    }
+    return dispatchNumeric(a.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Gemm on bool");
+        } else {
+            T *po = (*out)->template mutableData<T>();
+            const bool useC = c && beta != 0.0f;
+            if (useC) {
+                const T *pc = c->data<T>();
+                forEachBroadcast(cb, [&](std::int64_t o, const std::int64_t *i) { po[o] = pc[i[0]]; });
+            }
+            if constexpr (std::is_same_v<T, float>)
+                return gemmF32(ta, tb, m, n, k, alpha, a.data<float>(), a.dim(1), b.data<float>(), b.dim(1),
+                               useC ? beta : 0.0f, po, n);
+            gemmGeneric<T>(ta, tb, m, n, k, alpha, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1),
+                           useC ? beta : 0.0, po, n);
+            return Status::ok();
+        }
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerMatMulKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("MatMul", matMulKernel);
+    r.add("Gemm", gemmKernel);
+}
+
+} // namespace opscope

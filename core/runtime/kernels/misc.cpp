@@ -1,0 +1,231 @@
+// Einsum and the loss ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss).
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <map>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+// Einsum by direct summation over every label: general (any equation, ellipsis, repeated labels),
+// meant for the small contractions models spell with it.
+Status einsumKernel(KernelContext &ctx)
+{
+    std::string eq = ctx.attrString("equation");
+    eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+    const auto arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms;
+    for (std::size_t s = 0, e; s <= lhs.size(); s = e + 1) {
+        e = lhs.find(',', s);
+        if (e == std::string::npos)
+            e = lhs.size();
+        terms.push_back(lhs.substr(s, e - s));
+    }
+    if (terms.size() != ctx.inputCount())
+        return ctx.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " operands for " +
+                        std::to_string(ctx.inputCount()) + " inputs");
+    // Replace "..." by upper-case placeholder labels, as many as the broadcast dims need.
+    std::size_t ellipsisDims = 0;
+    for (std::size_t i = 0; i < terms.size(); ++i)
+        if (terms[i].find("...") != std::string::npos)
+            ellipsisDims = std::max(ellipsisDims, ctx.in(i).rank() - (terms[i].size() - 3));
+    std::string ell;
+    for (std::size_t k = 0; k < ellipsisDims; ++k)
+        ell += char('A' + k);
+    const auto expand = [&](std::string t, std::size_t rank) {
+        const auto p = t.find("...");
+        if (p != std::string::npos)
+            t.replace(p, 3, ell.substr(ellipsisDims - (rank - (t.size() - 3))));
+        return t;
+    };
+    std::map<char, std::int64_t> sizes;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        terms[i] = expand(terms[i], ctx.in(i).rank());
+        if (terms[i].size() != ctx.in(i).rank())
+            return ctx.fail("operand " + std::to_string(i) + " '" + terms[i] + "' does not match rank " +
+                            std::to_string(ctx.in(i).rank()));
+        for (std::size_t d = 0; d < terms[i].size(); ++d) {
+            const std::int64_t n = ctx.in(i).dim(d);
+            auto [it, added] = sizes.emplace(terms[i][d], n);
+            if (!added && it->second != n) {
+                if (it->second == 1)
+                    it->second = n;
+                else if (n != 1)
+                    return ctx.fail("label '" + std::string(1, terms[i][d]) + "' has sizes " +
+                                    std::to_string(it->second) + " and " + std::to_string(n));
+            }
+        }
+    }
+    std::string out;
+    if (arrow != std::string::npos) {
+        out = eq.substr(arrow + 2);
+        const auto p = out.find("...");
+        if (p != std::string::npos)
+            out.replace(p, 3, ell);
+    } else {
+        out = ell;
+        for (const auto &[c, n] : sizes)
+            if (c >= 'a' && std::count(lhs.begin(), lhs.end(), c) == 1)
+                out += c;
+    }
+    std::string labels;
+    for (const auto &[c, n] : sizes)
+        labels += c;
+    Shape64 outShape;
+    for (char c : out)
+        outShape.push_back(sizes[c]);
+    Expected<RuntimeTensor *> result = ctx.allocateOutput(0, ctx.in(0).dtype(), outShape);
+    if (!result)
+        return result.status();
+    return dispatchNumeric(ctx.in(0).dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Einsum on bool");
+        } else {
+            std::vector<std::int64_t> value(labels.size(), 0);
+            const auto pos = [&](char c) { return labels.find(c); };
+            std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> termStrides(terms.size());
+            for (std::size_t i = 0; i < terms.size(); ++i) {
+                const Shape64 st = stridesOf(ctx.in(i).shape());
+                for (std::size_t d = 0; d < terms[i].size(); ++d)
+                    termStrides[i].push_back({pos(terms[i][d]), ctx.in(i).dim(d) == 1 ? 0 : st[d]});
+            }
+            const Shape64 outStrides = stridesOf(outShape);
+            T *dst = (*result)->template mutableData<T>();
+            std::vector<double> acc(std::size_t((*result)->elementCount()), 0.0);
+            std::int64_t total = 1;
+            for (char c : labels)
+                total *= sizes[c];
+            for (std::int64_t flat = 0; flat < total; ++flat) {
+                std::int64_t rem = flat;
+                for (std::size_t l = labels.size(); l-- > 0;) {
+                    value[l] = rem % sizes[labels[l]];
+                    rem /= sizes[labels[l]];
+                }
+                double prod = 1;
+                for (std::size_t i = 0; i < terms.size(); ++i) {
+                    std::int64_t off = 0;
+                    for (const auto &[l, s] : termStrides[i])
+                        off += value[l] * s;
+                    prod *= double(ComputeType<T>(ctx.in(i).data<T>()[off]));
+                }
+                std::int64_t o = 0;
+                for (std::size_t d = 0; d < out.size(); ++d)
+                    o += value[pos(out[d])] * outStrides[d];
+                acc[std::size_t(o)] += prod;
+            }
+            for (std::size_t i = 0; i < acc.size(); ++i)
+                dst[i] = static_cast<T>(static_cast<ComputeType<T>>(acc[i]));
+            return Status::ok();
+        }
+    });
+}
+
+// loss[n, d...] = -weight[t] * input[n, t, d...] for t = target[n, d...] != ignore_index.
+template<class T>
+Status nllLoss(KernelContext &ctx, const RuntimeTensor &input, const RuntimeTensor &target,
+               const RuntimeTensor *weight, std::size_t outIndex)
+{
+    const std::int64_t n = input.dim(0), c = input.dim(1), inner = product(input.shape(), 2);
+    const bool hasIgnore = ctx.hasAttr("ignore_index");
+    const std::int64_t ignore = ctx.attrInt("ignore_index", 0);
+    const std::string reduction = ctx.attrString("reduction", "mean");
+    if (target.elementCount() != n * inner)
+        return ctx.fail("target " + target.shapeText() + " does not match input " + input.shapeText());
+    std::vector<double> loss(std::size_t(n * inner)), weights(std::size_t(n * inner));
+    for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t i = 0; i < inner; ++i) {
+            const std::int64_t t = target.valueAsInt(b * inner + i);
+            if (hasIgnore && t == ignore) {
+                loss[std::size_t(b * inner + i)] = 0;
+                weights[std::size_t(b * inner + i)] = 0;
+                continue;
+            }
+            if (t < 0 || t >= c)
+                return ctx.fail("target class " + std::to_string(t) + " is out of range [0, " +
+                                std::to_string(c) + ")");
+            const double w = weight ? double(ComputeType<T>(weight->data<T>()[t])) : 1.0;
+            loss[std::size_t(b * inner + i)] =
+                -w * double(ComputeType<T>(input.data<T>()[(b * c + t) * inner + i]));
+            weights[std::size_t(b * inner + i)] = w;
+        }
+    if (reduction == "none") {
+        Shape64 shape = target.shape();
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(outIndex, input.dtype(), shape);
+        if (!out)
+            return out.status();
+        for (std::size_t i = 0; i < loss.size(); ++i)
+            (*out)->template mutableData<T>()[i] = static_cast<T>(static_cast<ComputeType<T>>(loss[i]));
+        return Status::ok();
+    }
+    double sum = 0, wsum = 0;
+    for (std::size_t i = 0; i < loss.size(); ++i) {
+        sum += loss[i];
+        wsum += weights[i];
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(outIndex, input.dtype(), {});
+    if (!out)
+        return out.status();
+    const double v = reduction == "sum" ? sum : (wsum == 0 ? 0.0 : sum / wsum);
+    (*out)->template mutableData<T>()[0] = static_cast<T>(static_cast<ComputeType<T>>(v));
+    return Status::ok();
+}
+
+Status nllLossKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    return dispatchFloat(ctx.in(0).dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        return nllLoss<T>(ctx, ctx.in(0), ctx.in(1), ctx.input(2), 0);
+    });
+}
+
+Status softmaxCrossEntropyKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &scores = ctx.in(0);
+    const std::int64_t n = scores.dim(0), c = scores.dim(1), inner = product(scores.shape(), 2);
+    return dispatchFloat(scores.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        Expected<RuntimeTensor> logp = RuntimeTensor::allocate(scores.dtype(), scores.shape());
+        if (!logp)
+            return logp.status();
+        const T *src = scores.data<T>();
+        T *lp = logp->template mutableData<T>();
+        for (std::int64_t b = 0; b < n; ++b)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                double mx = -1e300, sum = 0;
+                for (std::int64_t k = 0; k < c; ++k)
+                    mx = std::max(mx, double(ComputeType<T>(src[(b * c + k) * inner + i])));
+                for (std::int64_t k = 0; k < c; ++k)
+                    sum += std::exp(double(ComputeType<T>(src[(b * c + k) * inner + i])) - mx);
+                for (std::int64_t k = 0; k < c; ++k)
+                    lp[(b * c + k) * inner + i] = static_cast<T>(static_cast<ComputeType<T>>(
+                        double(ComputeType<T>(src[(b * c + k) * inner + i])) - mx - std::log(sum)));
+            }
+        OPSCOPE_TRY(nllLoss<T>(ctx, *logp, ctx.in(1), ctx.input(2), 0));
+        if (ctx.wantsOutput(1))
+            ctx.setOutput(1, std::move(*logp));
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerCastKernels(KernelRegistry &r);
+void registerResizeKernels(KernelRegistry &r);
+
+void registerMiscKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Einsum", einsumKernel);
+    r.add("NegativeLogLikelihoodLoss", nllLossKernel);
+    r.add("SoftmaxCrossEntropyLoss", softmaxCrossEntropyKernel);
+    registerCastKernels(r);
+    registerResizeKernels(r);
+}
+
+} // namespace opscope

@@ -1,0 +1,328 @@
+// Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
+// GroupNormalization, LRN, MeanVarianceNormalization, LpNormalization.
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <numeric>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+template<class T> double at(const RuntimeTensor &t, std::int64_t i)
+{
+    return double(ComputeType<T>(t.data<T>()[i]));
+}
+
+Status batchNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(5));
+    const RuntimeTensor &x = ctx.in(0);
+    if (ctx.attrInt("training_mode", 0) != 0 || (ctx.wantsOutput(1) && ctx.opset() >= 14))
+        return ctx.unsupported("training mode (running statistics) is not supported");
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D");
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    const std::int64_t c = x.dim(1), inner = product(x.shape(), 2), outer = x.dim(0);
+    for (std::size_t i = 1; i < 5; ++i)
+        if (ctx.in(i).elementCount() != c)
+            return ctx.fail("input " + std::to_string(i) + " must have " + std::to_string(c) + " elements");
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        std::vector<double> scale(static_cast<std::size_t>(c)), shift(static_cast<std::size_t>(c));
+        const auto param = [&](std::size_t input, std::int64_t i) {
+            const RuntimeTensor &t = ctx.in(input);
+            return t.dtype() == x.dtype() ? at<T>(t, i) : t.valueAsDouble(i);
+        };
+        for (std::int64_t i = 0; i < c; ++i) {
+            scale[std::size_t(i)] = param(1, i) / std::sqrt(param(4, i) + eps);
+            shift[std::size_t(i)] = param(2, i) - param(3, i) * scale[std::size_t(i)];
+        }
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        parallelFor(
+            outer * c,
+            [&](std::int64_t plane) {
+                const double s = scale[std::size_t(plane % c)], b = shift[std::size_t(plane % c)];
+                for (std::int64_t i = 0; i < inner; ++i)
+                    dst[plane * inner + i] = static_cast<T>(
+                        static_cast<ComputeType<T>>(double(ComputeType<T>(src[plane * inner + i])) * s + b));
+            },
+            16);
+        return Status::ok();
+    });
+}
+
+// Normalizes contiguous groups of `groupSize` elements; scale/bias indexed by `paramOf(group, i)`.
+template<class T, class ParamFn>
+void normalizeGroups(const T *src, T *dst, std::int64_t groups, std::int64_t groupSize, double eps,
+                     ParamFn paramOf, double *means = nullptr, double *invStd = nullptr)
+{
+    parallelFor(
+        groups,
+        [&](std::int64_t gi) {
+            const T *in = src + gi * groupSize;
+            double mean = 0, var = 0;
+            for (std::int64_t i = 0; i < groupSize; ++i)
+                mean += double(ComputeType<T>(in[i]));
+            mean /= double(std::max<std::int64_t>(groupSize, 1));
+            for (std::int64_t i = 0; i < groupSize; ++i) {
+                const double d = double(ComputeType<T>(in[i])) - mean;
+                var += d * d;
+            }
+            var /= double(std::max<std::int64_t>(groupSize, 1));
+            const double inv = 1.0 / std::sqrt(var + eps);
+            if (means)
+                means[gi] = mean;
+            if (invStd)
+                invStd[gi] = inv;
+            for (std::int64_t i = 0; i < groupSize; ++i) {
+                const auto [s, b] = paramOf(gi, i);
+                dst[gi * groupSize + i] = static_cast<T>(
+                    static_cast<ComputeType<T>>((double(ComputeType<T>(in[i])) - mean) * inv * s + b));
+            }
+        },
+        8);
+}
+
+Status instanceNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    const std::int64_t c = x.dim(1), inner = product(x.shape(), 2);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        normalizeGroups<T>(
+            x.data<T>(), (*out)->template mutableData<T>(), x.dim(0) * c, inner, eps,
+            [&](std::int64_t g, std::int64_t) { return std::pair(at<T>(scale, g % c), at<T>(bias, g % c)); });
+        return Status::ok();
+    });
+}
+
+Status layerNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1);
+    const RuntimeTensor *bias = ctx.input(2);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
+                       inner = product(x.shape(), std::size_t(*axis));
+    const Shape64 normShape(x.shape().begin() + *axis, x.shape().end());
+    const Expected<Broadcast> sb = Broadcast::of({&scale.shape(), &normShape}, ctx);
+    if (!sb || sb->outShape != normShape)
+        return ctx.fail("scale " + scale.shapeText() + " does not broadcast to " + shapeText(normShape));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    Shape64 statShape = x.shape();
+    for (std::size_t d = std::size_t(*axis); d < statShape.size(); ++d)
+        statShape[d] = 1;
+    std::vector<double> means(static_cast<std::size_t>(outer)), invStd(static_cast<std::size_t>(outer));
+    // Scale/bias may broadcast: expand them once to the normalized shape.
+    std::vector<std::int64_t> sIdx, bIdx;
+    forEachBroadcast(*sb, [&](std::int64_t, const std::int64_t *i) { sIdx.push_back(i[0]); });
+    if (bias) {
+        const Expected<Broadcast> bb = Broadcast::of({&bias->shape(), &normShape}, ctx);
+        if (!bb || bb->outShape != normShape)
+            return ctx.fail("bias " + bias->shapeText() + " does not broadcast to " + shapeText(normShape));
+        forEachBroadcast(*bb, [&](std::int64_t, const std::int64_t *i) { bIdx.push_back(i[0]); });
+    }
+    OPSCOPE_TRY(dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        normalizeGroups<T>(
+            x.data<T>(), (*out)->template mutableData<T>(), outer, inner, eps,
+            [&](std::int64_t, std::int64_t i) {
+                return std::pair(at<T>(scale, sIdx[std::size_t(i)]),
+                                 bias ? at<T>(*bias, bIdx[std::size_t(i)]) : 0.0);
+            },
+            means.data(), invStd.data());
+        return Status::ok();
+    }));
+    const DataType statType =
+        ctx.hasAttr("stash_type") && ctx.attrInt("stash_type") != 1 ? x.dtype() : DataType::Float;
+    for (std::size_t o = 1; o <= 2; ++o) {
+        if (!ctx.wantsOutput(o))
+            continue;
+        Expected<RuntimeTensor *> t = ctx.allocateOutput(o, statType, statShape);
+        if (!t)
+            return t.status();
+        const std::vector<double> &src = o == 1 ? means : invStd;
+        OPSCOPE_TRY(dispatchFloat(statType, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            for (std::int64_t i = 0; i < outer; ++i)
+                (*t)->template mutableData<T>()[i] =
+                    static_cast<T>(static_cast<ComputeType<T>>(src[std::size_t(i)]));
+            return Status::ok();
+        }));
+    }
+    return Status::ok();
+}
+
+Status groupNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
+    const std::int64_t groups = ctx.attrInt("num_groups", 1), c = x.dim(1);
+    if (groups <= 0 || c % groups)
+        return ctx.fail("num_groups must divide the channels");
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    const std::int64_t inner = product(x.shape(), 2), perGroup = c / groups * inner;
+    // Opset 18: scale/bias per group; opset 21: per channel.
+    const bool perChannel = scale.elementCount() == c;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        normalizeGroups<T>(x.data<T>(), (*out)->template mutableData<T>(), x.dim(0) * groups, perGroup, eps,
+                           [&](std::int64_t g, std::int64_t i) {
+                               const std::int64_t idx =
+                                   perChannel ? (g % groups) * (c / groups) + i / inner : g % groups;
+                               return std::pair(at<T>(scale, idx), at<T>(bias, idx));
+                           });
+        return Status::ok();
+    });
+}
+
+Status lrnKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f),
+                 bias = ctx.attrFloat("bias", 1.0f);
+    const std::int64_t size = ctx.attrInt("size", 1), c = x.dim(1), inner = product(x.shape(), 2);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        const std::int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+        for (std::int64_t n = 0; n < x.dim(0); ++n)
+            for (std::int64_t ch = 0; ch < c; ++ch)
+                for (std::int64_t i = 0; i < inner; ++i) {
+                    double sq = 0;
+                    for (std::int64_t k = std::max<std::int64_t>(0, ch - lo); k <= std::min(c - 1, ch + hi);
+                         ++k) {
+                        const double v = double(ComputeType<T>(src[(n * c + k) * inner + i]));
+                        sq += v * v;
+                    }
+                    const std::int64_t at = (n * c + ch) * inner + i;
+                    dst[at] = static_cast<T>(static_cast<ComputeType<T>>(
+                        double(ComputeType<T>(src[at])) / std::pow(bias + alpha / double(size) * sq, beta)));
+                }
+        return Status::ok();
+    });
+}
+
+Status mvnKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    std::vector<std::int64_t> axes = ctx.attrInts("axes", {0, 2, 3});
+    std::vector<bool> reduced(x.rank(), false);
+    for (std::int64_t a : axes) {
+        const Expected<std::int64_t> n = normalizeAxis(a, std::int64_t(x.rank()), ctx);
+        if (!n)
+            return n.status();
+        reduced[std::size_t(*n)] = true;
+    }
+    Shape64 kept(x.rank());
+    for (std::size_t d = 0; d < x.rank(); ++d)
+        kept[d] = reduced[d] ? 1 : x.dim(d);
+    Broadcast b;
+    b.outShape = x.shape();
+    Shape64 st = stridesOf(kept);
+    for (std::size_t d = 0; d < x.rank(); ++d)
+        if (reduced[d])
+            st[d] = 0;
+    b.strides = {st};
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const std::int64_t groups = product(kept);
+        const double count = double(x.elementCount()) / double(std::max<std::int64_t>(groups, 1));
+        std::vector<double> mean(static_cast<std::size_t>(groups)), sq(static_cast<std::size_t>(groups));
+        const T *src = x.data<T>();
+        forEachBroadcast(b, [&](std::int64_t i, const std::int64_t *g) {
+            const double v = double(ComputeType<T>(src[i]));
+            mean[std::size_t(g[0])] += v;
+            sq[std::size_t(g[0])] += v * v;
+        });
+        T *dst = (*out)->template mutableData<T>();
+        forEachBroadcast(b, [&](std::int64_t i, const std::int64_t *g) {
+            const double m = mean[std::size_t(g[0])] / count;
+            const double var = sq[std::size_t(g[0])] / count - m * m;
+            dst[i] = static_cast<T>(static_cast<ComputeType<T>>((double(ComputeType<T>(src[i])) - m) /
+                                                                (std::sqrt(std::max(var, 0.0)) + 1e-9)));
+        });
+        return Status::ok();
+    });
+}
+
+Status lpNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const std::int64_t p = ctx.attrInt("p", 2);
+    if (p != 1 && p != 2)
+        return ctx.fail("p must be 1 or 2");
+    const std::int64_t n = x.dim(std::size_t(*axis)), outer = product(x.shape(), 0, std::size_t(*axis)),
+                       inner = product(x.shape(), std::size_t(*axis) + 1);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                double norm = 0;
+                for (std::int64_t k = 0; k < n; ++k) {
+                    const double v = double(ComputeType<T>(src[(o * n + k) * inner + i]));
+                    norm += p == 1 ? std::abs(v) : v * v;
+                }
+                norm = p == 1 ? norm : std::sqrt(norm);
+                for (std::int64_t k = 0; k < n; ++k) {
+                    const std::int64_t at = (o * n + k) * inner + i;
+                    dst[at] = static_cast<T>(static_cast<ComputeType<T>>(
+                        norm == 0 ? 0.0 : double(ComputeType<T>(src[at])) / norm));
+                }
+            }
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerNormKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("BatchNormalization", batchNormKernel);
+    r.add("InstanceNormalization", instanceNormKernel);
+    r.add("LayerNormalization", layerNormKernel);
+    r.add("GroupNormalization", groupNormKernel);
+    r.add("LRN", lrnKernel);
+    r.add("MeanVarianceNormalization", mvnKernel);
+    r.add("LpNormalization", lpNormKernel);
+}
+
+} // namespace opscope

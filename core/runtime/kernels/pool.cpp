@@ -1,0 +1,161 @@
+// Pooling over any number of spatial dims: MaxPool (with Indices), AveragePool, LpPool, and the
+// global variants. Parallel over (batch, channel) planes.
+
+#include "runtime/kernels/convgeometry.h"
+
+#include <limits>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+enum class Pool
+{
+    Max,
+    Average,
+    Lp
+};
+
+template<Pool K> Status poolKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const Expected<ConvGeometry> geo = poolGeometry(ctx, x.shape());
+    if (!geo)
+        return geo.status();
+    const std::size_t sp = geo->kernel.size();
+    const Shape64 inSp(x.shape().begin() + 2, x.shape().end()),
+        outSp(geo->outShape.begin() + 2, geo->outShape.end());
+    const std::int64_t inSize = product(inSp), outSize = product(outSp), kSize = product(geo->kernel);
+    const Shape64 inStr = stridesOf(inSp), outStr = stridesOf(outSp), kStr = stridesOf(geo->kernel);
+    const bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+    const double p = static_cast<double>(ctx.attrInt("p", 2));
+    const bool colMajor = ctx.attrInt("storage_order", 0) != 0;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), geo->outShape);
+    if (!out)
+        return out.status();
+    std::int64_t *indices = nullptr;
+    if (K == Pool::Max && ctx.wantsOutput(1)) {
+        Expected<RuntimeTensor *> idx = ctx.allocateOutput(1, DataType::Int64, geo->outShape);
+        if (!idx)
+            return idx.status();
+        indices = (*idx)->mutableData<std::int64_t>();
+    }
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("pooling bool");
+        } else {
+            const T *src = x.data<T>();
+            T *dst = (*out)->template mutableData<T>();
+            const std::int64_t planes = x.dim(0) * x.dim(1);
+            parallelFor(
+                planes,
+                [&](std::int64_t plane) {
+                    const T *in = src + plane * inSize;
+                    std::vector<std::int64_t> start(sp);
+                    for (std::int64_t o = 0; o < outSize; ++o) {
+                        for (std::size_t d = 0; d < sp; ++d)
+                            start[d] = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - geo->padBegin[d];
+                        double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+                        std::int64_t best = -1, count = 0, padded = 0;
+                        for (std::int64_t k = 0; k < kSize; ++k) {
+                            std::int64_t off = 0;
+                            bool inside = true, withinPad = true;
+                            for (std::size_t d = 0; d < sp; ++d) {
+                                const std::int64_t c =
+                                    start[d] + ((k / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
+                                inside &= c >= 0 && c < inSp[d];
+                                withinPad &= c < inSp[d] + geo->padEnd[d];
+                                off += c * inStr[d];
+                            }
+                            padded += withinPad ? 1 : 0;
+                            if (!inside)
+                                continue;
+                            ++count;
+                            const double v = double(C(in[off]));
+                            if constexpr (K == Pool::Max) {
+                                if (v > acc || best < 0) {
+                                    acc = v;
+                                    best = off;
+                                }
+                            } else if constexpr (K == Pool::Lp) {
+                                acc += std::pow(std::abs(v), p);
+                            } else {
+                                acc += v;
+                            }
+                        }
+                        if constexpr (K == Pool::Average)
+                            acc /= double(includePad ? padded : std::max<std::int64_t>(count, 1));
+                        if constexpr (K == Pool::Lp)
+                            acc = std::pow(acc, 1.0 / p);
+                        dst[plane * outSize + o] = static_cast<T>(static_cast<C>(acc));
+                        if (indices) {
+                            std::int64_t flat = best;
+                            if (colMajor && sp == 2)
+                                flat = (best % inSp[1]) * inSp[0] + best / inSp[1];
+                            indices[plane * outSize + o] = plane * inSize + flat;
+                        }
+                    }
+                },
+                2);
+            return Status::ok();
+        }
+    });
+}
+
+template<Pool K> Status globalPoolKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() < 3)
+        return ctx.fail("input must have spatial dimensions");
+    Shape64 shape(x.rank(), 1);
+    shape[0] = x.dim(0);
+    shape[1] = x.dim(1);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::int64_t inner = product(x.shape(), 2);
+    const double p = static_cast<double>(ctx.attrInt("p", 2));
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        parallelFor(
+            x.dim(0) * x.dim(1),
+            [&](std::int64_t plane) {
+                double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+                for (std::int64_t i = 0; i < inner; ++i) {
+                    const double v = double(C(src[plane * inner + i]));
+                    acc = K == Pool::Max  ? std::max(acc, v)
+                          : K == Pool::Lp ? acc + std::pow(std::abs(v), p)
+                                          : acc + v;
+                }
+                if (K == Pool::Average)
+                    acc /= double(std::max<std::int64_t>(inner, 1));
+                if (K == Pool::Lp)
+                    acc = std::pow(acc, 1.0 / p);
+                dst[plane] = static_cast<T>(static_cast<C>(acc));
+            },
+            64);
+        return Status::ok();
+    });
+}
+
+} // namespace
+
+void registerPoolKernels(KernelRegistry &r)
+{
+    r.add("MaxPool", poolKernel<Pool::Max>);
+    r.add("AveragePool", poolKernel<Pool::Average>);
+    r.add("LpPool", poolKernel<Pool::Lp>);
+    r.add("GlobalMaxPool", globalPoolKernel<Pool::Max>);
+    r.add("GlobalAveragePool", globalPoolKernel<Pool::Average>);
+    r.add("GlobalLpPool", globalPoolKernel<Pool::Lp>);
+}
+
+} // namespace kernels
+} // namespace opscope

@@ -1,0 +1,300 @@
+// Resize (opset 10–18) and Upsample: nearest / linear / cubic over any dims, every coordinate
+// transformation and nearest-rounding mode, separably computed per-dimension tap tables.
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <cmath>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+struct Tap
+{
+    std::int64_t index;
+    double weight;
+};
+
+// `outLength` is the resized length before flooring (input × scale when scales are given): the
+// ONNX reference resolves align_corners and tf_crop_and_resize with it.
+double sourceCoord(const std::string &mode, double outCoord, double scale, std::int64_t inSize,
+                   double outLength, double roiStart, double roiEnd)
+{
+    const auto outSize = static_cast<std::int64_t>(outLength);
+    if (mode == "asymmetric")
+        return outCoord / scale;
+    if (mode == "align_corners")
+        return outLength == 1.0 ? 0.0 : outCoord * double(inSize - 1) / (outLength - 1.0);
+    if (mode == "tf_half_pixel_for_nn")
+        return (outCoord + 0.5) / scale;
+    if (mode == "pytorch_half_pixel")
+        return outSize > 1 ? (outCoord + 0.5) / scale - 0.5 : 0.0;
+    if (mode == "tf_crop_and_resize")
+        return outSize > 1 ? roiStart * double(inSize - 1) +
+                                 outCoord * (roiEnd - roiStart) * double(inSize - 1) / (outLength - 1.0)
+                           : 0.5 * (roiStart + roiEnd) * double(inSize - 1);
+    if (mode == "half_pixel_symmetric") {
+        const double adjust = double(outSize) / (scale * double(inSize));
+        const double center = double(inSize) / 2.0;
+        const double offset = center * (1.0 - adjust);
+        return offset + (outCoord + 0.5) / scale - 0.5;
+    }
+    return (outCoord + 0.5) / scale - 0.5; // half_pixel (the default)
+}
+
+std::int64_t nearestIndex(const std::string &mode, double x, bool downsampling)
+{
+    if (mode == "floor")
+        return std::int64_t(std::floor(x));
+    if (mode == "ceil")
+        return std::int64_t(std::ceil(x));
+    if (mode == "round_prefer_ceil")
+        return std::int64_t(std::floor(x + 0.5));
+    // round_prefer_floor (default): halves go down
+    if (x == std::floor(x) + 0.5)
+        return std::int64_t(std::floor(x));
+    (void)downsampling;
+    return std::int64_t(std::round(x));
+}
+
+double cubicWeight(double t, double a)
+{
+    t = std::abs(t);
+    if (t <= 1)
+        return ((a + 2) * t - (a + 3)) * t * t + 1;
+    if (t < 2)
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+    return 0;
+}
+
+Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
+                  std::vector<double> roi)
+{
+    const std::size_t rank = x.rank();
+    const std::string mode = ctx.attrString("mode", "nearest");
+    const std::string coord =
+        ctx.opset() < 11 ? "asymmetric" : ctx.attrString("coordinate_transformation_mode", "half_pixel");
+    // Resize-10 and Upsample take the floor of the asymmetric source coordinate.
+    const std::string nearest =
+        ctx.opset() < 11 ? "floor" : ctx.attrString("nearest_mode", "round_prefer_floor");
+    const double cubicA = ctx.attrFloat("cubic_coeff_a", -0.75f);
+    const bool excludeOutside = ctx.attrInt("exclude_outside", 0) != 0;
+    const double extrapolation = ctx.attrFloat("extrapolation_value", 0.0f);
+    const Shape64 axesAttr = ctx.attrInts("axes");
+    const std::string keepAspect = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+
+    // Expand axes-restricted scales/sizes/roi to every dim.
+    std::vector<std::int64_t> axes(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        axes[d] = std::int64_t(d);
+    if (!axesAttr.empty()) {
+        axes = axesAttr;
+        for (auto &a : axes)
+            a = a < 0 ? a + std::int64_t(rank) : a;
+        std::vector<double> fullScales(rank, 1.0), fullRoi;
+        Shape64 fullSizes = x.shape();
+        if (!roi.empty()) {
+            fullRoi.assign(2 * rank, 0.0);
+            for (std::size_t d = 0; d < rank; ++d)
+                fullRoi[rank + d] = 1.0;
+        }
+        for (std::size_t i = 0; i < axes.size(); ++i) {
+            const auto d = std::size_t(axes[i]);
+            if (!scales.empty())
+                fullScales[d] = scales[i];
+            if (!sizes.empty())
+                fullSizes[d] = sizes[i];
+            if (!roi.empty()) {
+                fullRoi[d] = roi[i];
+                fullRoi[rank + d] = roi[axes.size() + i];
+            }
+        }
+        scales = scales.empty() ? scales : fullScales;
+        sizes = sizes.empty() ? sizes : fullSizes;
+        roi = fullRoi;
+    }
+    Shape64 outShape(rank);
+    const bool sizesGiven = !sizes.empty();
+    if (!sizes.empty()) {
+        if (sizes.size() != rank)
+            return ctx.fail("sizes has " + std::to_string(sizes.size()) + " entries for rank " +
+                            std::to_string(rank));
+        scales.assign(rank, 1.0);
+        if (keepAspect != "stretch") {
+            double s = keepAspect == "not_larger" ? 1e300 : 0.0;
+            for (std::int64_t a : axes) {
+                const double r = double(sizes[std::size_t(a)]) / double(x.dim(static_cast<std::size_t>(a)));
+                s = keepAspect == "not_larger" ? std::min(s, r) : std::max(s, r);
+            }
+            for (std::int64_t a : axes) {
+                scales[std::size_t(a)] = s;
+                sizes[std::size_t(a)] =
+                    std::int64_t(std::round(s * double(x.dim(static_cast<std::size_t>(a)))));
+            }
+        }
+        for (std::size_t d = 0; d < rank; ++d) {
+            outShape[d] = sizes[d];
+            if (keepAspect == "stretch")
+                scales[d] = double(sizes[d]) / double(x.dim(d));
+        }
+    } else {
+        if (scales.size() != rank)
+            return ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " +
+                            std::to_string(rank));
+        for (std::size_t d = 0; d < rank; ++d) {
+            if (scales[d] <= 0)
+                return ctx.fail("scales must be positive");
+            outShape[d] = std::int64_t(std::floor(double(x.dim(d)) * scales[d]));
+        }
+    }
+    if (roi.size() != 2 * rank) {
+        roi.assign(2 * rank, 0.0);
+        for (std::size_t d = 0; d < rank; ++d)
+            roi[rank + d] = 1.0;
+    }
+
+    // Per-dim taps for every output coordinate; an index of -1 means "extrapolate".
+    std::vector<std::vector<std::vector<Tap>>> taps(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+        const std::int64_t in = x.dim(d), out = outShape[d];
+        taps[d].resize(static_cast<std::size_t>(out));
+        for (std::int64_t o = 0; o < out; ++o) {
+            auto &t = taps[d][std::size_t(o)];
+            if (in == out && scales[d] == 1.0 && coord != "tf_crop_and_resize") {
+                t.push_back({o, 1.0});
+                continue;
+            }
+            const double outLength = sizesGiven ? double(out) : double(in) * scales[d];
+            const double src = sourceCoord(coord, double(o), scales[d], in, outLength, roi[d], roi[rank + d]);
+            if (coord == "tf_crop_and_resize" && (src < 0 || src > double(in - 1))) {
+                t.push_back({-1, 1.0});
+                continue;
+            }
+            if (mode == "nearest") {
+                t.push_back(
+                    {std::clamp<std::int64_t>(nearestIndex(nearest, src, scales[d] < 1), 0, in - 1), 1.0});
+            } else if (mode == "linear") {
+                const double s = std::clamp(src, 0.0, double(in - 1));
+                const auto lo = std::int64_t(std::floor(s));
+                const std::int64_t hi = std::min(lo + 1, in - 1);
+                const double f = s - double(lo);
+                t.push_back({lo, 1.0 - f});
+                if (hi != lo)
+                    t.push_back({hi, f});
+            } else if (mode == "cubic") {
+                const auto base = std::int64_t(std::floor(src));
+                const double f = src - double(base);
+                double total = 0;
+                for (std::int64_t k = -1; k <= 2; ++k) {
+                    const std::int64_t idx = base + k;
+                    double w = cubicWeight(f - double(k), cubicA);
+                    if (excludeOutside && (idx < 0 || idx >= in))
+                        w = 0;
+                    total += w;
+                    t.push_back({std::clamp<std::int64_t>(idx, 0, in - 1), w});
+                }
+                if (excludeOutside && total != 0)
+                    for (Tap &tap : t)
+                        tap.weight /= total;
+            } else {
+                return ctx.fail("unknown mode '" + mode + "'");
+            }
+        }
+    }
+
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), outShape);
+    if (!out)
+        return out.status();
+    const Shape64 inStr = stridesOf(x.shape()), outStr = stridesOf(outShape);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Resize of bool");
+        } else {
+            const T *src = x.data<T>();
+            T *dst = (*out)->template mutableData<T>();
+            parallelFor((*out)->elementCount(),
+                        [&](std::int64_t o) {
+                            // Walk the Cartesian product of the taps of every dim.
+                            std::vector<const std::vector<Tap> *> sel(rank);
+                            bool extrapolate = false;
+                            for (std::size_t d = 0; d < rank; ++d) {
+                                sel[d] = &taps[d][std::size_t((o / outStr[d]) % outShape[d])];
+                                extrapolate |= (*sel[d])[0].index < 0;
+                            }
+                            if (extrapolate) {
+                                dst[o] = static_cast<T>(static_cast<ComputeType<T>>(extrapolation));
+                                return;
+                            }
+                            std::vector<std::size_t> k(rank, 0);
+                            double acc = 0;
+                            while (true) {
+                                double w = 1;
+                                std::int64_t off = 0;
+                                for (std::size_t d = 0; d < rank; ++d) {
+                                    const Tap &tap = (*sel[d])[k[d]];
+                                    w *= tap.weight;
+                                    off += tap.index * inStr[d];
+                                }
+                                acc += w * double(ComputeType<T>(src[off]));
+                                std::size_t d = rank;
+                                while (d-- > 0) {
+                                    if (++k[d] < sel[d]->size())
+                                        break;
+                                    k[d] = 0;
+                                }
+                                if (d == std::size_t(-1))
+                                    break;
+                            }
+                            if constexpr (isFloatLike<T>)
+                                dst[o] = static_cast<T>(static_cast<ComputeType<T>>(acc));
+                            else
+                                dst[o] = static_cast<T>(std::llround(acc));
+                        },
+                        4096);
+            return Status::ok();
+        }
+    });
+}
+
+std::vector<double> doubles(const RuntimeTensor *t)
+{
+    std::vector<double> v;
+    if (t)
+        for (std::int64_t i = 0; i < t->elementCount(); ++i)
+            v.push_back(t->valueAsDouble(i));
+    return v;
+}
+
+Status resizeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    if (ctx.opset() < 11) // X, scales
+        return resizeImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
+    const RuntimeTensor *sizes = ctx.input(3);
+    return resizeImpl(ctx, ctx.in(0),
+                      sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
+                      sizes && sizes->elementCount() ? intValues(*sizes) : Shape64(), doubles(ctx.input(1)));
+}
+
+Status upsampleKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    std::vector<double> scales = ctx.input(1) ? doubles(ctx.input(1)) : std::vector<double>();
+    if (scales.empty())
+        for (float f : ctx.attrFloats("scales"))
+            scales.push_back(f);
+    return resizeImpl(ctx, ctx.in(0), scales, {}, {});
+}
+
+} // namespace
+} // namespace kernels
+
+void registerResizeKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Resize", resizeKernel);
+    r.add("Upsample", upsampleKernel);
+}
+
+} // namespace opscope

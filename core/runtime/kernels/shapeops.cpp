@@ -1,0 +1,682 @@
+// Shape and data-movement ops: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) that share
+// their input's storage, and copies (Transpose, Concat, Split, Expand, Tile, Pad, ...).
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+// Input `i` (int32/int64) as a list, or the attribute of the same meaning for older opsets.
+std::vector<std::int64_t> listInputOrAttr(const KernelContext &ctx, std::size_t i, const char *attr)
+{
+    if (const RuntimeTensor *t = ctx.input(i))
+        return intValues(*t);
+    return ctx.attrInts(attr);
+}
+
+Status identityKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    ctx.setOutput(0, ctx.in(0));
+    return Status::ok();
+}
+
+Status dropoutKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    // Inference: training_mode (input 2) must be false; the ratio does not matter then.
+    if (const RuntimeTensor *training = ctx.input(2);
+        training && training->elementCount() && training->data<bool>()[0])
+        return ctx.unsupported("training mode (random masks) is not supported");
+    ctx.setOutput(0, ctx.in(0));
+    if (ctx.wantsOutput(1)) {
+        Expected<RuntimeTensor *> mask = ctx.allocateOutput(1, DataType::Bool, ctx.in(0).shape());
+        if (!mask)
+            return mask.status();
+        std::fill_n((*mask)->mutableData<bool>(), (*mask)->elementCount(), true);
+    }
+    return Status::ok();
+}
+
+Status constantKernel(KernelContext &ctx)
+{
+    if (const Attribute *a = ctx.attr("value"); a && a->type == AttributeType::Tensor) {
+        ctx.setOutput(0, RuntimeTensor::fromConstant(a->t));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_float")) {
+        ctx.setOutput(0, RuntimeTensor::fromValues(DataType::Float, {}, std::vector<float>{a->f}));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_floats")) {
+        ctx.setOutput(
+            0, RuntimeTensor::fromValues(DataType::Float, {std::int64_t(a->floats.size())}, a->floats));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_int")) {
+        ctx.setOutput(0, RuntimeTensor::fromValues(DataType::Int64, {}, std::vector<std::int64_t>{a->i}));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_ints")) {
+        ctx.setOutput(0, RuntimeTensor::fromValues(DataType::Int64, {std::int64_t(a->ints.size())}, a->ints));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_string")) {
+        ctx.setOutput(0, RuntimeTensor::fromStrings({}, {a->s}));
+        return Status::ok();
+    }
+    if (const Attribute *a = ctx.attr("value_strings")) {
+        ctx.setOutput(0, RuntimeTensor::fromStrings({std::int64_t(a->strings.size())}, a->strings));
+        return Status::ok();
+    }
+    return ctx.unsupported("Constant without a dense value (sparse_value is not supported)");
+}
+
+Status shapeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const auto &shape = ctx.in(0).shape();
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    std::int64_t start = ctx.attrInt("start", 0), end = ctx.attrInt("end", rank);
+    if (!ctx.hasAttr("end"))
+        end = rank;
+    start = std::clamp(start < 0 ? start + rank : start, std::int64_t(0), rank);
+    end = std::clamp(end < 0 ? end + rank : end, std::int64_t(0), rank);
+    std::vector<std::int64_t> dims(shape.begin() + start, shape.begin() + std::max(start, end));
+    ctx.setOutput(0, RuntimeTensor::fromValues(DataType::Int64, {std::int64_t(dims.size())}, dims));
+    return Status::ok();
+}
+
+Status sizeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    ctx.setOutput(0, RuntimeTensor::fromValues(DataType::Int64, {},
+                                               std::vector<std::int64_t>{ctx.in(0).elementCount()}));
+    return Status::ok();
+}
+
+Status reshapeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    std::vector<std::int64_t> shape = listInputOrAttr(ctx, 1, "shape");
+    const bool allowZero = ctx.attrInt("allowzero", 0) != 0;
+    std::int64_t known = 1;
+    int inferred = -1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 0 && !allowZero) {
+            if (i >= x.rank())
+                return ctx.fail("shape " + shapeText(shape) + " copies dimension " + std::to_string(i) +
+                                " of an input of rank " + std::to_string(x.rank()));
+            shape[i] = x.dim(i);
+        }
+        if (shape[i] == -1) {
+            if (inferred >= 0)
+                return ctx.fail("shape " + shapeText(shape) + " has more than one -1");
+            inferred = static_cast<int>(i);
+        } else if (shape[i] < 0) {
+            return ctx.fail("shape " + shapeText(shape) + " has a negative dimension");
+        } else {
+            known *= shape[i];
+        }
+    }
+    if (inferred >= 0) {
+        if (known == 0 || x.elementCount() % known != 0)
+            return ctx.fail("cannot reshape " + x.shapeText() + " (" + std::to_string(x.elementCount()) +
+                            " elements) to " + shapeText(shape));
+        shape[std::size_t(inferred)] = x.elementCount() / known;
+    } else if (known != x.elementCount()) {
+        return ctx.fail("cannot reshape " + x.shapeText() + " (" + std::to_string(x.elementCount()) +
+                        " elements) to " + shapeText(shape) + " (" + std::to_string(known) + " elements)");
+    }
+    ctx.setOutput(0, x.reshaped(shape));
+    return Status::ok();
+}
+
+Status flattenKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    std::int64_t axis = ctx.attrInt("axis", 1);
+    if (axis < -rank || axis > rank)
+        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0)
+        axis += rank;
+    ctx.setOutput(
+        0, x.reshaped({product(x.shape(), 0, std::size_t(axis)), product(x.shape(), std::size_t(axis))}));
+    return Status::ok();
+}
+
+Status squeezeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    std::vector<std::int64_t> axes = listInputOrAttr(ctx, 1, "axes");
+    std::vector<bool> drop(x.rank(), false);
+    if (axes.empty()) {
+        for (std::size_t d = 0; d < x.rank(); ++d)
+            drop[d] = x.dim(d) == 1;
+    }
+    for (std::int64_t a : axes) {
+        const Expected<std::int64_t> n = normalizeAxis(a, rank, ctx);
+        if (!n)
+            return n.status();
+        if (x.dim(std::size_t(*n)) != 1)
+            return ctx.fail("cannot squeeze axis " + std::to_string(a) + " of " + x.shapeText() +
+                            ": it is not 1");
+        drop[std::size_t(*n)] = true;
+    }
+    std::vector<std::int64_t> shape;
+    for (std::size_t d = 0; d < x.rank(); ++d)
+        if (!drop[d])
+            shape.push_back(x.dim(d));
+    ctx.setOutput(0, x.reshaped(shape));
+    return Status::ok();
+}
+
+Status unsqueezeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> axes = listInputOrAttr(ctx, 1, "axes");
+    const auto outRank = static_cast<std::int64_t>(x.rank() + axes.size());
+    std::vector<bool> inserted(static_cast<std::size_t>(outRank), false);
+    for (std::int64_t a : axes) {
+        const Expected<std::int64_t> n = normalizeAxis(a, outRank, ctx);
+        if (!n)
+            return n.status();
+        if (inserted[std::size_t(*n)])
+            return ctx.fail("axis " + std::to_string(a) + " is repeated");
+        inserted[std::size_t(*n)] = true;
+    }
+    std::vector<std::int64_t> shape;
+    std::size_t src = 0;
+    for (std::int64_t d = 0; d < outRank; ++d)
+        shape.push_back(inserted[std::size_t(d)] ? 1 : x.dim(src++));
+    ctx.setOutput(0, x.reshaped(shape));
+    return Status::ok();
+}
+
+// Copies x into out where out[perm-ordered index] = x[index]: the general strided copy.
+Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm, RuntimeTensor &out)
+{
+    const std::size_t rank = x.rank();
+    const Shape64 inStrides = stridesOf(x.shape());
+    Shape64 srcStride(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        srcStride[d] = inStrides[std::size_t(perm[d])];
+    if (x.dtype() == DataType::String) {
+        Broadcast b;
+        b.outShape = out.shape();
+        b.strides = {srcStride};
+        forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
+            out.mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(i[0])];
+        });
+        return Status::ok();
+    }
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = out.mutableData<T>();
+        const std::int64_t inner = rank ? out.dim(rank - 1) : 1;
+        const std::int64_t innerStride = rank ? srcStride[rank - 1] : 1;
+        const std::int64_t rows = inner ? out.elementCount() / inner : 0;
+        parallelFor(
+            rows,
+            [&](std::int64_t r) {
+                std::int64_t rem = r, off = 0;
+                for (std::size_t d = rank - 1; d-- > 0;) {
+                    off += (rem % out.dim(d)) * srcStride[d];
+                    rem /= out.dim(d);
+                }
+                T *row = dst + r * inner;
+                for (std::int64_t k = 0; k < inner; ++k)
+                    row[k] = src[off + k * innerStride];
+            },
+            256);
+        return Status::ok();
+    });
+}
+
+Status transposeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    std::vector<std::int64_t> perm = ctx.attrInts("perm");
+    if (perm.empty()) {
+        perm.resize(x.rank());
+        std::iota(perm.rbegin(), perm.rend(), 0);
+    }
+    if (perm.size() != x.rank())
+        return ctx.fail("perm has " + std::to_string(perm.size()) + " entries for an input of rank " +
+                        std::to_string(x.rank()));
+    std::vector<bool> seen(x.rank(), false);
+    std::vector<std::int64_t> shape(x.rank());
+    for (std::size_t d = 0; d < perm.size(); ++d) {
+        const std::int64_t p = perm[d] < 0 ? perm[d] + std::int64_t(x.rank()) : perm[d];
+        if (p < 0 || p >= std::int64_t(x.rank()) || seen[std::size_t(p)])
+            return ctx.fail("perm " + shapeText(perm) + " is not a permutation");
+        seen[std::size_t(p)] = true;
+        perm[d] = p;
+        shape[d] = x.dim(static_cast<std::size_t>(p));
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    return permuteCopy(x, perm, **out);
+}
+
+Status concatKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &first = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(first.rank());
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), rank, ctx);
+    if (!axis)
+        return axis.status();
+    std::vector<std::int64_t> shape = first.shape();
+    shape[std::size_t(*axis)] = 0;
+    for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
+        const RuntimeTensor &t = ctx.in(i);
+        if (t.rank() != first.rank() || t.dtype() != first.dtype())
+            return ctx.fail("input " + std::to_string(i) + " " + t.shapeText() + " does not match " +
+                            first.shapeText());
+        for (std::size_t d = 0; d < t.rank(); ++d)
+            if (std::int64_t(d) != *axis && t.dim(d) != first.dim(d))
+                return ctx.fail("input " + std::to_string(i) + " " + t.shapeText() + " does not match " +
+                                first.shapeText() + " outside axis " + std::to_string(*axis));
+        shape[std::size_t(*axis)] += t.dim(std::size_t(*axis));
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, first.dtype(), shape);
+    if (!out)
+        return out.status();
+    const std::int64_t outer = product(shape, 0, std::size_t(*axis));
+    const std::int64_t outRow = product(shape, std::size_t(*axis));
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
+        const RuntimeTensor &t = ctx.in(i);
+        const std::int64_t row = product(t.shape(), std::size_t(*axis));
+        if (t.dtype() == DataType::String) {
+            for (std::int64_t o = 0; o < outer; ++o)
+                for (std::int64_t k = 0; k < row; ++k)
+                    (*out)->mutableStrings()[std::size_t(o * outRow + offset + k)] =
+                        t.strings()[std::size_t(o * row + k)];
+        } else {
+            const std::size_t es = dataTypeSize(t.dtype());
+            for (std::int64_t o = 0; o < outer; ++o)
+                std::memcpy((*out)->mutableBytes() + (o * outRow + offset) * std::int64_t(es),
+                            t.bytes() + o * row * std::int64_t(es), std::size_t(row) * es);
+        }
+        offset += row;
+    }
+    return Status::ok();
+}
+
+// Copies the block [axisStart, axisStart + len) along `axis` of x into a new tensor.
+Expected<RuntimeTensor> sliceAxis(const RuntimeTensor &x, std::size_t axis, std::int64_t start,
+                                  std::int64_t len)
+{
+    std::vector<std::int64_t> shape = x.shape();
+    shape[axis] = len;
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(x.dtype(), shape);
+    if (!out)
+        return out;
+    const std::int64_t outer = product(x.shape(), 0, axis);
+    const std::int64_t inner = product(x.shape(), axis + 1);
+    const std::int64_t inRow = x.dim(axis) * inner;
+    if (x.dtype() == DataType::String) {
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t k = 0; k < len * inner; ++k)
+                out->mutableStrings()[std::size_t(o * len * inner + k)] =
+                    x.strings()[std::size_t(o * inRow + start * inner + k)];
+        return out;
+    }
+    const std::size_t es = dataTypeSize(x.dtype());
+    for (std::int64_t o = 0; o < outer; ++o)
+        std::memcpy(out->mutableBytes() + o * len * inner * std::int64_t(es),
+                    x.bytes() + (o * inRow + start * inner) * std::int64_t(es),
+                    std::size_t(len * inner) * es);
+    return out;
+}
+
+Status splitKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const std::int64_t dim = x.dim(std::size_t(*axis));
+    std::vector<std::int64_t> sizes = listInputOrAttr(ctx, 1, "split");
+    const auto n = static_cast<std::int64_t>(ctx.outputCount());
+    if (sizes.empty()) {
+        const std::int64_t parts = ctx.hasAttr("num_outputs") ? ctx.attrInt("num_outputs") : n;
+        const std::int64_t each = (dim + parts - 1) / parts;
+        for (std::int64_t i = 0; i < parts; ++i)
+            sizes.push_back(std::max<std::int64_t>(0, std::min(each, dim - i * each)));
+    }
+    if (std::int64_t(sizes.size()) != n ||
+        std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) != dim)
+        return ctx.fail("split sizes " + shapeText(sizes) + " do not add up to dimension " +
+                        std::to_string(dim) + " over " + std::to_string(n) + " outputs");
+    std::int64_t start = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        Expected<RuntimeTensor> part = sliceAxis(x, std::size_t(*axis), start, sizes[std::size_t(i)]);
+        if (!part)
+            return part.status();
+        ctx.setOutput(static_cast<std::size_t>(i), std::move(*part));
+        start += sizes[std::size_t(i)];
+    }
+    return Status::ok();
+}
+
+Status expandKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> target = intValues(ctx.in(1));
+    const Expected<Broadcast> bc = Broadcast::of({&x.shape(), &target}, ctx);
+    if (!bc)
+        return bc.status();
+    Broadcast one;
+    one.outShape = bc->outShape;
+    one.strides = {bc->strides[0]};
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), bc->outShape);
+    if (!out)
+        return out.status();
+    if (x.dtype() == DataType::String) {
+        forEachBroadcast(one, [&](std::int64_t o, const std::int64_t *i) {
+            (*out)->mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(i[0])];
+        });
+        return Status::ok();
+    }
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        forEachBroadcast(one, [&](std::int64_t o, const std::int64_t *i) { dst[o] = src[i[0]]; });
+        return Status::ok();
+    });
+}
+
+Status tileKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> repeats = intValues(ctx.in(1));
+    if (repeats.size() != x.rank())
+        return ctx.fail("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
+                        std::to_string(x.rank()));
+    std::vector<std::int64_t> shape(x.rank());
+    for (std::size_t d = 0; d < x.rank(); ++d) {
+        if (repeats[d] < 0)
+            return ctx.fail("negative repeat");
+        shape[d] = x.dim(d) * repeats[d];
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const Shape64 inStrides = stridesOf(x.shape());
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        const Shape64 outStrides = stridesOf(shape);
+        for (std::int64_t o = 0; o < (*out)->elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            for (std::size_t d = 0; d < shape.size(); ++d) {
+                const std::int64_t c = rem / outStrides[d];
+                rem %= outStrides[d];
+                off += (c % x.dim(d)) * inStrides[d];
+            }
+            dst[o] = src[off];
+        }
+        return Status::ok();
+    });
+}
+
+Status padKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    std::vector<std::int64_t> pads = ctx.opset() < 11 ? ctx.attrInts("pads") : intValues(ctx.in(1));
+    std::vector<std::int64_t> axes(static_cast<std::size_t>(rank));
+    std::iota(axes.begin(), axes.end(), 0);
+    if (const RuntimeTensor *a = ctx.input(3)) {
+        axes = intValues(*a);
+        for (std::int64_t &ax : axes)
+            ax = ax < 0 ? ax + rank : ax;
+    }
+    if (pads.size() != 2 * axes.size())
+        return ctx.fail("pads has " + std::to_string(pads.size()) + " entries, expected " +
+                        std::to_string(2 * axes.size()));
+    std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0),
+        end(static_cast<std::size_t>(rank), 0);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        begin[std::size_t(axes[i])] = pads[i];
+        end[std::size_t(axes[i])] = pads[i + axes.size()];
+    }
+    const std::string mode = ctx.attrString("mode", "constant");
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(rank));
+    for (std::size_t d = 0; d < std::size_t(rank); ++d) {
+        shape[d] = x.dim(d) + begin[d] + end[d];
+        if (shape[d] < 0)
+            return ctx.fail("pads make dimension " + std::to_string(d) + " negative");
+        if (mode == "reflect" && (begin[d] >= x.dim(d) || end[d] >= x.dim(d)) && (begin[d] > 0 || end[d] > 0))
+            return ctx.fail("reflect padding larger than the input");
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const Shape64 inStrides = stridesOf(x.shape());
+    const Shape64 outStrides = stridesOf(shape);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T value{};
+        if (ctx.opset() < 11)
+            value = static_cast<T>(static_cast<ComputeType<T>>(ctx.attrFloat("value", 0.0f)));
+        else if (const RuntimeTensor *v = ctx.input(2); v && v->elementCount())
+            value = v->data<T>()[0];
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < (*out)->elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < shape.size(); ++d) {
+                std::int64_t c = rem / outStrides[d] - begin[d];
+                rem %= outStrides[d];
+                const std::int64_t n = x.dim(d);
+                if (c < 0 || c >= n) {
+                    if (mode == "constant" || n == 0) {
+                        inside = false;
+                        break;
+                    }
+                    if (mode == "edge")
+                        c = c < 0 ? 0 : n - 1;
+                    else if (mode == "reflect")
+                        c = c < 0 ? -c : 2 * (n - 1) - c;
+                    else // wrap
+                        c = ((c % n) + n) % n;
+                }
+                off += c * inStrides[d];
+            }
+            dst[o] = inside ? src[off] : value;
+        }
+        return Status::ok();
+    });
+}
+
+Status constantOfShapeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const std::vector<std::int64_t> shape = intValues(ctx.in(0));
+    const Attribute *value = ctx.attr("value");
+    const DataType dtype = value && value->type == AttributeType::Tensor ? value->t.dtype : DataType::Float;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, dtype, shape);
+    if (!out)
+        return out.status();
+    return dispatchBySize(dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T v{};
+        if (value && value->t.data && value->t.data->size() >= sizeof(T))
+            std::memcpy(&v, value->t.bytes().data(), sizeof(T));
+        std::fill_n((*out)->template mutableData<T>(), (*out)->elementCount(), v);
+        return Status::ok();
+    });
+}
+
+Status rangeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &start = ctx.in(0);
+    return dispatchAll(start.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Range on bool");
+        } else {
+            const T s = start.data<T>()[0], limit = ctx.in(1).data<T>()[0], delta = ctx.in(2).data<T>()[0];
+            if (delta == 0)
+                return ctx.fail("delta is zero");
+            const double count = std::ceil((double(limit) - double(s)) / double(delta));
+            const auto n = static_cast<std::int64_t>(std::max(0.0, count));
+            Expected<RuntimeTensor *> out = ctx.allocateOutput(0, start.dtype(), {n});
+            if (!out)
+                return out.status();
+            for (std::int64_t i = 0; i < n; ++i)
+                (*out)->template mutableData<T>()[i] = static_cast<T>(s + static_cast<T>(i) * delta);
+            return Status::ok();
+        }
+    });
+}
+
+Status depthSpaceKernel(KernelContext &ctx, bool toSpace)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() != 4)
+        return ctx.fail("input must be 4-D (NCHW)");
+    const std::int64_t b = ctx.attrInt("blocksize", 0);
+    if (b <= 0)
+        return ctx.fail("blocksize must be positive");
+    const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    RuntimeTensor view;
+    std::vector<std::int64_t> perm, outShape;
+    if (toSpace) {
+        if (c % (b * b))
+            return ctx.fail("channels are not divisible by blocksize²");
+        const bool crd = ctx.attrString("mode", "DCR") == "CRD";
+        view = crd ? x.reshaped({n, c / (b * b), b, b, h, w}) : x.reshaped({n, b, b, c / (b * b), h, w});
+        perm =
+            crd ? std::vector<std::int64_t>{0, 1, 4, 2, 5, 3} : std::vector<std::int64_t>{0, 3, 4, 1, 5, 2};
+        outShape = {n, c / (b * b), h * b, w * b};
+    } else {
+        if (h % b || w % b)
+            return ctx.fail("height and width must be divisible by blocksize");
+        view = x.reshaped({n, c, h / b, b, w / b, b});
+        perm = {0, 3, 5, 1, 2, 4};
+        outShape = {n, c * b * b, h / b, w / b};
+    }
+    std::vector<std::int64_t> permShape(6);
+    for (std::size_t d = 0; d < 6; ++d)
+        permShape[d] = view.dim(std::size_t(perm[d]));
+    Expected<RuntimeTensor> tmp = RuntimeTensor::allocate(x.dtype(), permShape);
+    if (!tmp)
+        return tmp.status();
+    OPSCOPE_TRY(permuteCopy(view, perm, *tmp));
+    ctx.setOutput(0, tmp->reshaped(outShape));
+    return Status::ok();
+}
+
+Status depthToSpaceKernel(KernelContext &ctx)
+{
+    return depthSpaceKernel(ctx, true);
+}
+
+Status spaceToDepthKernel(KernelContext &ctx)
+{
+    return depthSpaceKernel(ctx, false);
+}
+
+Status eyeLikeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() != 2)
+        return ctx.fail("input must be 2-D");
+    const DataType dtype = ctx.hasAttr("dtype") ? static_cast<DataType>(ctx.attrInt("dtype")) : x.dtype();
+    const std::int64_t k = ctx.attrInt("k", 0);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, dtype, x.shape());
+    if (!out)
+        return out.status();
+    return dispatchNumeric(dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t i = 0; i < x.dim(0); ++i)
+            for (std::int64_t j = 0; j < x.dim(1); ++j)
+                dst[i * x.dim(1) + j] = static_cast<T>(j - i == k ? 1 : 0);
+        return Status::ok();
+    });
+}
+
+Status triluKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D");
+    const std::int64_t k = ctx.input(1) ? ctx.in(1).valueAsInt(0) : 0;
+    const bool upper = ctx.attrInt("upper", 1) != 0;
+    const std::int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t i = 0; i < x.elementCount(); ++i) {
+            const std::int64_t c = i % cols, r = (i / cols) % rows;
+            const bool keep = upper ? c - r >= k : c - r <= k;
+            dst[i] = keep ? src[i] : T{};
+        }
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerShapeKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Identity", identityKernel);
+    r.add("Dropout", dropoutKernel);
+    r.add("Constant", constantKernel);
+    r.add("Shape", shapeKernel);
+    r.add("Size", sizeKernel);
+    r.add("Reshape", reshapeKernel);
+    r.add("Flatten", flattenKernel);
+    r.add("Squeeze", squeezeKernel);
+    r.add("Unsqueeze", unsqueezeKernel);
+    r.add("Transpose", transposeKernel);
+    r.add("Concat", concatKernel);
+    r.add("Split", splitKernel);
+    r.add("Expand", expandKernel);
+    r.add("Tile", tileKernel);
+    r.add("Pad", padKernel);
+    r.add("ConstantOfShape", constantOfShapeKernel);
+    r.add("Range", rangeKernel);
+    r.add("DepthToSpace", depthToSpaceKernel);
+    r.add("SpaceToDepth", spaceToDepthKernel);
+    r.add("EyeLike", eyeLikeKernel);
+    r.add("Trilu", triluKernel);
+}
+
+} // namespace opscope

@@ -1,0 +1,71 @@
+#include "runtime/preparedgraph.h"
+
+#include "ir/dependencies.h"
+#include "onnx/opschema.h"
+
+namespace opscope {
+
+std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
+                                            const KernelRegistry &registry,
+                                            std::set<UnsupportedOp> &unsupported)
+{
+    auto pg = std::make_unique<PreparedGraph>();
+    pg->graph = &graph;
+    pg->nodes.resize(graph.nodeSlots());
+    pg->consumers.assign(graph.valueSlots(), 0);
+    pg->keep.assign(graph.valueSlots(), false);
+    for (ValueId v : graph.outputs())
+        if (v.valid())
+            pg->keep[v.index] = true;
+
+    for (NodeId id : graph.nodeIds()) {
+        const Node &n = graph.node(id);
+        PreparedNode &p = pg->nodes[id.index];
+        p.node = &n;
+        const std::string domain = n.domain == "ai.onnx" ? std::string() : n.domain;
+        const auto opset = opsets.find(domain);
+        p.opset = opset != opsets.end() ? opset->second : 0;
+        p.kernel = registry.find(domain, n.opType, p.opset);
+        if (!p.kernel)
+            unsupported.insert({n.opType, domain, p.opset, n.name});
+        p.attributes = n.attributes;
+        for (const Attribute &d : attributeDefaults(n.opType, domain, p.opset))
+            if (!n.attribute(d.name))
+                p.attributes.push_back(d);
+        for (ValueId v : n.inputs) {
+            p.constantInputs.push_back(v.valid() && graph.value(v).isConstant());
+            if (v.valid())
+                ++pg->consumers[v.index];
+        }
+        if (n.hasSubgraphs()) {
+            p.implicitInputs = implicitInputs(graph, id);
+            for (ValueId v : p.implicitInputs)
+                ++pg->consumers[v.index];
+            for (const Attribute &a : n.attributes) {
+                if (a.g) {
+                    pg->subgraphs.push_back(prepareGraph(*a.g, opsets, registry, unsupported));
+                    p.subgraphs.emplace_back(a.name, pg->subgraphs.back().get());
+                }
+                // Graph lists (rare) are not run by any standard kernel.
+            }
+        }
+    }
+    Expected<ExecutionPlan> plan = serialPlan(graph);
+    if (plan)
+        pg->plan = std::move(*plan);
+    return pg;
+}
+
+std::string describeUnsupported(const std::set<UnsupportedOp> &ops)
+{
+    std::string text;
+    for (const UnsupportedOp &op : ops) {
+        if (!text.empty())
+            text += ", ";
+        text += (op.domain.empty() ? std::string() : op.domain + "::") + op.opType + " (opset " +
+                std::to_string(op.opset) + ", node '" + op.firstNode + "')";
+    }
+    return text;
+}
+
+} // namespace opscope

@@ -1,0 +1,47 @@
+#pragma once
+// A graph made ready to run: kernels looked up, attributes resolved, subgraphs prepared, consumer
+// counts for freeing intermediate tensors early, and the plan to run it by.
+
+#include "runtime/executionplan.h"
+#include "runtime/kernel.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace opscope {
+
+struct PreparedGraph
+{
+    const Graph *graph = nullptr;
+    std::vector<PreparedNode> nodes; // by NodeId index; kernel == nullptr for removed nodes
+    ExecutionPlan plan;
+    std::vector<int> consumers; // by ValueId index: reads by nodes (explicit + implicit)
+    std::vector<bool> keep;     // graph outputs and constants: never freed
+    std::vector<std::unique_ptr<PreparedGraph>> subgraphs;
+};
+
+struct UnsupportedOp
+{
+    std::string opType;
+    std::string domain;
+    int opset = 0;
+    std::string firstNode;
+    bool operator<(const UnsupportedOp &o) const
+    {
+        return std::tie(domain, opType, opset) < std::tie(o.domain, o.opType, o.opset);
+    }
+};
+
+// Prepares `graph` and its subgraphs. Ops without a kernel are collected in `unsupported` (all of
+// them, not just the first) and the result is then unusable.
+std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
+                                            const KernelRegistry &registry,
+                                            std::set<UnsupportedOp> &unsupported);
+
+std::string describeUnsupported(const std::set<UnsupportedOp> &ops);
+
+} // namespace opscope

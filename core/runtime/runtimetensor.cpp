@@ -1,0 +1,143 @@
+#include "runtime/runtimetensor.h"
+
+#include "ir/types.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace opscope {
+
+std::string shapeText(const std::vector<std::int64_t> &shape)
+{
+    return Shape::fromSizes(shape).toString();
+}
+
+Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std::int64_t> shape)
+{
+    const Expected<std::int64_t> count =
+        checkedElementCount(shape, "tensor of shape " + opscope::shapeText(shape));
+    if (!count)
+        return count.status();
+    RuntimeTensor t;
+    t.m_dtype = dtype;
+    t.m_shape = std::move(shape);
+    t.m_count = *count;
+    if (dtype == DataType::String) {
+        t.m_strings = std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(*count));
+        return t;
+    }
+    const std::size_t elem = dataTypeSize(dtype);
+    if (elem == 0)
+        return Status::unsupported("cannot allocate a tensor of type " + std::string(dataTypeName(dtype)));
+    if (static_cast<std::uint64_t>(*count) > (std::uint64_t(1) << 62) / elem)
+        return Status::invalid("tensor of shape " + opscope::shapeText(t.m_shape) +
+                               " is too large to allocate");
+    const std::size_t bytes =
+        std::max<std::size_t>(64, (static_cast<std::size_t>(*count) * elem + 63) / 64 * 64);
+    void *p = std::aligned_alloc(64, bytes);
+    if (!p)
+        return Status::io("out of memory allocating " + std::to_string(bytes >> 20) +
+                          " MiB for a tensor of shape " + opscope::shapeText(t.m_shape));
+    t.m_owner = std::shared_ptr<const void>(p, std::free);
+    t.m_data = static_cast<std::byte *>(p);
+    return t;
+}
+
+Expected<RuntimeTensor> RuntimeTensor::zeros(DataType dtype, std::vector<std::int64_t> shape)
+{
+    Expected<RuntimeTensor> t = allocate(dtype, std::move(shape));
+    if (t && dtype != DataType::String)
+        std::memset(t->m_data, 0, t->byteSize());
+    return t;
+}
+
+RuntimeTensor RuntimeTensor::fromConstant(const Tensor &tensor)
+{
+    RuntimeTensor t;
+    t.m_dtype = tensor.dtype;
+    t.m_shape = tensor.dims;
+    t.m_count = tensor.elementCount();
+    if (tensor.dtype == DataType::String) {
+        t.m_strings = std::make_shared<std::vector<std::string>>(tensor.strings ? *tensor.strings
+                                                                                : std::vector<std::string>());
+        return t;
+    }
+    t.m_owner = tensor.data; // keeps the (mapped) buffer alive
+    t.m_data = tensor.data ? const_cast<std::byte *>(tensor.data->bytes().data()) : nullptr;
+    return t;
+}
+
+RuntimeTensor RuntimeTensor::fromStrings(std::vector<std::int64_t> shape, std::vector<std::string> values)
+{
+    RuntimeTensor t;
+    t.m_dtype = DataType::String;
+    t.m_shape = std::move(shape);
+    t.m_count = static_cast<std::int64_t>(values.size());
+    t.m_strings = std::make_shared<std::vector<std::string>>(std::move(values));
+    return t;
+}
+
+RuntimeTensor RuntimeTensor::reshaped(std::vector<std::int64_t> shape) const
+{
+    RuntimeTensor t = *this;
+    t.m_shape = std::move(shape);
+    return t;
+}
+
+double RuntimeTensor::valueAsDouble(std::int64_t i) const
+{
+    switch (m_dtype) {
+    case DataType::Float: return data<float>()[i];
+    case DataType::Double: return data<double>()[i];
+    case DataType::Int64: return static_cast<double>(data<std::int64_t>()[i]);
+    case DataType::Int32: return data<std::int32_t>()[i];
+    case DataType::Int16: return data<std::int16_t>()[i];
+    case DataType::Int8: return data<std::int8_t>()[i];
+    case DataType::UInt8: return data<std::uint8_t>()[i];
+    case DataType::UInt16: return data<std::uint16_t>()[i];
+    case DataType::UInt32: return data<std::uint32_t>()[i];
+    case DataType::UInt64: return static_cast<double>(data<std::uint64_t>()[i]);
+    case DataType::Bool: return data<std::uint8_t>()[i] ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+std::int64_t RuntimeTensor::valueAsInt(std::int64_t i) const
+{
+    switch (m_dtype) {
+    case DataType::Int64: return data<std::int64_t>()[i];
+    case DataType::Int32: return data<std::int32_t>()[i];
+    case DataType::UInt64: return static_cast<std::int64_t>(data<std::uint64_t>()[i]);
+    default: return static_cast<std::int64_t>(valueAsDouble(i));
+    }
+}
+
+std::vector<std::int64_t> RuntimeTensor::toInt64Vector() const
+{
+    std::vector<std::int64_t> out(static_cast<std::size_t>(m_count));
+    for (std::int64_t i = 0; i < m_count; ++i)
+        out[static_cast<std::size_t>(i)] = valueAsInt(i);
+    return out;
+}
+
+Tensor RuntimeTensor::toConstant() const
+{
+    Tensor t;
+    t.dtype = m_dtype;
+    t.dims = m_shape;
+    if (m_dtype == DataType::String) {
+        t.strings = std::make_shared<const std::vector<std::string>>(*m_strings);
+        return t;
+    }
+    std::vector<std::byte> copy(m_data, m_data + byteSize());
+    t.data = Buffer::fromBytes(std::move(copy));
+    return t;
+}
+
+std::string RuntimeTensor::shapeText() const
+{
+    return opscope::shapeText(m_shape);
+}
+
+} // namespace opscope

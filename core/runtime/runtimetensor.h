@@ -1,0 +1,84 @@
+#pragma once
+// A tensor during execution. Storage is shared and, once a kernel has written it, never mutated
+// again: views (Reshape, Squeeze, Identity...) alias their input's storage, and initializers are
+// used in place from the model's (possibly memory-mapped) buffers.
+
+#include "ir/datatype.h"
+#include "ir/tensor.h"
+#include "util/status.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+class RuntimeTensor
+{
+public:
+    RuntimeTensor() = default;
+
+    // New, uninitialized host memory (64-byte aligned). Fails for absurd sizes instead of throwing.
+    static Expected<RuntimeTensor> allocate(DataType dtype, std::vector<std::int64_t> shape);
+    // Zero-filled.
+    static Expected<RuntimeTensor> zeros(DataType dtype, std::vector<std::int64_t> shape);
+    // Shares the IR tensor's bytes; no copy.
+    static RuntimeTensor fromConstant(const Tensor &tensor);
+    template<class T>
+    static RuntimeTensor fromValues(DataType dtype, std::vector<std::int64_t> shape,
+                                    const std::vector<T> &values);
+    static RuntimeTensor fromStrings(std::vector<std::int64_t> shape, std::vector<std::string> values);
+
+    // Same bytes, another shape (element count must match).
+    RuntimeTensor reshaped(std::vector<std::int64_t> shape) const;
+
+    bool isValid() const { return m_dtype != DataType::Undefined; }
+    DataType dtype() const { return m_dtype; }
+    const std::vector<std::int64_t> &shape() const { return m_shape; }
+    std::size_t rank() const { return m_shape.size(); }
+    std::int64_t dim(std::size_t i) const { return m_shape[i]; }
+    std::int64_t elementCount() const { return m_count; }
+    std::size_t byteSize() const { return static_cast<std::size_t>(m_count) * dataTypeSize(m_dtype); }
+
+    const std::byte *bytes() const { return m_data; }
+    std::byte *mutableBytes() { return m_data; } // only for the kernel that allocated it
+    template<class T> const T *data() const { return reinterpret_cast<const T *>(m_data); }
+    template<class T> T *mutableData() { return reinterpret_cast<T *>(m_data); }
+    const std::vector<std::string> &strings() const { return *m_strings; }
+    std::vector<std::string> &mutableStrings() { return *m_strings; }
+
+    // Element i converted to double / int64 (any numeric dtype); for shape inputs and tests.
+    double valueAsDouble(std::int64_t i) const;
+    std::int64_t valueAsInt(std::int64_t i) const;
+    std::vector<std::int64_t> toInt64Vector() const;
+
+    // An IR constant with a copy of the bytes (constant folding, saving outputs).
+    Tensor toConstant() const;
+    std::string shapeText() const;
+
+private:
+    DataType m_dtype = DataType::Undefined;
+    std::vector<std::int64_t> m_shape;
+    std::int64_t m_count = 0;
+    std::shared_ptr<const void> m_owner;
+    std::byte *m_data = nullptr;
+    std::shared_ptr<std::vector<std::string>> m_strings;
+};
+
+template<class T>
+RuntimeTensor RuntimeTensor::fromValues(DataType dtype, std::vector<std::int64_t> shape,
+                                        const std::vector<T> &values)
+{
+    RuntimeTensor t = *allocate(dtype, std::move(shape));
+    std::memcpy(t.m_data, values.data(), std::min(t.byteSize(), values.size() * sizeof(T)));
+    return t;
+}
+
+std::string shapeText(const std::vector<std::int64_t> &shape);
+
+} // namespace opscope

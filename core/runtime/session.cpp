@@ -1,0 +1,179 @@
+#include "runtime/session.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace opscope {
+
+std::uint64_t availableMemoryBytes()
+{
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    std::string unit;
+    while (in >> key >> kib >> unit)
+        if (key == "MemAvailable:")
+            return kib * 1024;
+    return 0;
+}
+
+Expected<std::unique_ptr<InferenceSession>> InferenceSession::create(const Model &model,
+                                                                     const SessionOptions &options)
+{
+    std::unique_ptr<InferenceSession> s(new InferenceSession);
+    s->m_model = model;
+    s->m_options = options;
+    std::map<std::string, int> opsets;
+    for (const OpsetImport &o : model.opsets)
+        opsets[o.domain == "ai.onnx" ? std::string() : o.domain] = static_cast<int>(o.version);
+    std::set<UnsupportedOp> unsupported;
+    s->m_prepared = prepareGraph(s->m_model.graph, opsets, KernelRegistry::cpu(), unsupported);
+    if (!unsupported.empty())
+        return Status::unsupported("the CPU runtime does not implement " + describeUnsupported(unsupported));
+    if (s->m_prepared->plan.queues.empty())
+        return Status::invalid("graph '" + model.graph.name() + "' cannot be ordered (cycle)");
+
+    const Graph &g = s->m_model.graph;
+    for (ValueId v : g.inputs())
+        s->m_inputs.push_back({g.value(v).name, g.value(v).type, g.value(v).initializer.has_value()});
+    for (ValueId v : g.outputs())
+        s->m_outputs.push_back({g.value(v).name, g.value(v).type, false});
+    return s;
+}
+
+Status InferenceSession::checkFeeds(const Feeds &feeds) const
+{
+    std::map<std::string, std::int64_t> symbols;
+    std::map<std::string, const RuntimeTensor *> byName;
+    for (const auto &[name, tensor] : feeds) {
+        const auto it =
+            std::find_if(m_inputs.begin(), m_inputs.end(), [&](const IoInfo &i) { return i.name == name; });
+        if (it == m_inputs.end()) {
+            std::string known;
+            for (const IoInfo &i : m_inputs)
+                known += (known.empty() ? "" : ", ") + i.name;
+            return Status::invalid("the model has no input '" + name + "' (its inputs: " + known + ")");
+        }
+        if (byName.count(name))
+            return Status::invalid("input '" + name + "' is given twice");
+        byName[name] = &tensor;
+        const TypeInfo &type = it->type;
+        if (type.kind != TypeInfo::Kind::Tensor)
+            return Status::unsupported("input '" + name + "' is a " + type.toString() +
+                                       ", which opscope cannot feed");
+        if (type.elemType != tensor.dtype())
+            return Status::invalid("input '" + name + "' must be " +
+                                   std::string(dataTypeName(type.elemType)) + ", got " +
+                                   std::string(dataTypeName(tensor.dtype())));
+        if (!type.shape)
+            continue;
+        if (type.shape->rank() != tensor.rank())
+            return Status::invalid("input '" + name + "' must have rank " +
+                                   std::to_string(type.shape->rank()) + " " + type.shape->toString() +
+                                   ", got " + tensor.shapeText());
+        for (std::size_t d = 0; d < tensor.rank(); ++d) {
+            const Dim &dim = type.shape->dims[d];
+            if (dim.isKnown() && dim.value != tensor.dim(d))
+                return Status::invalid("input '" + name + "' dimension " + std::to_string(d) + " must be " +
+                                       std::to_string(dim.value) + " (model shape " + type.shape->toString() +
+                                       "), got " + tensor.shapeText());
+            if (dim.isSymbolic()) {
+                const auto [pos, inserted] = symbols.emplace(dim.symbol, tensor.dim(d));
+                if (!inserted && pos->second != tensor.dim(d))
+                    return Status::invalid("dimension '" + dim.symbol + "' is " +
+                                           std::to_string(pos->second) + " in one input and " +
+                                           std::to_string(tensor.dim(d)) + " in input '" + name + "'");
+            }
+        }
+    }
+    for (const IoInfo &i : m_inputs)
+        if (!i.hasDefault && !byName.count(i.name))
+            return Status::invalid("input '" + i.name + "' (" + i.type.toString() + ") is missing");
+    return Status::ok();
+}
+
+std::optional<std::uint64_t> InferenceSession::estimatePeakBytes(const Feeds &feeds) const
+{
+    const Graph &g = m_model.graph;
+    std::map<std::string, std::int64_t> symbols;
+    for (const auto &[name, tensor] : feeds) {
+        const ValueId v = g.findValue(name);
+        const TypeInfo &t = g.value(v).type;
+        if (t.shape && t.shape->rank() == tensor.rank())
+            for (std::size_t d = 0; d < tensor.rank(); ++d)
+                if (t.shape->dims[d].isSymbolic())
+                    symbols[t.shape->dims[d].symbol] = tensor.dim(d);
+    }
+    const auto bytesOf = [&](ValueId v) -> std::optional<std::uint64_t> {
+        const TypeInfo &t = g.value(v).type;
+        if (t.kind != TypeInfo::Kind::Tensor || !t.shape || dataTypeSize(t.elemType) == 0)
+            return std::nullopt;
+        std::uint64_t n = dataTypeSize(t.elemType);
+        for (const Dim &d : t.shape->dims) {
+            std::int64_t size = d.value;
+            if (!d.isKnown()) {
+                const auto it = symbols.find(d.symbol);
+                if (!d.isSymbolic() || it == symbols.end())
+                    return std::nullopt;
+                size = it->second;
+            }
+            if (size > 0 && n > (std::uint64_t(1) << 62) / static_cast<std::uint64_t>(size))
+                return std::uint64_t(1) << 62;
+            n *= static_cast<std::uint64_t>(size);
+        }
+        return n;
+    };
+    std::vector<int> remaining = m_prepared->consumers;
+    std::uint64_t live = 0;
+    std::uint64_t peak = 0;
+    for (const PlanStep &step : m_prepared->plan.queues[0].steps) {
+        const Node &n = g.node(step.node);
+        for (ValueId out : n.outputs) {
+            if (!out.valid())
+                continue;
+            const auto b = bytesOf(out);
+            if (!b)
+                return std::nullopt;
+            live += *b;
+        }
+        peak = std::max(peak, live);
+        for (ValueId in : n.inputs)
+            if (in.valid() && g.value(in).producer.valid() && --remaining[in.index] == 0 &&
+                !m_prepared->keep[in.index])
+                live -= *bytesOf(in);
+    }
+    return peak;
+}
+
+Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, const ExecutionPlan *plan,
+                                                           const ExecOptions *exec) const
+{
+    OPSCOPE_TRY(checkFeeds(feeds));
+    if (m_options.checkMemory) {
+        const std::optional<std::uint64_t> need = estimatePeakBytes(feeds);
+        const std::uint64_t have = availableMemoryBytes();
+        if (need && have && *need > have) {
+            std::ostringstream os;
+            os.precision(1);
+            os << std::fixed << "the run needs about " << double(*need) / double(1ULL << 30)
+               << " GiB for intermediate tensors, but only " << double(have) / double(1ULL << 30)
+               << " GiB of memory is available";
+            return Status::unsupported(os.str());
+        }
+    }
+    const Graph &g = m_model.graph;
+    std::vector<RuntimeTensor> inputs(g.inputs().size());
+    for (std::size_t i = 0; i < g.inputs().size(); ++i)
+        for (const auto &[name, tensor] : feeds)
+            if (name == g.value(g.inputs()[i]).name)
+                inputs[i] = tensor;
+    ExecOptions options;
+    if (exec)
+        options = *exec;
+    else
+        options.threads = m_options.threads;
+    return executeGraph(*m_prepared, std::move(inputs), options, plan);
+}
+
+} // namespace opscope

@@ -1,0 +1,65 @@
+#pragma once
+// An inference session over a model: everything checked up front (unsupported ops — all of them,
+// before any work —, feeds against the declared inputs, memory need against what is available),
+// then runs by the serial plan or any plan the caller gives.
+
+#include "ir/model.h"
+#include "runtime/executor.h"
+#include "runtime/preparedgraph.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace opscope {
+
+struct SessionOptions
+{
+    int threads = 1;         // intra-op threads
+    bool checkMemory = true; // refuse runs whose tensors would not fit in available memory
+};
+
+struct IoInfo
+{
+    std::string name;
+    TypeInfo type;
+    bool hasDefault = false; // an initializer of the same name supplies it when not fed
+};
+
+using Feeds = std::vector<std::pair<std::string, RuntimeTensor>>;
+
+class InferenceSession
+{
+public:
+    static Expected<std::unique_ptr<InferenceSession>> create(const Model &model,
+                                                              const SessionOptions &options = {});
+
+    const std::vector<IoInfo> &inputs() const { return m_inputs; }
+    const std::vector<IoInfo> &outputs() const { return m_outputs; }
+    const Model &model() const { return m_model; }
+    const PreparedGraph &prepared() const { return *m_prepared; }
+    const SessionOptions &options() const { return m_options; }
+
+    // Missing or extra inputs, wrong dtype or rank, dims that contradict the model or each other.
+    Status checkFeeds(const Feeds &feeds) const;
+    // Peak bytes of intermediate tensors for these feeds, when every shape is known after binding
+    // the inputs' symbolic dims (else nullopt).
+    std::optional<std::uint64_t> estimatePeakBytes(const Feeds &feeds) const;
+
+    Expected<std::vector<RuntimeTensor>> run(const Feeds &feeds, const ExecutionPlan *plan = nullptr,
+                                             const ExecOptions *exec = nullptr) const;
+
+private:
+    InferenceSession() = default;
+    Model m_model; // a copy: structure only, weights are shared
+    SessionOptions m_options;
+    std::unique_ptr<PreparedGraph> m_prepared;
+    std::vector<IoInfo> m_inputs;
+    std::vector<IoInfo> m_outputs;
+};
+
+// Bytes of memory available to a new allocation now (MemAvailable), or 0 when unknown.
+std::uint64_t availableMemoryBytes();
+
+} // namespace opscope
