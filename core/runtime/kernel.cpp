@@ -57,6 +57,12 @@ std::vector<float> KernelContext::attrFloats(std::string_view name) const
     return a ? a->floats : std::vector<float>();
 }
 
+std::vector<std::string> KernelContext::attrStrings(std::string_view name) const
+{
+    const Attribute *a = attr(name);
+    return a ? a->strings : std::vector<std::string>();
+}
+
 Status KernelContext::requireInputs(std::size_t count) const
 {
     for (std::size_t i = 0; i < count; ++i)

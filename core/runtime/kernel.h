@@ -86,6 +86,7 @@ public:
     std::string attrString(std::string_view name, std::string fallback = {}) const;
     std::vector<std::int64_t> attrInts(std::string_view name, std::vector<std::int64_t> fallback = {}) const;
     std::vector<float> attrFloats(std::string_view name) const;
+    std::vector<std::string> attrStrings(std::string_view name) const;
     bool hasAttr(std::string_view name) const { return attr(name) != nullptr; }
 
     // At least `count` present inputs, else an error naming the node.

@@ -217,6 +217,8 @@ Status softmaxCrossEntropyKernel(KernelContext &ctx)
 
 void registerCastKernels(KernelRegistry &r);
 void registerResizeKernels(KernelRegistry &r);
+void registerQuantKernels(KernelRegistry &r);
+void registerRecurrentKernels(KernelRegistry &r);
 
 void registerMiscKernels(KernelRegistry &r)
 {
@@ -226,6 +228,8 @@ void registerMiscKernels(KernelRegistry &r)
     r.add("SoftmaxCrossEntropyLoss", softmaxCrossEntropyKernel);
     registerCastKernels(r);
     registerResizeKernels(r);
+    registerQuantKernels(r);
+    registerRecurrentKernels(r);
 }
 
 } // namespace opscope

@@ -1,0 +1,261 @@
+// RNN, GRU and LSTM (ONNX semantics): forward/reverse/bidirectional, configurable activations,
+// clip, sequence_lens, initial states, LSTM peepholes and input_forget, GRU linear_before_reset,
+// and layout=1 (batch first). Float32; the per-step products go through sgemm.
+
+#include "runtime/kernels/gemm.h"
+#include "runtime/kernels/kernelutil.h"
+
+#include <functional>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+using Activation = std::function<float(float)>;
+
+Expected<Activation> makeActivation(const KernelContext &ctx, const std::string &name, float alpha,
+                                    float beta)
+{
+    if (name == "Sigmoid")
+        return Activation([](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    if (name == "Tanh")
+        return Activation([](float v) { return std::tanh(v); });
+    if (name == "Relu")
+        return Activation([](float v) { return std::max(v, 0.0f); });
+    if (name == "Affine")
+        return Activation([=](float v) { return alpha * v + beta; });
+    if (name == "LeakyRelu")
+        return Activation([=](float v) { return v >= 0 ? v : alpha * v; });
+    if (name == "ThresholdedRelu")
+        return Activation([=](float v) { return v > alpha ? v : 0.0f; });
+    if (name == "ScaledTanh")
+        return Activation([=](float v) { return alpha * std::tanh(beta * v); });
+    if (name == "HardSigmoid")
+        return Activation([=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); });
+    if (name == "Elu")
+        return Activation([=](float v) { return v >= 0 ? v : alpha * (std::exp(v) - 1.0f); });
+    if (name == "Softsign")
+        return Activation([](float v) { return v / (1.0f + std::abs(v)); });
+    if (name == "Softplus")
+        return Activation([](float v) { return std::log1p(std::exp(v)); });
+    return ctx.unsupported("activation '" + name + "'");
+}
+
+enum class Cell
+{
+    Rnn,
+    Gru,
+    Lstm
+};
+
+template<Cell K> Status recurrentKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &xIn = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
+    if (xIn.dtype() != DataType::Float)
+        return ctx.unsupported("recurrent ops are implemented for float32");
+    const RuntimeTensor *b = ctx.input(3), *seqLens = ctx.input(4), *h0 = ctx.input(5);
+    const RuntimeTensor *c0 = K == Cell::Lstm ? ctx.input(6) : nullptr;
+    const RuntimeTensor *peep = K == Cell::Lstm ? ctx.input(7) : nullptr;
+    const bool batchFirst = ctx.attrInt("layout", 0) != 0;
+    const std::int64_t seq = batchFirst ? xIn.dim(1) : xIn.dim(0),
+                       batch = batchFirst ? xIn.dim(0) : xIn.dim(1);
+    const std::int64_t input = xIn.dim(2), hidden = ctx.attrInt("hidden_size", r.dim(2));
+    const std::string direction = ctx.attrString("direction", "forward");
+    const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
+    const std::int64_t gates = K == Cell::Rnn ? 1 : K == Cell::Gru ? 3 : 4;
+    if (w.dim(0) != dirs || w.dim(1) != gates * hidden || w.dim(2) != input)
+        return ctx.fail("W " + w.shapeText() + " does not match the direction, gates and hidden size");
+    const float clip = ctx.attrFloat("clip", 0.0f);
+    const bool hasClip = ctx.hasAttr("clip");
+    const bool inputForget = ctx.attrInt("input_forget", 0) != 0;
+    const bool linearBeforeReset = ctx.attrInt("linear_before_reset", 0) != 0;
+
+    // Activations: per direction, f/g(/h) in ONNX order.
+    std::vector<std::string> names = ctx.attrStrings("activations");
+    const std::vector<float> alphas = ctx.attrFloats("activation_alpha"),
+                             betas = ctx.attrFloats("activation_beta");
+    const std::size_t perDir = K == Cell::Rnn ? 1 : K == Cell::Gru ? 2 : 3;
+    if (names.empty())
+        for (std::int64_t d = 0; d < dirs; ++d) {
+            if (K == Cell::Rnn)
+                names.push_back("Tanh");
+            else if (K == Cell::Gru)
+                names.insert(names.end(), {"Sigmoid", "Tanh"});
+            else
+                names.insert(names.end(), {"Sigmoid", "Tanh", "Tanh"});
+        }
+    // The schema's default lists two directions' worth; a one-way cell uses the first.
+    if (names.size() < perDir * std::size_t(dirs))
+        return ctx.fail("expected " + std::to_string(perDir * std::size_t(dirs)) + " activations, got " +
+                        std::to_string(names.size()));
+    names.resize(perDir * std::size_t(dirs));
+    std::vector<Activation> acts;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const float defaultAlpha = names[i] == "LeakyRelu" ? 0.01f : names[i] == "HardSigmoid" ? 0.2f : 1.0f;
+        const float defaultBeta = names[i] == "HardSigmoid" ? 0.5f : 0.0f;
+        Expected<Activation> a = makeActivation(ctx, names[i], i < alphas.size() ? alphas[i] : defaultAlpha,
+                                                i < betas.size() ? betas[i] : defaultBeta);
+        if (!a)
+            return a.status();
+        acts.push_back(std::move(*a));
+    }
+    const auto clipped = [&](float v) { return hasClip ? std::clamp(v, -clip, clip) : v; };
+
+    // X as [seq, batch, input].
+    std::vector<float> x(std::size_t(seq * batch * input));
+    for (std::int64_t t = 0; t < seq; ++t)
+        for (std::int64_t n = 0; n < batch; ++n)
+            for (std::int64_t i = 0; i < input; ++i)
+                x[std::size_t((t * batch + n) * input + i)] =
+                    xIn.data<float>()[batchFirst ? (n * seq + t) * input + i : (t * batch + n) * input + i];
+
+    std::vector<float> y(std::size_t(seq * dirs * batch * hidden), 0.0f);
+    std::vector<float> yh(std::size_t(dirs * batch * hidden)), yc(std::size_t(dirs * batch * hidden));
+    const std::int64_t gh = gates * hidden;
+    std::vector<float> xw(std::size_t(seq * batch * gh)), hr(std::size_t(batch * gh));
+    for (std::int64_t d = 0; d < dirs; ++d) {
+        const float *W = w.data<float>() + d * gh * input;
+        const float *R = r.data<float>() + d * gh * hidden;
+        const float *Wb = b ? b->data<float>() + d * 2 * gh : nullptr;
+        const float *Rb = Wb ? Wb + gh : nullptr;
+        const float *P = peep ? peep->data<float>() + d * 3 * hidden : nullptr;
+        const Activation &f = acts[std::size_t(d) * perDir],
+                         &g = acts[std::size_t(d) * perDir + (perDir > 1 ? 1 : 0)];
+        const Activation &hAct = acts[std::size_t(d) * perDir + (perDir > 2 ? 2 : 0)];
+        std::vector<float> h(std::size_t(batch * hidden), 0.0f), c(std::size_t(batch * hidden), 0.0f);
+        if (h0)
+            std::copy_n(h0->data<float>() + (batchFirst ? 0 : d * batch * hidden), batch * hidden, h.begin());
+        if (h0 && batchFirst)
+            for (std::int64_t n = 0; n < batch; ++n)
+                std::copy_n(h0->data<float>() + (n * dirs + d) * hidden, hidden, h.begin() + n * hidden);
+        if (c0) {
+            for (std::int64_t n = 0; n < batch; ++n)
+                std::copy_n(c0->data<float>() + (batchFirst ? (n * dirs + d) : (d * batch + n)) * hidden,
+                            hidden, c.begin() + n * hidden);
+        }
+        // X·Wᵀ for every step at once.
+        OPSCOPE_TRY(gemmF32(false, true, seq * batch, gh, input, 1.0f, x.data(), input, W, input, 0.0f,
+                            xw.data(), gh));
+        const bool reverse = direction == "reverse" || d == 1;
+        for (std::int64_t s = 0; s < seq; ++s) {
+            const std::int64_t t = reverse ? seq - 1 - s : s;
+            OPSCOPE_TRY(gemmF32(false, true, batch, gh, hidden, 1.0f, h.data(), hidden, R, hidden, 0.0f,
+                                hr.data(), gh));
+            for (std::int64_t n = 0; n < batch; ++n) {
+                const std::int64_t len = seqLens ? seqLens->valueAsInt(n) : seq;
+                if (t >= len)
+                    continue; // past this sequence's end: the state stays, the output stays 0
+                const float *xg = &xw[std::size_t((t * batch + n) * gh)];
+                const float *hg = &hr[std::size_t(n * gh)];
+                float *hn = &h[std::size_t(n * hidden)];
+                float *cn = &c[std::size_t(n * hidden)];
+                const auto bias = [&](const float *bb, std::int64_t gate, std::int64_t j) {
+                    return bb ? bb[gate * hidden + j] : 0.0f;
+                };
+                for (std::int64_t j = 0; j < hidden; ++j) {
+                    if constexpr (K == Cell::Rnn) {
+                        hn[j] = f(clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j)));
+                    } else if constexpr (K == Cell::Gru) {
+                        const float z = f(clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j)));
+                        const float rr =
+                            f(clipped(xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j)));
+                        float hhat;
+                        if (linearBeforeReset) {
+                            hhat = g(clipped(xg[2 * hidden + j] + bias(Wb, 2, j) +
+                                             rr * (hg[2 * hidden + j] + bias(Rb, 2, j))));
+                        } else {
+                            // (r ⊙ H)·Rhᵀ: needs the reset-scaled state, computed below per row.
+                            hhat = 0.0f;
+                        }
+                        xw[std::size_t((t * batch + n) * gh + j)] = z; // stash z and r for the second pass
+                        xw[std::size_t((t * batch + n) * gh + hidden + j)] = rr;
+                        if (linearBeforeReset)
+                            hr[std::size_t(n * gh + 2 * hidden + j)] = hhat;
+                    } else {
+                        // ONNX gate order: i, o, f, c.
+                        const float ig =
+                            xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j) + (P ? P[j] * cn[j] : 0.0f);
+                        const float fg = xg[2 * hidden + j] + hg[2 * hidden + j] + bias(Wb, 2, j) +
+                                         bias(Rb, 2, j) + (P ? P[2 * hidden + j] * cn[j] : 0.0f);
+                        const float cg =
+                            xg[3 * hidden + j] + hg[3 * hidden + j] + bias(Wb, 3, j) + bias(Rb, 3, j);
+                        const float i = f(clipped(ig));
+                        const float fo = inputForget ? 1.0f - i : f(clipped(fg));
+                        const float ct = fo * cn[j] + i * g(clipped(cg));
+                        const float og = xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j) +
+                                         (P ? P[hidden + j] * ct : 0.0f);
+                        cn[j] = ct;
+                        hn[j] = f(clipped(og)) * hAct(ct);
+                    }
+                }
+                if constexpr (K == Cell::Gru) {
+                    std::vector<float> hhat(static_cast<std::size_t>(hidden));
+                    if (linearBeforeReset) {
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            hhat[std::size_t(j)] = hr[std::size_t(n * gh + 2 * hidden + j)];
+                    } else {
+                        std::vector<float> rh(static_cast<std::size_t>(hidden));
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            rh[std::size_t(j)] = xw[std::size_t((t * batch + n) * gh + hidden + j)] * hn[j];
+                        const float *Rh = R + 2 * hidden * hidden;
+                        for (std::int64_t j = 0; j < hidden; ++j) {
+                            float acc = 0;
+                            for (std::int64_t k = 0; k < hidden; ++k)
+                                acc += rh[std::size_t(k)] * Rh[j * hidden + k];
+                            hhat[std::size_t(j)] =
+                                g(clipped(xg[2 * hidden + j] + bias(Wb, 2, j) + acc + bias(Rb, 2, j)));
+                        }
+                    }
+                    for (std::int64_t j = 0; j < hidden; ++j) {
+                        const float z = xw[std::size_t((t * batch + n) * gh + j)];
+                        hn[j] = (1.0f - z) * hhat[std::size_t(j)] + z * hn[j];
+                    }
+                }
+                for (std::int64_t j = 0; j < hidden; ++j)
+                    y[std::size_t(((t * dirs + d) * batch + n) * hidden + j)] = hn[j];
+            }
+        }
+        for (std::int64_t n = 0; n < batch; ++n)
+            for (std::int64_t j = 0; j < hidden; ++j) {
+                const std::size_t at =
+                    std::size_t(batchFirst ? (n * dirs + d) * hidden + j : (d * batch + n) * hidden + j);
+                yh[at] = h[std::size_t(n * hidden + j)];
+                yc[at] = c[std::size_t(n * hidden + j)];
+            }
+    }
+    if (ctx.wantsOutput(0)) {
+        const Shape64 shape =
+            batchFirst ? Shape64{batch, seq, dirs, hidden} : Shape64{seq, dirs, batch, hidden};
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, shape);
+        if (!out)
+            return out.status();
+        float *dst = (*out)->mutableData<float>();
+        for (std::int64_t t = 0; t < seq; ++t)
+            for (std::int64_t d = 0; d < dirs; ++d)
+                for (std::int64_t n = 0; n < batch; ++n)
+                    std::copy_n(&y[std::size_t(((t * dirs + d) * batch + n) * hidden)], hidden,
+                                dst +
+                                    (batchFirst ? ((n * seq + t) * dirs + d) : ((t * dirs + d) * batch + n)) *
+                                        hidden);
+    }
+    const Shape64 stateShape = batchFirst ? Shape64{batch, dirs, hidden} : Shape64{dirs, batch, hidden};
+    if (ctx.wantsOutput(1))
+        ctx.setOutput(1, RuntimeTensor::fromValues(DataType::Float, stateShape, yh));
+    if (K == Cell::Lstm && ctx.wantsOutput(2))
+        ctx.setOutput(2, RuntimeTensor::fromValues(DataType::Float, stateShape, yc));
+    return Status::ok();
+}
+
+} // namespace
+} // namespace kernels
+
+void registerRecurrentKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("RNN", recurrentKernel<Cell::Rnn>);
+    r.add("GRU", recurrentKernel<Cell::Gru>);
+    r.add("LSTM", recurrentKernel<Cell::Lstm>);
+}
+
+} // namespace opscope
