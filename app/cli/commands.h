@@ -48,4 +48,17 @@ struct ConformanceArgs
 };
 int runConformance(const ConformanceArgs &args);
 
+struct RunArgs
+{
+    std::string model;
+    std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb
+    std::vector<std::string> dims;   // NAME=VALUE
+    std::uint64_t seed = 0;
+    int threads = 1;
+    int iterations = 10;
+    std::string saveDir;
+    bool json = false;
+};
+int runModel(const RunArgs &args);
+
 } // namespace opscope::cli

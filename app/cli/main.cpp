@@ -43,6 +43,24 @@ int main(int argc, char **argv)
     convertCmd->add_flag("--force", convert.force, "Allow OUT to replace the input model");
     convertCmd->add_flag("-q,--quiet", convert.quiet, "Print nothing on success");
 
+    RunArgs run;
+    CLI::App *runCmd =
+        app.add_subcommand("run", "Run a model on the CPU runtime with given or seeded random inputs");
+    runCmd->add_option("MODEL", run.model, "ONNX model file")->required();
+    runCmd->add_option("--input", run.inputs,
+                       "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
+    runCmd->add_option("--dim", run.dims,
+                       "NAME=VALUE binds a symbolic dimension (repeatable; unbound ones are 1)");
+    runCmd->add_option("--seed", run.seed, "Seed of the random inputs")->default_val(0);
+    runCmd->add_option("--threads", run.threads, "Intra-op threads")
+        ->default_val(1)
+        ->check(CLI::PositiveNumber);
+    runCmd->add_option("--iterations", run.iterations, "Timed runs after one warm-up")
+        ->default_val(10)
+        ->check(CLI::NonNegativeNumber);
+    runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
+    runCmd->add_flag("--json", run.json, "Print JSON");
+
     ConformanceArgs conformance;
     CLI::App *conformanceCmd = app.add_subcommand(
         "conformance", "Run ONNX backend test folders (model.onnx + test_data_set_*) and compare outputs");
@@ -79,6 +97,8 @@ int main(int argc, char **argv)
                 convert.externalThreshold = threshold;
             return runConvert(convert);
         }
+        if (*runCmd)
+            return runModel(run);
         if (*conformanceCmd)
             return runConformance(conformance);
         if (*devicesCmd)

@@ -30,7 +30,10 @@ Status reluKernel(KernelContext &ctx)
         if constexpr (std::is_same_v<T, bool>)
             return ctx.unsupported("Relu on bool");
         else
-            return unaryKernel<T, T>(ctx, x, x.dtype(), [](T v) { return ComputeType<T>(v) > 0 ? v : T(0); });
+            return unaryKernel<T, T>(ctx, x, x.dtype(), [](T v) {
+                const ComputeType<T> c = v;
+                return c > 0 || c != c ? v : T(0); // NaN propagates, like max(x, 0)
+            });
     });
 }
 

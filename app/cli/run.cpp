@@ -1,0 +1,180 @@
+#include "commands.h"
+#include "infoformat.h"
+#include "onnx/modelio.h"
+#include "runtime/conformance.h"
+#include "runtime/npy.h"
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/resource.h>
+
+namespace opscope::cli {
+namespace {
+
+int fail(const Status &status)
+{
+    std::cerr << "opscope-cli: error: " << status.message() << '\n';
+    return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
+}
+
+Expected<std::pair<std::string, std::string>> splitAssignment(const std::string &text, const char *what)
+{
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        return Status::invalid(std::string(what) + " '" + text + "' must look like NAME=VALUE");
+    return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+std::string safeFileName(const std::string &name)
+{
+    std::string out = name;
+    for (char &c : out)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+            c = '_';
+    return out.empty() || out == "." || out == ".." ? "_" + out : out;
+}
+
+std::string summary(const RuntimeTensor &t)
+{
+    if (t.dtype() == DataType::String || t.elementCount() == 0)
+        return "";
+    double lo = 1e300, hi = -1e300, sum = 0;
+    std::int64_t nonFinite = 0;
+    const bool half = t.dtype() == DataType::Float16 || t.dtype() == DataType::BFloat16;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i) {
+        const double v = half ? 0.0 : t.valueAsDouble(i);
+        if (!std::isfinite(v)) {
+            ++nonFinite;
+            continue;
+        }
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+    }
+    if (half)
+        return "";
+    std::ostringstream os;
+    os.precision(5);
+    os << "min " << lo << "  max " << hi << "  mean "
+       << sum / double(std::max<std::int64_t>(t.elementCount() - nonFinite, 1));
+    if (nonFinite)
+        os << "  (" << nonFinite << " NaN/Inf)";
+    return os.str();
+}
+
+double peakRssMb()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0;
+}
+
+} // namespace
+
+int runModel(const RunArgs &args)
+{
+    Expected<ImportResult> loaded = loadModel(args.model);
+    if (!loaded)
+        return fail(loaded.status());
+    SessionOptions options;
+    options.threads = args.threads;
+    Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(loaded->model, options);
+    if (!session)
+        return fail(session.status());
+
+    Feeds given;
+    for (const std::string &spec : args.inputs) {
+        const auto kv = splitAssignment(spec, "--input");
+        if (!kv)
+            return fail(kv.status());
+        const std::filesystem::path file(kv->second);
+        Expected<RuntimeTensor> t = file.extension() == ".pb" ? readTensorFile(file) : readNpy(file);
+        if (!t)
+            return fail(t.status().withContext("input '" + kv->first + "'"));
+        given.emplace_back(kv->first, std::move(*t));
+    }
+    RandomInputOptions random;
+    random.seed = args.seed;
+    for (const std::string &spec : args.dims) {
+        const auto kv = splitAssignment(spec, "--dim");
+        if (!kv)
+            return fail(kv.status());
+        try {
+            const long long v = std::stoll(kv->second);
+            if (v < 0)
+                throw std::out_of_range("negative");
+            random.dims[kv->first] = v;
+        } catch (const std::exception &) {
+            return fail(Status::invalid("--dim '" + spec + "': the value must be a non-negative integer"));
+        }
+    }
+    Expected<Feeds> feeds = randomFeeds(**session, given, random);
+    if (!feeds)
+        return fail(feeds.status());
+
+    // Warm-up, then timed iterations.
+    Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds);
+    if (!outputs)
+        return fail(outputs.status());
+    std::vector<double> ms;
+    for (int i = 0; i < args.iterations; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        outputs = (*session)->run(*feeds);
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        if (!outputs)
+            return fail(outputs.status());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms.empty() ? 0.0 : (ms[(ms.size() - 1) / 2] + ms[ms.size() / 2]) / 2.0;
+
+    nlohmann::ordered_json j;
+    j["outputs"] = nlohmann::ordered_json::array();
+    if (!args.saveDir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(args.saveDir, ec);
+        if (ec)
+            return fail(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
+    }
+    const auto &infos = (*session)->outputs();
+    for (std::size_t i = 0; i < outputs->size(); ++i) {
+        const RuntimeTensor &t = (*outputs)[i];
+        std::string file;
+        if (!args.saveDir.empty()) {
+            file = (std::filesystem::path(args.saveDir) / (safeFileName(infos[i].name) + ".npy")).string();
+            const Status st = writeNpy(file, t);
+            if (!st)
+                return fail(st);
+        }
+        j["outputs"].push_back(
+            {{"name", infos[i].name},
+             {"dtype", std::string(dataTypeName(t.dtype()))},
+             {"shape", t.shape()},
+             {"file", file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file)}});
+        if (!args.json)
+            std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
+                      << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
+    }
+    j["latency_ms"] = {
+        {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
+    j["peak_rss_mb"] = peakRssMb();
+    if (args.json) {
+        std::cout << j.dump(2) << '\n';
+    } else {
+        std::ostringstream os;
+        os.precision(3);
+        os << std::fixed << "latency  median " << median << " ms, min " << (ms.empty() ? 0.0 : ms.front())
+           << " ms, max " << (ms.empty() ? 0.0 : ms.back()) << " ms over " << ms.size() << " iterations ("
+           << args.threads << (args.threads == 1 ? " thread" : " threads") << "), peak RSS " << peakRssMb()
+           << " MiB";
+        std::cout << os.str() << '\n';
+    }
+    return ExitOk;
+}
+
+} // namespace opscope::cli

@@ -1,0 +1,59 @@
+#include "runtime/randominputs.h"
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <random>
+
+namespace opscope {
+
+Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
+                            const RandomInputOptions &options)
+{
+    Feeds feeds = given;
+    std::mt19937_64 rng(options.seed);
+    for (const IoInfo &io : session.inputs()) {
+        const bool isGiven =
+            std::any_of(given.begin(), given.end(), [&](const auto &f) { return f.first == io.name; });
+        if (isGiven || io.hasDefault)
+            continue;
+        if (io.type.kind != TypeInfo::Kind::Tensor)
+            return Status::unsupported("input '" + io.name + "' is a " + io.type.toString() +
+                                       "; give it explicitly");
+        if (!io.type.shape)
+            return Status::invalid("input '" + io.name + "' has no declared shape; give it explicitly");
+        std::vector<std::int64_t> shape;
+        for (const Dim &d : io.type.shape->dims) {
+            if (d.isKnown()) {
+                shape.push_back(d.value);
+                continue;
+            }
+            const auto it = options.dims.find(d.symbol);
+            shape.push_back(it != options.dims.end() ? it->second : 1);
+        }
+        Expected<RuntimeTensor> t = RuntimeTensor::allocate(io.type.elemType, shape);
+        if (!t)
+            return t.status().withContext("input '" + io.name + "'");
+        std::uniform_real_distribution<double> real(options.low, options.high);
+        std::uniform_int_distribution<std::int64_t> integer(0,
+                                                            std::max<std::int64_t>(options.intHigh - 1, 0));
+        const Status st = kernels::dispatchNumeric(io.type.elemType, [&](auto tag) -> Status {
+            using T = decltype(tag);
+            T *p = t->template mutableData<T>();
+            for (std::int64_t i = 0; i < t->elementCount(); ++i) {
+                if constexpr (std::is_same_v<T, bool>)
+                    p[i] = (rng() & 1) != 0;
+                else if constexpr (kernels::isFloatLike<T>)
+                    p[i] = static_cast<T>(static_cast<kernels::ComputeType<T>>(real(rng)));
+                else
+                    p[i] = static_cast<T>(integer(rng));
+            }
+            return Status::ok();
+        });
+        if (!st)
+            return st.withContext("input '" + io.name + "'");
+        feeds.emplace_back(io.name, std::move(*t));
+    }
+    return feeds;
+}
+
+} // namespace opscope

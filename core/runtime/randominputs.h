@@ -1,0 +1,25 @@
+#pragma once
+// Seeded random feeds for a session's inputs: what `opscope-cli run` uses for inputs not given,
+// and what pass tests run graphs on before and after a rewrite.
+
+#include "runtime/session.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace opscope {
+
+struct RandomInputOptions
+{
+    std::uint64_t seed = 0;
+    std::map<std::string, std::int64_t> dims; // symbolic dim → value; unbound symbols get 1
+    double low = -1.0, high = 1.0;            // floats: uniform in [low, high)
+    std::int64_t intHigh = 10;                // integers: uniform in [0, intHigh)
+};
+
+// A feed for every input that has no default and is not in `given`, in input order.
+Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
+                            const RandomInputOptions &options);
+
+} // namespace opscope

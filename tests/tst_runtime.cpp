@@ -1,0 +1,328 @@
+// The CPU runtime's machinery: plans (serial and multi-queue), sessions (feed checks, unsupported
+// ops up front, the memory guard), kernel errors naming their node, .npy I/O, random feeds.
+
+#include "onnx/modelio.h"
+#include "runtime/conformance.h"
+#include "runtime/executionplan.h"
+#include "runtime/npy.h"
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+#include "testsupport.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <fstream>
+
+using namespace opscope;
+
+namespace {
+
+std::unique_ptr<InferenceSession> sessionOrFail(const Model &model)
+{
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+    if (!s)
+        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
+    return s ? std::move(*s) : nullptr;
+}
+
+Model modelFromProto(const onnx::ModelProto &proto)
+{
+    const std::string bytes = proto.SerializeAsString();
+    Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
+    if (!r)
+        QTest::qFail(r.status().message().c_str(), __FILE__, __LINE__);
+    return r ? r->model : Model{};
+}
+
+RuntimeTensor floats(std::vector<std::int64_t> shape, std::vector<float> values)
+{
+    return RuntimeTensor::fromValues(DataType::Float, std::move(shape), values);
+}
+
+bool contains(const std::string &s, const char *needle)
+{
+    return s.find(needle) != std::string::npos;
+}
+
+// x[2,3] → Relu(x + bias); the test model of testsupport.
+Model smallModel()
+{
+    return modelFromProto(test::smallModel());
+}
+
+} // namespace
+
+class TestRuntime : public QObject
+{
+    Q_OBJECT
+private slots:
+    void runsSmallModel()
+    {
+        auto s = sessionOrFail(smallModel());
+        QVERIFY(s);
+        const auto out = s->run({{"x", floats({2, 3}, {-1, 0, 1, 2, 3, -4})}});
+        QVERIFY2(out, out.status().message().c_str());
+        const float *y = (*out)[0].data<float>();
+        const std::vector<float> expected{0, 0, 3, 2.5f, 2, 0}; // relu(x + [0.5, -1, 2])
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(y[i], expected[i]);
+    }
+
+    void serialPlanIsValid()
+    {
+        const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));
+        const auto plan = serialPlan(r.model.graph);
+        QVERIFY(plan);
+        QCOMPARE(plan->queues.size(), 1u);
+        QCOMPARE(plan->queues[0].steps.size(), r.model.graph.nodeCount());
+        QVERIFY(validatePlan(r.model.graph, *plan).isOk());
+    }
+
+    void twoQueuePlanMatchesSerial()
+    {
+        // The inception block's branches on two queues, with explicit cross-queue waits.
+        const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));
+        const Graph &g = r.model.graph;
+        auto s = sessionOrFail(r.model);
+        ExecutionPlan plan = *serialPlan(g);
+        ExecutionPlan two;
+        two.name = "two queues";
+        two.devices = {"cpu:0", "cpu:1"};
+        two.queues.resize(2);
+        two.queues[1].device = 1;
+        std::vector<StepRef> where(g.nodeSlots());
+        for (const PlanStep &step : plan.queues[0].steps) {
+            const std::string &name = g.node(step.node).name;
+            const std::uint32_t q =
+                name.find("branch3x3") != std::string::npos || name.find("branch5x5") != std::string::npos
+                    ? 1
+                    : 0;
+            PlanStep copy{step.node, {}};
+            for (ValueId in : g.node(step.node).inputs)
+                if (in.valid() && g.producer(in).valid() && where[g.producer(in).index].queue != q)
+                    copy.waitFor.push_back(where[g.producer(in).index]);
+            where[step.node.index] = {q, std::uint32_t(two.queues[q].steps.size())};
+            two.queues[q].steps.push_back(copy);
+        }
+        QVERIFY2(validatePlan(g, two).isOk(), validatePlan(g, two).message().c_str());
+        QVERIFY(two.queues[1].steps.size() >= 4);
+
+        RandomInputOptions opts;
+        opts.seed = 7;
+        const Feeds feeds = *randomFeeds(*s, {}, opts);
+        const auto serial = s->run(feeds);
+        const auto parallel = s->run(feeds, &two);
+        QVERIFY(serial && parallel);
+        double err = 0;
+        QVERIFY(compareTensors((*parallel)[0], (*serial)[0], 0, 0, err).isOk());
+
+        // A plan that drops a wait is refused by the validator.
+        for (PlanQueue &q : two.queues)
+            for (PlanStep &st : q.steps)
+                st.waitFor.clear();
+        QVERIFY(contains(validatePlan(g, two).message(), "may run before its input"));
+    }
+
+    void badFeeds_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("missing input") << 0 << "input 'x' (float32[2,3]) is missing";
+        QTest::newRow("extra input") << 1 << "the model has no input 'bogus' (its inputs: x)";
+        QTest::newRow("wrong dtype") << 2 << "input 'x' must be float32, got int64";
+        QTest::newRow("wrong rank") << 3 << "input 'x' must have rank 2 [2,3], got [6]";
+        QTest::newRow("contradicting dim")
+            << 4 << "input 'x' dimension 1 must be 3 (model shape [2,3]), got [2,4]";
+    }
+
+    void badFeeds()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, expected);
+        auto s = sessionOrFail(smallModel());
+        Feeds feeds;
+        switch (kind) {
+        case 0: break;
+        case 1: feeds = {{"x", floats({2, 3}, std::vector<float>(6))}, {"bogus", floats({1}, {1})}}; break;
+        case 2:
+            feeds = {{"x", RuntimeTensor::fromValues(DataType::Int64, {2, 3}, std::vector<std::int64_t>(6))}};
+            break;
+        case 3: feeds = {{"x", floats({6}, std::vector<float>(6))}}; break;
+        case 4: feeds = {{"x", floats({2, 4}, std::vector<float>(8))}}; break;
+        }
+        const auto out = s->run(feeds);
+        QVERIFY(!out);
+        QVERIFY2(contains(out.status().message(), expected.toUtf8().constData()),
+                 out.status().message().c_str());
+    }
+
+    void symbolicDimsMustAgree()
+    {
+        const ImportResult r = test::loadOrFail(test::samplePath("transformer_block.onnx"));
+        auto s = sessionOrFail(r.model);
+        const auto out = s->run({{"hidden_states", floats({2, 16, 64}, std::vector<float>(2 * 16 * 64))},
+                                 {"attention_mask", floats({3, 1, 1, 16}, std::vector<float>(48))}});
+        QVERIFY(!out);
+        QVERIFY2(contains(out.status().message(),
+                          "dimension 'batch' is 2 in one input and 3 in input 'attention_mask'"),
+                 out.status().message().c_str());
+    }
+
+    void nanAndInfRun()
+    {
+        auto s = sessionOrFail(smallModel());
+        const float inf = std::numeric_limits<float>::infinity(),
+                    nan = std::numeric_limits<float>::quiet_NaN();
+        const auto out = s->run({{"x", floats({2, 3}, {nan, inf, -inf, 0, 1, 2})}});
+        QVERIFY(out);
+        QVERIFY(std::isnan((*out)[0].data<float>()[0]));
+        QCOMPARE((*out)[0].data<float>()[1], inf);
+    }
+
+    void unsupportedOpsAreListedUpFront()
+    {
+        onnx::ModelProto m = test::smallModel();
+        auto *op = m.add_opset_import();
+        op->set_domain("com.acme");
+        op->set_version(2);
+        auto *n1 = m.mutable_graph()->add_node();
+        *n1 = test::node("Frobnicate", {"y"}, {"z"}, "frob");
+        n1->set_domain("com.acme");
+        *m.mutable_graph()->add_node() = test::node("StringNormalizer", {"y"}, {"w"}, "norm");
+        *m.mutable_graph()->add_output() = test::tensorInfo("z", onnx::TensorProto::FLOAT, {2, 3});
+        const auto s = InferenceSession::create(modelFromProto(m));
+        QVERIFY(!s);
+        QCOMPARE(s.status().kind(), ErrorKind::Unsupported);
+        const std::string msg = s.status().message();
+        QVERIFY2(contains(msg, "com.acme::Frobnicate (opset 2, node 'frob')") &&
+                     contains(msg, "StringNormalizer (opset 13, node 'norm')"),
+                 msg.c_str());
+    }
+
+    void kernelErrorsNameTheNode_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("impossible reshape")
+            << 0 << "node 'reshape' (Reshape): cannot reshape [2,3] (6 elements) to [4,2]";
+        QTest::newRow("gather out of range")
+            << 1 << "node 'gather' (Gather): Gather index 7 is out of range [-2, 2)";
+    }
+
+    void kernelErrorsNameTheNode()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, expected);
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto *g = m.mutable_graph();
+        g->set_name("errors");
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
+        auto *idx = g->add_initializer();
+        idx->set_name("k");
+        idx->set_data_type(onnx::TensorProto::INT64);
+        idx->add_dims(2);
+        const std::vector<std::int64_t> values =
+            kind == 0 ? std::vector<std::int64_t>{4, 2} : std::vector<std::int64_t>{0, 7};
+        idx->set_raw_data(values.data(), values.size() * 8);
+        *g->add_node() = kind == 0 ? test::node("Reshape", {"x", "k"}, {"y"}, "reshape")
+                                   : test::node("Gather", {"x", "k"}, {"y"}, "gather");
+        onnx::ValueInfoProto y;
+        y.set_name("y");
+        y.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        *g->add_output() = y;
+        auto s = sessionOrFail(modelFromProto(m));
+        const auto out = s->run({{"x", floats({2, 3}, std::vector<float>(6))}});
+        QVERIFY(!out);
+        QVERIFY2(contains(out.status().message(), expected.toUtf8().constData()),
+                 out.status().message().c_str());
+    }
+
+    void memoryGuardRefusesUpFront()
+    {
+        // Expand to 2^40 floats: 4 TiB, refused before any allocation.
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto *g = m.mutable_graph();
+        g->set_name("huge");
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1});
+        auto *shape = g->add_initializer();
+        shape->set_name("shape");
+        shape->set_data_type(onnx::TensorProto::INT64);
+        shape->add_dims(1);
+        const std::int64_t n = 1LL << 40;
+        shape->set_raw_data(&n, 8);
+        *g->add_node() = test::node("Expand", {"x", "shape"}, {"y"}, "expand");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {n});
+        auto s = sessionOrFail(modelFromProto(m));
+        const auto out = s->run({{"x", floats({1}, {1})}});
+        QVERIFY(!out);
+        QVERIFY2(contains(out.status().message(), "the run needs about 4096.0 GiB"),
+                 out.status().message().c_str());
+    }
+
+    void peakEstimateFollowsLiveness()
+    {
+        // A chain of 10 Relus on 1024 floats keeps two intermediates alive at a time.
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto *g = m.mutable_graph();
+        g->set_name("chain");
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1024});
+        std::string prev = "x";
+        for (int i = 0; i < 10; ++i) {
+            const std::string out = i == 9 ? "y" : "t" + std::to_string(i);
+            *g->add_node() = test::node("Relu", {prev}, {out});
+            prev = out;
+        }
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1024});
+        auto s = sessionOrFail(modelFromProto(m));
+        const Feeds feeds{{"x", floats({1024}, std::vector<float>(1024, 1.0f))}};
+        QCOMPARE(*s->estimatePeakBytes(feeds), std::uint64_t(2 * 4096));
+        QVERIFY(s->run(feeds));
+    }
+
+    void npyRoundTripAndErrors()
+    {
+        QTemporaryDir tmp;
+        const std::filesystem::path p = tmp.filePath("a.npy").toStdString();
+        const RuntimeTensor t =
+            RuntimeTensor::fromValues(DataType::Int64, {2, 3}, std::vector<std::int64_t>{1, 2, 3, 4, 5, 6});
+        QVERIFY(writeNpy(p, t).isOk());
+        const auto back = readNpy(p);
+        QVERIFY(back);
+        QCOMPARE(back->shape(), (std::vector<std::int64_t>{2, 3}));
+        QCOMPARE(back->data<std::int64_t>()[5], std::int64_t(6));
+        test::writeBytes(tmp.filePath("bad.npy").toStdString(), "not numpy at all");
+        QVERIFY(contains(readNpy(tmp.filePath("bad.npy").toStdString()).status().message(),
+                         "is not a .npy file"));
+        // Header claims 6 int64 but the data is short.
+        std::ifstream in(p, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        test::writeBytes(tmp.filePath("short.npy").toStdString(), bytes.substr(0, bytes.size() - 8));
+        QVERIFY(contains(readNpy(tmp.filePath("short.npy").toStdString()).status().message(),
+                         "holds 40 bytes of data"));
+    }
+
+    void randomFeedsAreSeeded()
+    {
+        const ImportResult r = test::loadOrFail(test::samplePath("transformer_block.onnx"));
+        auto s = sessionOrFail(r.model);
+        RandomInputOptions opts;
+        opts.seed = 42;
+        opts.dims["batch"] = 3;
+        const Feeds a = *randomFeeds(*s, {}, opts), b = *randomFeeds(*s, {}, opts);
+        QCOMPARE(a.size(), 2u);
+        QCOMPARE(a[0].second.shape(), (std::vector<std::int64_t>{3, 16, 64}));
+        double err = 0;
+        QVERIFY(compareTensors(a[0].second, b[0].second, 0, 0, err).isOk());
+        opts.seed = 43;
+        QVERIFY(!compareTensors(a[0].second, (*randomFeeds(*s, {}, opts))[0].second, 0, 0, err).isOk());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRuntime)
+#include "tst_runtime.moc"
