@@ -93,7 +93,8 @@ Attribute Attribute::makeGraph(std::string name, Graph v)
 
 namespace {
 
-template<class T, class F> std::string listText(const std::vector<T> &items, std::size_t maxItems, F &&format)
+template<class T, class F>
+std::string listText(const std::vector<T> &items, std::size_t maxItems, F &&format)
 {
     std::string out = "[";
     for (std::size_t k = 0; k < items.size() && k < maxItems; ++k) {

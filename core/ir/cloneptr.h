@@ -7,7 +7,8 @@
 
 namespace opscope {
 
-template<class T> class ClonePtr
+template<class T>
+class ClonePtr
 {
 public:
     ClonePtr() = default;

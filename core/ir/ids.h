@@ -8,7 +8,8 @@
 
 namespace opscope {
 
-template<class Tag> struct StrongId
+template<class Tag>
+struct StrongId
 {
     static constexpr std::uint32_t invalidIndex = std::numeric_limits<std::uint32_t>::max();
     std::uint32_t index = invalidIndex;
@@ -25,7 +26,8 @@ using ValueId = StrongId<struct ValueTag>;
 
 } // namespace opscope
 
-template<class Tag> struct std::hash<opscope::StrongId<Tag>>
+template<class Tag>
+struct std::hash<opscope::StrongId<Tag>>
 {
     std::size_t operator()(opscope::StrongId<Tag> id) const noexcept
     {

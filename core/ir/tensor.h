@@ -65,7 +65,8 @@ struct Tensor
     std::int64_t elementCount() const;
     std::uint64_t byteSize() const; // storage bytes (strings: sum of lengths)
     std::span<const std::byte> bytes() const;
-    template<class T> std::span<const T> as() const
+    template<class T>
+    std::span<const T> as() const
     {
         const auto b = bytes();
         return {reinterpret_cast<const T *>(b.data()), b.size() / sizeof(T)};

@@ -5,9 +5,9 @@
 
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <onnx/defs/schema.h>
 #include <set>
+#include <tuple>
 
 namespace opscope {
 
@@ -152,7 +152,8 @@ std::vector<std::string> unknownOperatorWarnings(const Model &model)
 
 namespace opscope {
 
-const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain, int opsetVersion)
+const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain,
+                                                int opsetVersion)
 {
     static std::mutex mutex;
     static std::map<std::tuple<std::string, std::string, int>, std::vector<Attribute>> cache;
@@ -162,7 +163,8 @@ const std::vector<Attribute> &attributeDefaults(const std::string &opType, const
     if (it != cache.end())
         return it->second;
     std::vector<Attribute> defaults;
-    if (const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain)))
+    if (const onnx::OpSchema *s =
+            onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain)))
         for (const auto &[name, attr] : s->attributes())
             if (std::optional<Attribute> d = defaultFromProto(attr.default_value)) {
                 d->name = name;

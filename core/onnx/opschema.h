@@ -59,6 +59,7 @@ std::vector<std::string> unknownOperatorWarnings(const Model &model);
 namespace opscope {
 
 // The attributes with schema defaults for an op at an opset (cached; cheap to call per node).
-const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain, int opsetVersion);
+const std::vector<Attribute> &attributeDefaults(const std::string &opType, const std::string &domain,
+                                                int opsetVersion);
 
 } // namespace opscope

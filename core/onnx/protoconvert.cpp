@@ -129,7 +129,8 @@ namespace {
 
 // Copies a repeated field into little-endian bytes of `elemSize` each (narrowing where ONNX
 // widens: int8/fp16/bool... live in int32_data as their bit patterns).
-template<class Field> std::vector<std::byte> packField(const Field &field, std::size_t elemSize)
+template<class Field>
+std::vector<std::byte> packField(const Field &field, std::size_t elemSize)
 {
     std::vector<std::byte> out(static_cast<std::size_t>(field.size()) * elemSize);
     std::size_t k = 0;

@@ -4,9 +4,61 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 
 namespace opscope {
+namespace {
+
+// Recycles tensor buffers by exact (64-byte rounded) size: a model run allocates the same sizes
+// every time, so after the first run there is no malloc, no free and no page fault per tensor.
+// Bounded: beyond `capBytes` of idle buffers, memory goes back to the system.
+class BufferPool
+{
+public:
+    static BufferPool &instance()
+    {
+        static BufferPool *pool = new BufferPool; // never destroyed: tensors may outlive statics
+        return *pool;
+    }
+
+    void *take(std::size_t bytes)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            auto it = m_free.find(bytes);
+            if (it != m_free.end() && !it->second.empty()) {
+                void *p = it->second.back();
+                it->second.pop_back();
+                m_cached -= bytes;
+                return p;
+            }
+        }
+        return std::aligned_alloc(64, bytes);
+    }
+
+    void give(void *p, std::size_t bytes)
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_cached + bytes <= capBytes) {
+                m_free[bytes].push_back(p);
+                m_cached += bytes;
+                return;
+            }
+        }
+        std::free(p);
+    }
+
+private:
+    static constexpr std::size_t capBytes = std::size_t(256) << 20;
+    std::mutex m_mutex;
+    std::unordered_map<std::size_t, std::vector<void *>> m_free;
+    std::size_t m_cached = 0;
+};
+
+} // namespace
 
 std::string shapeText(const std::vector<std::int64_t> &shape)
 {
@@ -35,11 +87,12 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
                                " is too large to allocate");
     const std::size_t bytes =
         std::max<std::size_t>(64, (static_cast<std::size_t>(*count) * elem + 63) / 64 * 64);
-    void *p = std::aligned_alloc(64, bytes);
+    void *p = BufferPool::instance().take(bytes);
     if (!p)
         return Status::io("out of memory allocating " + std::to_string(bytes >> 20) +
                           " MiB for a tensor of shape " + opscope::shapeText(t.m_shape));
-    t.m_owner = std::shared_ptr<const void>(p, std::free);
+    t.m_owner = std::shared_ptr<const void>(
+        p, [bytes](const void *q) { BufferPool::instance().give(const_cast<void *>(q), bytes); });
     t.m_data = static_cast<std::byte *>(p);
     return t;
 }

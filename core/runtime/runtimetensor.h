@@ -47,8 +47,16 @@ public:
 
     const std::byte *bytes() const { return m_data; }
     std::byte *mutableBytes() { return m_data; } // only for the kernel that allocated it
-    template<class T> const T *data() const { return reinterpret_cast<const T *>(m_data); }
-    template<class T> T *mutableData() { return reinterpret_cast<T *>(m_data); }
+    template<class T>
+    const T *data() const
+    {
+        return reinterpret_cast<const T *>(m_data);
+    }
+    template<class T>
+    T *mutableData()
+    {
+        return reinterpret_cast<T *>(m_data);
+    }
     const std::vector<std::string> &strings() const { return *m_strings; }
     std::vector<std::string> &mutableStrings() { return *m_strings; }
 

@@ -52,7 +52,8 @@ private:
     std::string m_message;
 };
 
-template<class T> class [[nodiscard]] Expected
+template<class T>
+class [[nodiscard]] Expected
 {
 public:
     Expected(T value) : m_data(std::move(value)) {}

@@ -9,7 +9,8 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-template<class F> Status activation(KernelContext &ctx, F f)
+template<class F>
+Status activation(KernelContext &ctx, F f)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
@@ -31,8 +32,8 @@ Status reluKernel(KernelContext &ctx)
             return ctx.unsupported("Relu on bool");
         else
             return unaryKernel<T, T>(ctx, x, x.dtype(), [](T v) {
-                const ComputeType<T> c = v;
-                return c > 0 || c != c ? v : T(0); // NaN propagates, like max(x, 0)
+                // Written as a select so it vectorizes; NaN fails the test and propagates, like max(x, 0).
+                return ComputeType<T>(v) < 0 ? T(0) : v;
             });
     });
 }
@@ -208,7 +209,8 @@ enum class SoftmaxKind
 };
 
 // Opset < 13 flattens to 2-D at `axis` (default 1); opset 13 works along one axis (default -1).
-template<SoftmaxKind K> Status softmaxKernel(KernelContext &ctx)
+template<SoftmaxKind K>
+Status softmaxKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);

@@ -9,7 +9,8 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-template<class S, class D> D convert(S v)
+template<class S, class D>
+D convert(S v)
 {
     if constexpr (std::is_same_v<D, bool>)
         return ComputeType<S>(v) != ComputeType<S>(0);

@@ -28,7 +28,8 @@ enum class Arith
     Min
 };
 
-template<class T> T arith(Arith k, T x, T y)
+template<class T>
+T arith(Arith k, T x, T y)
 {
     using C = ComputeType<T>;
     const C a = x, b = y;
@@ -72,7 +73,8 @@ Expected<RuntimeTensor> arithApply(KernelContext &ctx, Arith k, const RuntimeTen
     return result;
 }
 
-template<Arith K> Status arithKernel(KernelContext &ctx)
+template<Arith K>
+Status arithKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     Expected<RuntimeTensor> r = arithApply(ctx, K, ctx.in(0), ctx.in(1));
@@ -83,7 +85,8 @@ template<Arith K> Status arithKernel(KernelContext &ctx)
 }
 
 // Sum, Mean, Max, Min over any number of inputs, folding pairwise with broadcasting.
-template<Arith K, bool IsMean = false> Status variadicKernel(KernelContext &ctx)
+template<Arith K, bool IsMean = false>
+Status variadicKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     RuntimeTensor acc = ctx.in(0);
@@ -176,7 +179,8 @@ enum class Cmp
     LessOrEqual
 };
 
-template<Cmp K> Status compareKernel(KernelContext &ctx)
+template<Cmp K>
+Status compareKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
@@ -220,7 +224,8 @@ enum class Logic
     Xor
 };
 
-template<Logic K> Status logicKernel(KernelContext &ctx)
+template<Logic K>
+Status logicKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
@@ -285,7 +290,8 @@ Status whereKernel(KernelContext &ctx)
 
 // ---- unary --------------------------------------------------------------------------------------
 
-template<class F> Status unaryFloat(KernelContext &ctx, F f)
+template<class F>
+Status unaryFloat(KernelContext &ctx, F f)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
@@ -324,7 +330,8 @@ OPSCOPE_UNARY_FLOAT(floor, std::floor(x))
 OPSCOPE_UNARY_FLOAT(round, std::nearbyint(x)) // half to even in the default rounding mode
 
 // Abs, Neg, Sign also take integers.
-template<class F> Status unaryNumeric(KernelContext &ctx, F f)
+template<class F>
+Status unaryNumeric(KernelContext &ctx, F f)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);

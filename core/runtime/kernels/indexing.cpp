@@ -211,7 +211,8 @@ Status gatherNdKernel(KernelContext &ctx)
     return Status::ok();
 }
 
-template<class T> T reduceInto(const std::string &mode, T a, T b)
+template<class T>
+T reduceInto(const std::string &mode, T a, T b)
 {
     using C = ComputeType<T>;
     if (mode == "add")

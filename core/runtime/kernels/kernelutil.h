@@ -52,7 +52,8 @@ using ComputeType = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v
 
 // ---- dispatch ---------------------------------------------------------------------------------
 // Calls f(T{}) with the C++ type of `dtype`; Bool maps to bool (1 byte).
-template<class F> Status dispatchAll(DataType dtype, F &&f)
+template<class F>
+Status dispatchAll(DataType dtype, F &&f)
 {
     switch (dtype) {
     case DataType::Float: return f(float{});
@@ -73,7 +74,8 @@ template<class F> Status dispatchAll(DataType dtype, F &&f)
 }
 
 // dispatchAll plus the half types.
-template<class F> Status dispatchNumeric(DataType dtype, F &&f)
+template<class F>
+Status dispatchNumeric(DataType dtype, F &&f)
 {
     switch (dtype) {
     case DataType::Float16: return f(Half{});
@@ -82,7 +84,8 @@ template<class F> Status dispatchNumeric(DataType dtype, F &&f)
     }
 }
 
-template<class F> Status dispatchFloat(DataType dtype, F &&f)
+template<class F>
+Status dispatchFloat(DataType dtype, F &&f)
 {
     switch (dtype) {
     case DataType::Float: return f(float{});
@@ -96,7 +99,8 @@ template<class F> Status dispatchFloat(DataType dtype, F &&f)
 }
 
 // Bitwise copy of any fixed-size element type (for data movement ops).
-template<class F> Status dispatchBySize(DataType dtype, F &&f)
+template<class F>
+Status dispatchBySize(DataType dtype, F &&f)
 {
     switch (dataTypeSize(dtype)) {
     case 1: return f(std::uint8_t{});
@@ -128,7 +132,8 @@ struct Broadcast
 
 // Calls f(outIndex, inIndex[0..n)) for every output element, in order. Fast enough for the odd
 // shapes; the hot same-shape and scalar cases are handled by callers.
-template<class F> void forEachBroadcast(const Broadcast &b, F &&f)
+template<class F>
+void forEachBroadcast(const Broadcast &b, F &&f)
 {
     const std::size_t rank = b.outShape.size();
     const std::size_t n = b.strides.size();
@@ -153,7 +158,8 @@ template<class F> void forEachBroadcast(const Broadcast &b, F &&f)
 }
 
 // Parallel loop over [0, n) in chunks; serial below `grain` elements.
-template<class F> void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
+template<class F>
+void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
 {
     if (n < grain) {
         for (std::int64_t i = 0; i < n; ++i)

@@ -9,7 +9,8 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-template<class T> double at(const RuntimeTensor &t, std::int64_t i)
+template<class T>
+double at(const RuntimeTensor &t, std::int64_t i)
 {
     return double(ComputeType<T>(t.data<T>()[i]));
 }

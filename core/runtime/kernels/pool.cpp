@@ -16,7 +16,83 @@ enum class Pool
     Lp
 };
 
-template<Pool K> Status poolKernel(KernelContext &ctx)
+// The common case — 2-D float pooling. Taps outside, output columns inside: for each kernel tap the
+// valid output range is computed once and the inner loop is a plain (vectorizable) max/add over
+// contiguous outputs.
+template<Pool K>
+Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeometry &g, const Shape64 &in,
+              const Shape64 &out, bool includePad, double p)
+{
+    const std::int64_t H = in[0], W = in[1], OH = out[0], OW = out[1];
+    const std::int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const std::int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
+    // Taps [lo, hi) of a window starting at `start` that fall inside [0, limit).
+    const auto range = [](std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d) {
+        const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
+        const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
+        return std::pair(lo, std::max(lo, hi));
+    };
+    // Per output column: taps inside the input, and inside the padded extent.
+    std::vector<std::int64_t> colCount(static_cast<std::size_t>(OW)), colPadded(static_cast<std::size_t>(OW));
+    for (std::int64_t ow = 0; ow < OW; ++ow) {
+        const auto [a, b] = range(ow * sw - pw, W, kw, dw);
+        const auto [c, d] = range(ow * sw, W + pw + g.padEnd[1], kw, dw);
+        colCount[std::size_t(ow)] = b - a;
+        colPadded[std::size_t(ow)] = d - c;
+    }
+    // Per tap column j: output columns whose tap lands inside the row.
+    std::vector<std::pair<std::int64_t, std::int64_t>> tapCols(static_cast<std::size_t>(kw));
+    for (std::int64_t j = 0; j < kw; ++j) {
+        const std::int64_t off = j * dw - pw; // input column = ow * sw + off
+        const std::int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+        const std::int64_t hi = W - 1 - off < 0 ? 0 : std::min(OW, (W - 1 - off) / sw + 1);
+        tapCols[std::size_t(j)] = {std::min(lo, OW), std::max(std::min(lo, OW), hi)};
+    }
+    parallelFor(
+        planes,
+        [&](std::int64_t plane) {
+            const float *x = src + plane * H * W;
+            float *y = dst + plane * OH * OW;
+            for (std::int64_t oh = 0; oh < OH; ++oh) {
+                const std::int64_t hs = oh * sh - ph;
+                const auto [h0, h1] = range(hs, H, kh, dh);
+                const auto [hp0, hp1] = range(hs + ph, H + ph + g.padEnd[0], kh, dh);
+                float *yr = y + oh * OW;
+                std::fill(yr, yr + OW, K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f);
+                for (std::int64_t i = h0; i < h1; ++i) {
+                    const float *row = x + (hs + i * dh) * W;
+                    for (std::int64_t j = 0; j < kw; ++j) {
+                        const auto [lo, hi] = tapCols[std::size_t(j)];
+                        const float *base = row + j * dw - pw;
+                        for (std::int64_t ow = lo; ow < hi; ++ow) {
+                            const float v = base[ow * sw];
+                            if constexpr (K == Pool::Max)
+                                yr[ow] =
+                                    yr[ow] != yr[ow] ? yr[ow] : (!(v <= yr[ow]) ? v : yr[ow]); // NaN sticks
+                            else if constexpr (K == Pool::Lp)
+                                yr[ow] += static_cast<float>(std::pow(std::abs(double(v)), p));
+                            else
+                                yr[ow] += v;
+                        }
+                    }
+                }
+                for (std::int64_t ow = 0; ow < OW; ++ow) {
+                    if constexpr (K == Pool::Average) {
+                        const std::int64_t count = includePad ? (hp1 - hp0) * colPadded[std::size_t(ow)]
+                                                              : (h1 - h0) * colCount[std::size_t(ow)];
+                        yr[ow] /= float(std::max<std::int64_t>(count, 1));
+                    } else if constexpr (K == Pool::Lp) {
+                        yr[ow] = static_cast<float>(std::pow(double(yr[ow]), 1.0 / p));
+                    }
+                }
+            }
+        },
+        2);
+    return Status::ok();
+}
+
+template<Pool K>
+Status poolKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
@@ -41,6 +117,9 @@ template<Pool K> Status poolKernel(KernelContext &ctx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
     }
+    if (sp == 2 && x.dtype() == DataType::Float && !indices)
+        return pool2d<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
+                         outSp, includePad, p);
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         using C = ComputeType<T>;
@@ -105,7 +184,8 @@ template<Pool K> Status poolKernel(KernelContext &ctx)
     });
 }
 
-template<Pool K> Status globalPoolKernel(KernelContext &ctx)
+template<Pool K>
+Status globalPoolKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);

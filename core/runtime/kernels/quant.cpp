@@ -38,14 +38,16 @@ Expected<AxisParam> axisParam(const KernelContext &ctx, const RuntimeTensor *p, 
     return a;
 }
 
-template<class Q> Q saturate(double v)
+template<class Q>
+Q saturate(double v)
 {
     return static_cast<Q>(
         std::clamp(v, double(std::numeric_limits<Q>::lowest()), double(std::numeric_limits<Q>::max())));
 }
 
 // ONNX: saturate(round_half_even(x / scale) + zero_point), the division in float32 like the reference.
-template<class Q> Q quantize(float x, float scale, double zeroPoint)
+template<class Q>
+Q quantize(float x, float scale, double zeroPoint)
 {
     return saturate<Q>(std::nearbyint(double(x / scale)) + zeroPoint);
 }

@@ -64,7 +64,8 @@ Expected<ReducePlan> planReduce(const KernelContext &ctx, const RuntimeTensor &x
 }
 
 // Output index of every input element: drop the reduced coordinates.
-template<class F> void forEachReduced(const RuntimeTensor &x, const ReducePlan &p, F &&f)
+template<class F>
+void forEachReduced(const RuntimeTensor &x, const ReducePlan &p, F &&f)
 {
     Broadcast b;
     b.outShape = x.shape();
@@ -76,7 +77,8 @@ template<class F> void forEachReduced(const RuntimeTensor &x, const ReducePlan &
     forEachBroadcast(b, [&](std::int64_t i, const std::int64_t *o) { f(i, o[0]); });
 }
 
-template<Red K> Status reduceKernel(KernelContext &ctx)
+template<Red K>
+Status reduceKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
@@ -163,7 +165,8 @@ template<Red K> Status reduceKernel(KernelContext &ctx)
     });
 }
 
-template<bool IsMax> Status argKernel(KernelContext &ctx)
+template<bool IsMax>
+Status argKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);

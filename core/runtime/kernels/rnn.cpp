@@ -48,7 +48,8 @@ enum class Cell
     Lstm
 };
 
-template<Cell K> Status recurrentKernel(KernelContext &ctx)
+template<Cell K>
+Status recurrentKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &xIn = ctx.in(0), &w = ctx.in(1), &r = ctx.in(2);
