@@ -182,6 +182,32 @@ Status convTransposeKernel(KernelContext &ctx)
                                 x.data<float>() + (ni * cin + gi * cinG) * inSize, inSize, 0.0f, cols.data(),
                                 inSize));
             float *yg = y + (ni * cout + gi * coutG) * outSize;
+            if (spatial == 2) {
+                // col2im, 2-D: per (channel, tap) the valid input rows/columns are computed once.
+                const std::int64_t IH = inSp[0], IW = inSp[1], OH = outSp[0], OW = outSp[1];
+                const std::int64_t KH = geo->kernel[0], KW = geo->kernel[1];
+                for (std::int64_t co = 0; co < coutG; ++co)
+                    for (std::int64_t kh = 0; kh < KH; ++kh)
+                        for (std::int64_t kw = 0; kw < KW; ++kw) {
+                            const float *c = cols.data() + ((co * KH + kh) * KW + kw) * inSize;
+                            float *yc = yg + co * outSize;
+                            const std::int64_t offW = kw * geo->dilations[1] - geo->padBegin[1];
+                            for (std::int64_t ih = 0; ih < IH; ++ih) {
+                                const std::int64_t oh =
+                                    ih * geo->strides[0] - geo->padBegin[0] + kh * geo->dilations[0];
+                                if (oh < 0 || oh >= OH)
+                                    continue;
+                                float *yrow = yc + oh * OW;
+                                const float *crow = c + ih * IW;
+                                for (std::int64_t iw = 0; iw < IW; ++iw) {
+                                    const std::int64_t ow = iw * geo->strides[1] + offW;
+                                    if (ow >= 0 && ow < OW)
+                                        yrow[ow] += crow[iw];
+                                }
+                            }
+                        }
+                continue;
+            }
             for (std::int64_t row = 0; row < coutG * kSize; ++row) {
                 const std::int64_t co = row / kSize, kk = row % kSize;
                 for (std::int64_t p = 0; p < inSize; ++p) {
@@ -196,7 +222,7 @@ Status convTransposeKernel(KernelContext &ctx)
                         off += o * outStr[d];
                     }
                     if (inside)
-                        yg[co * outSize + off] += cols[std::size_t(row * inSize + p)];
+                        yg[co * outSize + off] += cols[static_cast<std::size_t>(row * inSize + p)];
                 }
             }
         }

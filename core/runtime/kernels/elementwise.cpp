@@ -54,8 +54,9 @@ T arith(Arith k, T x, T y)
     return T{};
 }
 
-Expected<RuntimeTensor> arithApply(KernelContext &ctx, Arith k, const RuntimeTensor &a,
-                                   const RuntimeTensor &b)
+// The op is a template parameter so the inner loops compile to straight (vectorizable) code.
+template<Arith K>
+Expected<RuntimeTensor> arithApply(KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b)
 {
     OPSCOPE_TRY(sameType(ctx, a, b));
     Expected<RuntimeTensor> result = Status::internal("unset");
@@ -64,7 +65,7 @@ Expected<RuntimeTensor> arithApply(KernelContext &ctx, Arith k, const RuntimeTen
         if constexpr (std::is_same_v<T, bool>) {
             return ctx.unsupported("arithmetic on bool");
         } else {
-            result = binaryApply<T, T, T>(ctx, a, b, a.dtype(), [k](T x, T y) { return arith(k, x, y); });
+            result = binaryApply<T, T, T>(ctx, a, b, a.dtype(), [](T x, T y) { return arith(K, x, y); });
             return result.status();
         }
     });
@@ -77,7 +78,7 @@ template<Arith K>
 Status arithKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
-    Expected<RuntimeTensor> r = arithApply(ctx, K, ctx.in(0), ctx.in(1));
+    Expected<RuntimeTensor> r = arithApply<K>(ctx, ctx.in(0), ctx.in(1));
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));
@@ -91,7 +92,7 @@ Status variadicKernel(KernelContext &ctx)
     OPSCOPE_TRY(ctx.requireInputs(1));
     RuntimeTensor acc = ctx.in(0);
     for (std::size_t i = 1; i < ctx.inputCount(); ++i) {
-        Expected<RuntimeTensor> r = arithApply(ctx, K, acc, ctx.in(i));
+        Expected<RuntimeTensor> r = arithApply<K>(ctx, acc, ctx.in(i));
         if (!r)
             return r.status();
         acc = std::move(*r);

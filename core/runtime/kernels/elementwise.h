@@ -5,7 +5,9 @@
 
 namespace opscope::kernels {
 
-// A new tensor: op(a[ia], b[ib]) over the broadcast shape. Fast paths: same shapes, scalars.
+// A new tensor: op(a[ia], b[ib]) over the broadcast shape. Dims are coalesced so the work is a
+// set of rows whose inner loop reads each input with stride 1 or 0 — contiguous and
+// vectorizable for the same-shape, scalar and per-channel cases alike.
 template<class A, class B, class R, class Op>
 Expected<RuntimeTensor> binaryApply(const KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b,
                                     DataType outType, Op op)
@@ -20,15 +22,40 @@ Expected<RuntimeTensor> binaryApply(const KernelContext &ctx, const RuntimeTenso
     const B *pb = b.data<B>();
     R *po = out->template mutableData<R>();
     const std::int64_t n = out->elementCount();
-    if (bc->allSame)
-        parallelFor(n, [&](std::int64_t i) { po[i] = op(pa[i], pb[i]); });
-    else if (b.elementCount() == 1 && a.shape() == bc->outShape)
-        parallelFor(n, [&](std::int64_t i) { po[i] = op(pa[i], pb[0]); });
-    else if (a.elementCount() == 1 && b.shape() == bc->outShape)
-        parallelFor(n, [&](std::int64_t i) { po[i] = op(pa[0], pb[i]); });
-    else
-        forEachBroadcast(
-            *bc, [&](std::int64_t o, const std::int64_t *idx) { po[o] = op(pa[idx[0]], pb[idx[1]]); });
+    if (n == 0)
+        return out;
+    const BroadcastRows rows = BroadcastRows::of(*bc);
+    const std::int64_t len = rows.rowLength;
+    const std::int64_t sa = rows.innerStride[0], sb = rows.innerStride[1];
+    const auto row = [&](std::int64_t r) {
+        const A *x = pa + rows.offset(r, 0);
+        const B *y = pb + rows.offset(r, 1);
+        R *z = po + r * len;
+        if (sa == 1 && sb == 1)
+            for (std::int64_t i = 0; i < len; ++i)
+                z[i] = op(x[i], y[i]);
+        else if (sa == 1)
+            for (std::int64_t i = 0; i < len; ++i)
+                z[i] = op(x[i], y[0]);
+        else if (sb == 1)
+            for (std::int64_t i = 0; i < len; ++i)
+                z[i] = op(x[0], y[i]);
+        else
+            for (std::int64_t i = 0; i < len; ++i)
+                z[i] = op(x[0], y[0]);
+    };
+    if (rows.rows == 1 && len >= 65536) { // one long row: split it across threads
+        const std::int64_t chunks = 64, step = (len + chunks - 1) / chunks;
+        parallelFor(
+            chunks,
+            [&](std::int64_t c) {
+                for (std::int64_t i = c * step; i < std::min(len, (c + 1) * step); ++i)
+                    po[i] = op(pa[sa ? i : 0], pb[sb ? i : 0]);
+            },
+            2);
+    } else {
+        parallelFor(rows.rows, row, std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(len, 1)));
+    }
     return out;
 }
 

@@ -149,6 +149,54 @@ Expected<Broadcast> Broadcast::of(const std::vector<const Shape64 *> &shapes, co
     return b;
 }
 
+BroadcastRows BroadcastRows::of(const Broadcast &b)
+{
+    const std::size_t n = b.strides.size();
+    // Coalesce from the innermost dim outward while every input keeps its pattern.
+    Shape64 shape;
+    std::vector<Shape64> strides(n);
+    for (std::size_t d = 0; d < b.outShape.size(); ++d) {
+        if (b.outShape[d] == 1)
+            continue; // size-1 dims never matter
+        bool merge = !shape.empty();
+        for (std::size_t k = 0; k < n && merge; ++k)
+            merge =
+                strides[k].back() == b.strides[k][d] * b.outShape[d]; // contiguous continuation, or 0 == 0
+        if (merge) {
+            shape.back() *= b.outShape[d];
+            for (std::size_t k = 0; k < n; ++k)
+                strides[k].back() = b.strides[k][d];
+        } else {
+            shape.push_back(b.outShape[d]);
+            for (std::size_t k = 0; k < n; ++k)
+                strides[k].push_back(b.strides[k][d]);
+        }
+    }
+    BroadcastRows r;
+    r.innerStride.assign(n, 0);
+    if (shape.empty())
+        return r;
+    r.rowLength = shape.back();
+    for (std::size_t k = 0; k < n; ++k)
+        r.innerStride[k] = strides[k].back();
+    // A row must be read with stride 0 or 1; anything else (a transposing pattern) gets rows of 1.
+    bool plain = true;
+    for (std::size_t k = 0; k < n; ++k)
+        plain &= r.innerStride[k] == 0 || r.innerStride[k] == 1;
+    if (!plain) {
+        shape.push_back(1);
+        for (std::size_t k = 0; k < n; ++k)
+            strides[k].push_back(0);
+        r.rowLength = 1;
+        r.innerStride.assign(n, 0);
+    }
+    r.outerShape.assign(shape.begin(), shape.end() - 1);
+    for (std::size_t k = 0; k < n; ++k)
+        r.outerStrides.push_back(Shape64(strides[k].begin(), strides[k].end() - 1));
+    r.rows = product(r.outerShape);
+    return r;
+}
+
 std::vector<std::int64_t> intValues(const RuntimeTensor &t)
 {
     return t.toInt64Vector();

@@ -130,6 +130,26 @@ struct Broadcast
     static Expected<Broadcast> of(const std::vector<const Shape64 *> &shapes, const KernelContext &ctx);
 };
 
+// The broadcast as rows: the innermost coalesced dim is the row (each input read with stride 1 or
+// 0 along it); the other dims enumerate rows.
+struct BroadcastRows
+{
+    std::int64_t rows = 1, rowLength = 1;
+    std::vector<std::int64_t> innerStride; // per input: 1 or 0
+    Shape64 outerShape;                    // coalesced dims before the row
+    std::vector<Shape64> outerStrides;     // per input
+    std::int64_t offset(std::int64_t row, std::size_t input) const
+    {
+        std::int64_t off = 0;
+        for (std::size_t d = outerShape.size(); d-- > 0;) {
+            off += (row % outerShape[d]) * outerStrides[input][d];
+            row /= outerShape[d];
+        }
+        return off;
+    }
+    static BroadcastRows of(const Broadcast &b);
+};
+
 // Calls f(outIndex, inIndex[0..n)) for every output element, in order. Fast enough for the odd
 // shapes; the hot same-shape and scalar cases are handled by callers.
 template<class F>

@@ -205,6 +205,42 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), outShape);
     if (!out)
         return out.status();
+    // Fast path: float, only the last two dims resized, no extrapolation — a separable gather
+    // over planes (covers the ×2 nearest/linear upsampling of detectors and segmenters).
+    bool planar = x.dtype() == DataType::Float && rank >= 2;
+    for (std::size_t d = 0; planar && d + 2 < rank; ++d)
+        planar = outShape[d] == x.dim(d) && taps[d].size() == std::size_t(outShape[d]) &&
+                 std::all_of(taps[d].begin(), taps[d].end(),
+                             [&](const std::vector<Tap> &t) { return t.size() == 1; });
+    for (std::size_t d = rank - 2; planar && d < rank; ++d)
+        for (const auto &t : taps[d])
+            planar = planar && t[0].index >= 0;
+    if (planar) {
+        const std::int64_t H = x.dim(rank - 2), W = x.dim(rank - 1), OH = outShape[rank - 2],
+                           OW = outShape[rank - 1];
+        const auto &th = taps[rank - 2], &tw = taps[rank - 1];
+        const float *src = x.data<float>();
+        float *dst = (*out)->mutableData<float>();
+        parallelFor(
+            product(outShape, 0, rank - 2),
+            [&](std::int64_t plane) {
+                const float *xp = src + plane * H * W;
+                float *yp = dst + plane * OH * OW;
+                for (std::int64_t oh = 0; oh < OH; ++oh) {
+                    const auto &hs = th[std::size_t(oh)];
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const auto &ws = tw[std::size_t(ow)];
+                        double acc = 0;
+                        for (const Tap &a : hs)
+                            for (const Tap &b : ws)
+                                acc += a.weight * b.weight * double(xp[a.index * W + b.index]);
+                        yp[oh * OW + ow] = static_cast<float>(acc);
+                    }
+                }
+            },
+            1);
+        return Status::ok();
+    }
     const Shape64 inStr = stridesOf(x.shape()), outStr = stridesOf(outShape);
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
