@@ -3,3 +3,13 @@ function(opscope_set_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor -Wno-missing-field-initializers>)
 endfunction()
+
+# x86-64-v2 (SSE4.2, every x86-64 CPU since 2009, RHEL 9's baseline) for our own kernels; hotter
+# loops add AVX2/AVX-512 clones chosen at run time (target_clones), oneDNN dispatches itself.
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag(-march=x86-64-v2 OPSCOPE_HAVE_X86_64_V2)
+function(opscope_set_arch target)
+  if(OPSCOPE_HAVE_X86_64_V2 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=x86-64-v2>)
+  endif()
+endfunction()

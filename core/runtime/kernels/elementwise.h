@@ -27,34 +27,39 @@ Expected<RuntimeTensor> binaryApply(const KernelContext &ctx, const RuntimeTenso
     const BroadcastRows rows = BroadcastRows::of(*bc);
     const std::int64_t len = rows.rowLength;
     const std::int64_t sa = rows.innerStride[0], sb = rows.innerStride[1];
-    const auto row = [&](std::int64_t r) {
-        const A *x = pa + rows.offset(r, 0);
-        const B *y = pb + rows.offset(r, 1);
-        R *z = po + r * len;
+    // z[0, count) from x, y read with stride sa, sb ∈ {0, 1}: four straight loops that vectorize.
+    const auto span = [&](const A *x, const B *y, R *z, std::int64_t count) {
         if (sa == 1 && sb == 1)
-            for (std::int64_t i = 0; i < len; ++i)
+            for (std::int64_t i = 0; i < count; ++i)
                 z[i] = op(x[i], y[i]);
-        else if (sa == 1)
-            for (std::int64_t i = 0; i < len; ++i)
-                z[i] = op(x[i], y[0]);
-        else if (sb == 1)
-            for (std::int64_t i = 0; i < len; ++i)
-                z[i] = op(x[0], y[i]);
-        else
-            for (std::int64_t i = 0; i < len; ++i)
-                z[i] = op(x[0], y[0]);
+        else if (sa == 1) {
+            const B yv = y[0];
+            for (std::int64_t i = 0; i < count; ++i)
+                z[i] = op(x[i], yv);
+        } else if (sb == 1) {
+            const A xv = x[0];
+            for (std::int64_t i = 0; i < count; ++i)
+                z[i] = op(xv, y[i]);
+        } else {
+            const R v = op(x[0], y[0]);
+            for (std::int64_t i = 0; i < count; ++i)
+                z[i] = v;
+        }
     };
     if (rows.rows == 1 && len >= 65536) { // one long row: split it across threads
-        const std::int64_t chunks = 64, step = (len + chunks - 1) / chunks;
+        const std::int64_t chunk = 16384, chunks = (len + chunk - 1) / chunk;
         parallelFor(
             chunks,
             [&](std::int64_t c) {
-                for (std::int64_t i = c * step; i < std::min(len, (c + 1) * step); ++i)
-                    po[i] = op(pa[sa ? i : 0], pb[sb ? i : 0]);
+                const std::int64_t begin = c * chunk;
+                span(pa + sa * begin, pb + sb * begin, po + begin, std::min(chunk, len - begin));
             },
             2);
     } else {
-        parallelFor(rows.rows, row, std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(len, 1)));
+        parallelFor(
+            rows.rows,
+            [&](std::int64_t r) { span(pa + rows.offset(r, 0), pb + rows.offset(r, 1), po + r * len, len); },
+            std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(len, 1)));
     }
     return out;
 }

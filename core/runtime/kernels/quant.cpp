@@ -128,11 +128,69 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// One row of C = A·B in exact int32: i-p-j order keeps the inner loop contiguous. Cloned for AVX2
+// and AVX-512 (vpmulld on 8/16 lanes), picked at run time.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("default", "avx2", "avx512f")))
+#endif
+void gemmS32Row(std::int64_t n, std::int64_t k, const std::int32_t *arow, const std::int32_t *b, std::int32_t *crow)
+{
+    for (std::int64_t j = 0; j < n; ++j)
+        crow[j] = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+        const std::int32_t av = arow[p];
+        if (av == 0)
+            continue;
+        const std::int32_t *brow = b + p * n;
+        for (std::int64_t j = 0; j < n; ++j)
+            crow[j] += av * brow[j];
+    }
+}
+
+// C[M,N] = A[M,K]·B[K,N], rows in parallel.
+void gemmS32(std::int64_t m, std::int64_t n, std::int64_t k, const std::int32_t *a, const std::int32_t *b,
+             std::int32_t *c)
+{
+    parallelFor(
+        m, [&](std::int64_t i) { gemmS32Row(n, k, a + i * k, b, c + i * n); },
+        std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(n * k, 1)));
+}
+
+// Integer tensor minus its zero point(s), widened to int32. `zpIndex(i)` picks the zero point.
+template<class ZpIndex>
+std::vector<std::int32_t> centered(const RuntimeTensor &t, std::int64_t offset, std::int64_t count,
+                                   const RuntimeTensor *zp, ZpIndex zpIndex)
+{
+    std::vector<std::int32_t> out(static_cast<std::size_t>(count));
+    const bool perElement = zp && zp->elementCount() > 1;
+    std::vector<std::int32_t> zps;
+    if (perElement)
+        for (std::int64_t i = 0; i < zp->elementCount(); ++i)
+            zps.push_back(std::int32_t(zp->valueAsInt(i)));
+    const std::int32_t z = zp && !perElement && zp->elementCount() ? std::int32_t(zp->valueAsInt(0)) : 0;
+    const auto fill = [&](const auto *p) {
+        if (perElement)
+            for (std::int64_t i = 0; i < count; ++i)
+                out[std::size_t(i)] = std::int32_t(p[i]) - zps[std::size_t(zpIndex(i))];
+        else
+            for (std::int64_t i = 0; i < count; ++i)
+                out[std::size_t(i)] = std::int32_t(p[i]) - z;
+    };
+    if (t.dtype() == DataType::UInt8)
+        fill(t.data<std::uint8_t>() + offset);
+    else
+        fill(t.data<std::int8_t>() + offset);
+    return out;
+}
+
 // (A − a0)·(B − b0) in int32 with numpy batching. Zero points: scalar, per row of A, per column of B.
 Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTensor &a,
                                       const RuntimeTensor &b, const RuntimeTensor *azp,
                                       const RuntimeTensor *bzp)
 {
+    for (const RuntimeTensor *t : {&a, &b})
+        if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
+            return ctx.unsupported("integer matmul of " + std::string(dataTypeName(t->dtype())));
     Shape64 as = a.shape(), bs = b.shape();
     const bool aVec = as.size() == 1, bVec = bs.size() == 1;
     if (aVec)
@@ -163,31 +221,11 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
             bOff.push_back(i[1]);
         });
     }
-    const auto zpA = [&](std::int64_t row) -> std::int32_t {
-        return azp ? std::int32_t(azp->valueAsInt(azp->elementCount() > 1 ? row : 0)) : 0;
-    };
-    const auto zpB = [&](std::int64_t col) -> std::int32_t {
-        return bzp ? std::int32_t(bzp->valueAsInt(bzp->elementCount() > 1 ? col : 0)) : 0;
-    };
-    std::vector<std::int32_t> bt(std::size_t(k * n));
     auto *dst = out->mutableData<std::int32_t>();
     for (std::size_t bi = 0; bi < aOff.size(); ++bi) {
-        for (std::int64_t p = 0; p < k; ++p) // B − b0, transposed for contiguous dot products
-            for (std::int64_t j = 0; j < n; ++j)
-                bt[std::size_t(j * k + p)] =
-                    std::int32_t(b.valueAsInt(bOff[bi] * k * n + p * n + j)) - zpB(j);
-        std::vector<std::int32_t> arow(static_cast<std::size_t>(k));
-        for (std::int64_t i = 0; i < m; ++i) {
-            for (std::int64_t p = 0; p < k; ++p)
-                arow[std::size_t(p)] = std::int32_t(a.valueAsInt(aOff[bi] * m * k + i * k + p)) - zpA(i);
-            for (std::int64_t j = 0; j < n; ++j) {
-                std::int32_t acc = 0;
-                const std::int32_t *col = &bt[std::size_t(j * k)];
-                for (std::int64_t p = 0; p < k; ++p)
-                    acc += arow[std::size_t(p)] * col[p];
-                dst[std::int64_t(bi) * m * n + i * n + j] = acc;
-            }
-        }
+        const auto ca = centered(a, aOff[bi] * m * k, m * k, azp, [k](std::int64_t i) { return i / k; });
+        const auto cb = centered(b, bOff[bi] * k * n, k * n, bzp, [n](std::int64_t i) { return i % n; });
+        gemmS32(m, n, k, ca.data(), cb.data(), dst + std::int64_t(bi) * m * n);
     }
     return out;
 }
@@ -202,10 +240,14 @@ Status matMulIntegerKernel(KernelContext &ctx)
     return Status::ok();
 }
 
-// Integer convolution (x − x0) ⊛ (w − w0) → int32 [N, M, spatial...]. w0 may be per output channel.
+// Integer convolution (x − x0) ⊛ (w − w0) → int32 [N, M, spatial...], as im2col + int32 GEMM per
+// group. Padding holds the zero point, so it contributes (x0 − x0) = 0. w0 may be per output channel.
 Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
                                     const RuntimeTensor *xzp, const RuntimeTensor *wzp)
 {
+    for (const RuntimeTensor *t : {&x, &w})
+        if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
+            return ctx.unsupported("integer convolution of " + std::string(dataTypeName(t->dtype())));
     const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
     if (!geo)
         return geo.status();
@@ -217,40 +259,42 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     const std::int64_t cg = c / g, mg = mOut / g, kSize = product(geo->kernel);
     const Shape64 inSp(x.shape().begin() + 2, x.shape().end()),
         outSp(geo->outShape.begin() + 2, geo->outShape.end());
-    const std::int64_t inSize = product(inSp), outSize = product(outSp);
+    const std::int64_t inSize = product(inSp), outSize = product(outSp), kDim = cg * kSize;
     const Shape64 kStr = stridesOf(geo->kernel), inStr = stridesOf(inSp), outStr = stridesOf(outSp);
-    const std::int32_t x0 = xzp ? std::int32_t(xzp->valueAsInt(0)) : 0;
-    auto *dst = out->mutableData<std::int32_t>();
-    parallelFor(
-        n * mOut,
-        [&](std::int64_t job) {
-            const std::int64_t ni = job / mOut, mo = job % mOut, gi = mo / mg;
-            const std::int32_t w0 = wzp ? std::int32_t(wzp->valueAsInt(wzp->elementCount() > 1 ? mo : 0)) : 0;
-            for (std::int64_t o = 0; o < outSize; ++o) {
-                std::int32_t acc = 0;
-                for (std::int64_t ci = 0; ci < cg; ++ci)
-                    for (std::int64_t kk = 0; kk < kSize; ++kk) {
-                        std::int64_t off = 0;
-                        bool inside = true;
-                        for (std::size_t d = 0; d < sp && inside; ++d) {
-                            const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo->strides[d] -
-                                                     geo->padBegin[d] +
-                                                     ((kk / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
-                            inside = pos >= 0 && pos < inSp[d];
-                            off += pos * inStr[d];
-                        }
-                        // Padding holds the zero point, so it contributes (x0 − x0) = 0.
-                        if (!inside)
-                            continue;
-                        const std::int32_t xv =
-                            std::int32_t(x.valueAsInt((ni * c + gi * cg + ci) * inSize + off)) - x0;
-                        const std::int32_t wv = std::int32_t(w.valueAsInt((mo * cg + ci) * kSize + kk)) - w0;
-                        acc += xv * wv;
-                    }
-                dst[(ni * mOut + mo) * outSize + o] = acc;
+    const std::int64_t perChannel = product(w.shape(), 1);
+    const auto wc =
+        centered(w, 0, w.elementCount(), wzp, [perChannel](std::int64_t i) { return i / perChannel; });
+    // Input position of (output position, kernel tap) per spatial dim, or -1 in the padding.
+    std::vector<std::int64_t> srcIndex(static_cast<std::size_t>(kSize * outSize));
+    for (std::int64_t kk = 0; kk < kSize; ++kk)
+        for (std::int64_t o = 0; o < outSize; ++o) {
+            std::int64_t off = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < sp && inside; ++d) {
+                const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - geo->padBegin[d] +
+                                         ((kk / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
+                inside = pos >= 0 && pos < inSp[d];
+                off += pos * inStr[d];
             }
-        },
-        1);
+            srcIndex[std::size_t(kk * outSize + o)] = inside ? off : -1;
+        }
+    std::vector<std::int32_t> cols(static_cast<std::size_t>(kDim * outSize));
+    auto *dst = out->mutableData<std::int32_t>();
+    for (std::int64_t ni = 0; ni < n; ++ni)
+        for (std::int64_t gi = 0; gi < g; ++gi) {
+            const auto xc =
+                centered(x, (ni * c + gi * cg) * inSize, cg * inSize, xzp, [](std::int64_t) { return 0; });
+            for (std::int64_t ci = 0; ci < cg; ++ci)
+                for (std::int64_t kk = 0; kk < kSize; ++kk) {
+                    std::int32_t *col = &cols[std::size_t((ci * kSize + kk) * outSize)];
+                    const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
+                    const std::int32_t *plane = &xc[std::size_t(ci * inSize)];
+                    for (std::int64_t o = 0; o < outSize; ++o)
+                        col[o] = idx[o] >= 0 ? plane[idx[o]] : 0;
+                }
+            gemmS32(mg, outSize, kDim, &wc[std::size_t(gi * mg * kDim)], cols.data(),
+                    dst + (ni * mOut + gi * mg) * outSize);
+        }
     return out;
 }
 
@@ -276,16 +320,22 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
     const double a = sa.valueAsDouble(0), ys = sy.valueAsDouble(0);
     const double zp = y0 ? y0->valueAsDouble(0) : 0.0;
     const std::int64_t channels = sb.elementCount();
+    std::vector<double> mult(static_cast<std::size_t>(std::max<std::int64_t>(channels, 1)));
+    for (std::int64_t ch = 0; ch < channels; ++ch)
+        mult[std::size_t(ch)] = a * sb.valueAsDouble(ch) / ys;
+    const std::int32_t *src = acc.data<std::int32_t>();
+    const std::int32_t *b = bias ? bias->data<std::int32_t>() : nullptr;
+    const std::int64_t biasCount = bias ? bias->elementCount() : 1;
     const auto run = [&](auto qtag) -> Status {
         using Q = decltype(qtag);
         Q *dst = (*out)->template mutableData<Q>();
-        for (std::int64_t i = 0; i < acc.elementCount(); ++i) {
+        parallelFor(acc.elementCount(), [&](std::int64_t i) {
             const std::int64_t ch = channels > 1 ? (i / channelInner) % channels : 0;
-            double v = double(acc.data<std::int32_t>()[i]);
-            if (bias)
-                v += double(bias->data<std::int32_t>()[(i / channelInner) % bias->elementCount()]);
-            dst[i] = saturate<Q>(std::nearbyint(v * a * sb.valueAsDouble(ch) / ys) + zp);
-        }
+            double v = double(src[i]);
+            if (b)
+                v += double(b[(i / channelInner) % biasCount]);
+            dst[i] = saturate<Q>(std::nearbyint(v * mult[std::size_t(ch)]) + zp);
+        });
         return Status::ok();
     };
     if (outType == DataType::UInt8)

@@ -110,6 +110,53 @@ Status reduceKernel(KernelContext &ctx)
             std::vector<Acc> acc(static_cast<std::size_t>(n), init);
             std::vector<bool> sawNan(static_cast<std::size_t>(n), false);
             const T *src = x.data<T>();
+            // Fast path: the reduced axes form one contiguous block [first, last], so the input is
+            // outer × len × inner and each output reads a strided run (LayerNorm's ReduceMean, GAP).
+            std::size_t first = x.rank(), last = 0;
+            for (std::size_t d = 0; d < x.rank(); ++d)
+                if (p->reduced[d] && x.dim(d) != 1) {
+                    first = std::min(first, d);
+                    last = d;
+                }
+            bool block = first < x.rank();
+            for (std::size_t d = first; block && d <= last; ++d)
+                block = p->reduced[d] || x.dim(d) == 1;
+            if constexpr (K == Red::Sum || K == Red::Mean || K == Red::SumSquare || K == Red::Max ||
+                          K == Red::Min) {
+                if (block && x.elementCount() > 0) {
+                    const std::int64_t outer = product(x.shape(), 0, first),
+                                       len = product(x.shape(), first, last + 1),
+                                       inner = product(x.shape(), last + 1);
+                    T *dst = (*out)->template mutableData<T>();
+                    parallelFor(
+                        outer * inner,
+                        [&](std::int64_t job) {
+                            const std::int64_t o = job / inner, i = job % inner;
+                            const T *run = src + o * len * inner + i;
+                            Acc a = init;
+                            bool nan = false;
+                            for (std::int64_t k = 0; k < len; ++k) {
+                                const Acc v = static_cast<Acc>(ComputeType<T>(run[k * inner]));
+                                if constexpr (K == Red::Max || K == Red::Min) {
+                                    nan |= v != v;
+                                    a = K == Red::Max ? (a < v ? v : a) : (v < a ? v : a);
+                                } else if constexpr (K == Red::SumSquare) {
+                                    a += v * v;
+                                } else {
+                                    a += v;
+                                }
+                            }
+                            if constexpr (K == Red::Mean)
+                                a = static_cast<Acc>(a / static_cast<Acc>(len));
+                            if constexpr (isFloatLike<T>)
+                                if (nan)
+                                    a = std::numeric_limits<Acc>::quiet_NaN();
+                            dst[job] = static_cast<T>(static_cast<ComputeType<T>>(a));
+                        },
+                        256);
+                    return Status::ok();
+                }
+            }
             forEachReduced(x, *p, [&](std::int64_t i, std::int64_t o) {
                 const Acc v = static_cast<Acc>(ComputeType<T>(src[i]));
                 Acc &a = acc[std::size_t(o)];
