@@ -3,6 +3,7 @@
 
 #include "testsupport.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -241,6 +242,62 @@ private slots:
         for (const auto &entry : fs::directory_iterator(dir))
             QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos,
                      entry.path().c_str());
+    }
+
+    void runModel()
+    {
+        QTemporaryDir tmp;
+        const Run r = cli({"run", sample("inception_block.onnx"), "--iterations", "3", "--seed", "7",
+                           "--save-outputs", tmp.filePath("out"), "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonObject out = j["outputs"].toArray()[0].toObject();
+        QCOMPARE(out["name"].toString(), QString("probabilities"));
+        QCOMPARE(out["dtype"].toString(), QString("float32"));
+        QCOMPARE(out["shape"].toArray().size(), 2);
+        QVERIFY(QFile::exists(out["file"].toString()));
+        const QJsonObject lat = j["latency_ms"].toObject();
+        QVERIFY(lat["min"].toDouble() > 0 && lat["min"].toDouble() <= lat["median"].toDouble() &&
+                lat["median"].toDouble() <= lat["max"].toDouble());
+        QVERIFY(j["peak_rss_mb"].toDouble() > 0);
+
+        // The saved output feeds back in; a symbolic dim binds by name; text mode prints a summary.
+        const Run t = cli({"run", sample("transformer_block.onnx"), "--dim", "batch=3", "--iterations", "1"});
+        QCOMPARE(t.exitCode, 0);
+        QVERIFY2(t.out.contains("output  float32[3,16,64]  min "), qPrintable(t.out));
+        QVERIFY(t.out.contains("latency  median "));
+    }
+
+    void runBadArguments_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("unknown input") << QStringList{"--input", "nope=x.npy"} << "cannot read 'x.npy'";
+        QTest::newRow("bad dim") << QStringList{"--dim", "batch=-2"} << "must be a non-negative integer";
+        QTest::newRow("bad assignment") << QStringList{"--input", "justaname"} << "must look like NAME=VALUE";
+    }
+
+    void runBadArguments()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        const Run r = cli(QStringList{"run", sample("transformer_block.onnx")} + args);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    }
+
+    void conformanceCommand()
+    {
+        const QString suite = QString(OPSCOPE_ONNX_TESTDATA) + "/node";
+        if (!QDir(suite).exists())
+            QSKIP("libonnx-testdata is not installed");
+        const Run r = cli({"conformance", suite + "/test_relu", suite + "/test_conv_with_strides_padding",
+                           suite + "/test_strnormalizer_export_monday_casesensintive_lower"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains("pass         test_relu"), qPrintable(r.out));
+        QVERIFY(r.out.contains("unsupported  test_strnormalizer_export_monday_casesensintive_lower"));
+        QVERIFY(r.out.trimmed().endsWith("2 passed, 0 failed, 1 skipped"));
+        QCOMPARE(cli({"conformance", "/nonexistent"}).exitCode, 1);
     }
 
     void devices()

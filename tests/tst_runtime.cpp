@@ -2,6 +2,7 @@
 // ops up front, the memory guard), kernel errors naming their node, .npy I/O, random feeds.
 
 #include "onnx/modelio.h"
+#include "runtime/backend.h"
 #include "runtime/conformance.h"
 #include "runtime/executionplan.h"
 #include "runtime/npy.h"
@@ -121,6 +122,22 @@ private slots:
             for (PlanStep &st : q.steps)
                 st.waitFor.clear();
         QVERIFY(contains(validatePlan(g, two).message(), "may run before its input"));
+    }
+
+    void backends()
+    {
+        const auto cpu = makeBackend("cpu:3", 2);
+        QVERIFY(cpu);
+        QCOMPARE((*cpu)->name(), std::string("cpu:3"));
+        QCOMPARE((*cpu)->threads(), 2);
+        QVERIFY((*cpu)->kernelFor("", "Conv", 13));
+        QVERIFY(!(*cpu)->kernelFor("com.acme", "Conv", 1));
+        const auto t = (*cpu)->allocate(DataType::Float, {2, 2});
+        QVERIFY(t && t->byteSize() == 16);
+        QVERIFY((*cpu)->copyOut(*(*cpu)->copyIn(*t))->bytes() == t->bytes()); // host memory: shared, no copy
+        const auto gpu = makeBackend("tpu:0", 1);
+        QVERIFY(!gpu);
+        QVERIFY(contains(gpu.status().message(), "device 'tpu:0' is not available"));
     }
 
     void badFeeds_data()

@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include "runtime/backend.h"
+
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -69,6 +71,19 @@ public:
 
     Status run()
     {
+        // A backend per plan device: the caller's, or CPU backends made for this run.
+        std::vector<std::unique_ptr<Backend>> owned;
+        m_backends = m_options.backends;
+        if (m_backends.size() < m_plan.devices.size()) {
+            m_backends.clear();
+            for (const std::string &device : m_plan.devices) {
+                Expected<std::unique_ptr<Backend>> b = makeBackend(device, m_options.threads);
+                if (!b)
+                    return b.status();
+                owned.push_back(std::move(*b));
+                m_backends.push_back(owned.back().get());
+            }
+        }
         if (m_plan.queues.size() == 1)
             return runQueue(0);
         std::vector<std::thread> threads;
@@ -89,8 +104,9 @@ public:
 private:
     Status runQueue(std::uint32_t q)
     {
-        omp_set_num_threads(std::max(1, m_options.threads));
         const PlanQueue &queue = m_plan.queues[q];
+        Backend &backend = *m_backends[std::size_t(queue.device)];
+        omp_set_num_threads(backend.threads());
         for (std::uint32_t s = 0; s < queue.steps.size(); ++s) {
             const PlanStep &step = queue.steps[s];
             if (!waitFor(step))
@@ -98,7 +114,7 @@ private:
             if (m_options.cancel && m_options.cancel->load())
                 return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
             const auto start = std::chrono::steady_clock::now();
-            const Status st = runNode(m_pg.nodes[step.node.index]);
+            const Status st = runNode(m_pg.nodes[step.node.index], backend);
             if (!st.isOk())
                 return fail(st);
             if (m_options.onStep)
@@ -138,7 +154,7 @@ private:
         return st;
     }
 
-    Status runNode(const PreparedNode &pn)
+    Status runNode(const PreparedNode &pn, Backend &backend)
     {
         const Node &n = *pn.node;
         std::vector<const RuntimeTensor *> inputs(n.inputs.size(), nullptr);
@@ -151,14 +167,16 @@ private:
                                         m_frame.graph().value(n.inputs[i]).name + "' was not computed");
         }
         std::vector<RuntimeTensor> outputs(n.outputs.size());
-        const SubgraphRunner runner = [this](const PreparedGraph &g, std::vector<RuntimeTensor> in) {
-            ExecOptions sub;
-            sub.threads = m_options.threads;
+        const SubgraphRunner runner = [this, &backend](const PreparedGraph &g,
+                                                       std::vector<RuntimeTensor> in) {
+            ExecOptions sub; // bodies run on the device of their If/Loop/Scan node
+            sub.threads = backend.threads();
+            sub.backends = {&backend};
             sub.cancel = m_options.cancel;
             return executeGraph(g, std::move(in), sub, nullptr, &m_frame);
         };
-        KernelContext ctx(pn, inputs, outputs, m_options.threads, runner);
-        OPSCOPE_TRY(pn.kernel(ctx));
+        KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);
+        OPSCOPE_TRY(backend.run(pn, ctx));
         for (std::size_t i = 0; i < n.outputs.size(); ++i) {
             if (!n.outputs[i].valid())
                 continue;
@@ -186,6 +204,7 @@ private:
     Frame &m_frame;
     std::unique_ptr<std::atomic<int>[]> m_remaining;
     std::vector<std::unique_ptr<std::atomic<bool>[]>> m_done;
+    std::vector<Backend *> m_backends;
     std::mutex m_mutex;
     std::condition_variable m_cv;
     bool m_failed = false;

@@ -24,9 +24,12 @@ struct StepEvent
     std::chrono::steady_clock::time_point end;
 };
 
+class Backend;
+
 struct ExecOptions
 {
-    int threads = 1;                               // intra-op threads per queue
+    int threads = 1;                               // intra-op threads per queue (when no backends are given)
+    std::vector<Backend *> backends;               // one per plan device; empty: CPU backends made per run
     const std::atomic<bool> *cancel = nullptr;     // checked between steps
     std::function<void(const StepEvent &)> onStep; // called from the queue's thread (top level only)
 };

@@ -6,8 +6,7 @@
 namespace opscope {
 
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
-                                            const KernelRegistry &registry,
-                                            std::set<UnsupportedOp> &unsupported)
+                                            const Backend &backend, std::set<UnsupportedOp> &unsupported)
 {
     auto pg = std::make_unique<PreparedGraph>();
     pg->graph = &graph;
@@ -25,7 +24,7 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
         const std::string domain = n.domain == "ai.onnx" ? std::string() : n.domain;
         const auto opset = opsets.find(domain);
         p.opset = opset != opsets.end() ? opset->second : 0;
-        p.kernel = registry.find(domain, n.opType, p.opset);
+        p.kernel = backend.kernelFor(domain, n.opType, p.opset);
         if (!p.kernel)
             unsupported.insert({n.opType, domain, p.opset, n.name});
         p.attributes = n.attributes;
@@ -43,7 +42,7 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
                 ++pg->consumers[v.index];
             for (const Attribute &a : n.attributes) {
                 if (a.g) {
-                    pg->subgraphs.push_back(prepareGraph(*a.g, opsets, registry, unsupported));
+                    pg->subgraphs.push_back(prepareGraph(*a.g, opsets, backend, unsupported));
                     p.subgraphs.emplace_back(a.name, pg->subgraphs.back().get());
                 }
                 // Graph lists (rare) are not run by any standard kernel.

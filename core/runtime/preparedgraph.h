@@ -2,6 +2,7 @@
 // A graph made ready to run: kernels looked up, attributes resolved, subgraphs prepared, consumer
 // counts for freeing intermediate tensors early, and the plan to run it by.
 
+#include "runtime/backend.h"
 #include "runtime/executionplan.h"
 #include "runtime/kernel.h"
 
@@ -36,11 +37,10 @@ struct UnsupportedOp
     }
 };
 
-// Prepares `graph` and its subgraphs. Ops without a kernel are collected in `unsupported` (all of
-// them, not just the first) and the result is then unusable.
+// Prepares `graph` and its subgraphs, with the kernels of `backend` (the device it runs on). Ops without a
+// kernel are collected in `unsupported` (all of them, not just the first) and the result is then unusable.
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
-                                            const KernelRegistry &registry,
-                                            std::set<UnsupportedOp> &unsupported);
+                                            const Backend &backend, std::set<UnsupportedOp> &unsupported);
 
 std::string describeUnsupported(const std::set<UnsupportedOp> &ops);
 

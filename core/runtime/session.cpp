@@ -28,7 +28,8 @@ Expected<std::unique_ptr<InferenceSession>> InferenceSession::create(const Model
     for (const OpsetImport &o : model.opsets)
         opsets[o.domain == "ai.onnx" ? std::string() : o.domain] = static_cast<int>(o.version);
     std::set<UnsupportedOp> unsupported;
-    s->m_prepared = prepareGraph(s->m_model.graph, opsets, KernelRegistry::cpu(), unsupported);
+    s->m_backend = std::make_unique<CpuBackend>(0, options.threads);
+    s->m_prepared = prepareGraph(s->m_model.graph, opsets, *s->m_backend, unsupported);
     if (!unsupported.empty())
         return Status::unsupported("the CPU runtime does not implement " + describeUnsupported(unsupported));
     if (s->m_prepared->plan.queues.empty())
@@ -173,6 +174,8 @@ Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, c
         options = *exec;
     else
         options.threads = m_options.threads;
+    if (options.backends.empty() && (!plan || plan->devices.size() <= 1))
+        options.backends = {m_backend.get()};
     return executeGraph(*m_prepared, std::move(inputs), options, plan);
 }
 

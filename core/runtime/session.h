@@ -52,7 +52,8 @@ public:
 
 private:
     InferenceSession() = default;
-    Model m_model; // a copy: structure only, weights are shared
+    Model m_model;                      // a copy: structure only, weights are shared
+    std::unique_ptr<Backend> m_backend; // the device kernels are prepared for
     SessionOptions m_options;
     std::unique_ptr<PreparedGraph> m_prepared;
     std::vector<IoInfo> m_inputs;
