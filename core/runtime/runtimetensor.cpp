@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -67,8 +68,19 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
 
 Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std::int64_t> shape)
 {
+    // Hot path: count without building any message; only a failure pays for one.
+    std::int64_t n = 1;
+    bool valid = true;
+    for (std::int64_t d : shape) {
+        if (d < 0 || (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)) {
+            valid = false;
+            break;
+        }
+        n *= d;
+    }
     const Expected<std::int64_t> count =
-        checkedElementCount(shape, "tensor of shape " + opscope::shapeText(shape));
+        valid ? Expected<std::int64_t>(n)
+              : checkedElementCount(shape, "tensor of shape " + opscope::shapeText(shape));
     if (!count)
         return count.status();
     RuntimeTensor t;

@@ -41,14 +41,20 @@ Status reluKernel(KernelContext &ctx)
 Status leakyReluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 0.01f);
-    return activation(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * v; });
+    // max/min instead of a branch: random signs would mispredict half the time. NaN propagates.
+    return activation(ctx, [alpha](auto v) {
+        using C = decltype(v);
+        return std::max(v, C(0)) + C(alpha) * std::min(v, C(0));
+    });
 }
 
 Status sigmoidKernel(KernelContext &ctx)
 {
+    // exp of −|v| never overflows; the sign is applied as a select, not a branch.
     return activation(ctx, [](auto v) {
         using C = decltype(v);
-        return v >= 0 ? C(1) / (C(1) + std::exp(-v)) : std::exp(v) / (C(1) + std::exp(v));
+        const C r = C(1) / (C(1) + std::exp(-std::abs(v)));
+        return v >= 0 ? r : C(1) - r;
     });
 }
 

@@ -119,6 +119,27 @@ Status powKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    // Common constant exponents avoid libm's pow (x² in every decomposed LayerNorm).
+    if (a.dtype() == DataType::Float && b.elementCount() == 1) {
+        const double e = b.valueAsDouble(0);
+        if (e == 2.0 || e == 1.0 || e == 0.5 || e == 3.0) {
+            Expected<RuntimeTensor *> out = ctx.allocateOutput(0, a.dtype(), a.shape());
+            if (!out)
+                return out.status();
+            const float *x = a.data<float>();
+            float *y = (*out)->mutableData<float>();
+            const std::int64_t n = a.elementCount();
+            if (e == 2.0)
+                parallelFor(n, [&](std::int64_t i) { y[i] = x[i] * x[i]; });
+            else if (e == 3.0)
+                parallelFor(n, [&](std::int64_t i) { y[i] = x[i] * x[i] * x[i]; });
+            else if (e == 0.5)
+                parallelFor(n, [&](std::int64_t i) { y[i] = std::sqrt(x[i]); });
+            else
+                parallelFor(n, [&](std::int64_t i) { y[i] = x[i]; });
+            return Status::ok();
+        }
+    }
     return dispatchNumeric(a.dtype(), [&](auto ta) -> Status {
         using A = decltype(ta);
         return dispatchNumeric(b.dtype(), [&](auto tb) -> Status {
@@ -128,11 +149,11 @@ Status powKernel(KernelContext &ctx)
             } else {
                 return binaryKernel<A, B, A>(ctx, a, b, a.dtype(), [](A x, B y) {
                     const double base = static_cast<double>(static_cast<ComputeType<A>>(x));
-                    const double e = static_cast<double>(static_cast<ComputeType<B>>(y));
+                    const double ex = static_cast<double>(static_cast<ComputeType<B>>(y));
                     if constexpr (isFloatLike<A>)
-                        return static_cast<A>(static_cast<ComputeType<A>>(std::pow(base, e)));
+                        return static_cast<A>(static_cast<ComputeType<A>>(std::pow(base, ex)));
                     else
-                        return static_cast<A>(std::llround(std::pow(base, e)));
+                        return static_cast<A>(std::llround(std::pow(base, ex)));
                 });
             }
         });

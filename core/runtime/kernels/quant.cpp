@@ -6,6 +6,7 @@
 #include "runtime/kernels/elementwise.h"
 
 #include <limits>
+#include <oneapi/dnnl/dnnl.h>
 
 namespace opscope {
 namespace kernels {
@@ -68,6 +69,14 @@ Status quantizeLinearKernel(KernelContext &ctx)
     const auto run = [&](auto qtag) -> Status {
         using Q = decltype(qtag);
         Q *dst = (*out)->template mutableData<Q>();
+        if (x.dtype() == DataType::Float && scale->count == 1 &&
+            zero->count == 1) { // per-tensor: a tight loop
+            const float sc = float(scale->value(0));
+            const double z = zero->value(0);
+            const float *src = x.data<float>();
+            parallelFor(x.elementCount(), [&](std::int64_t i) { dst[i] = quantize<Q>(src[i], sc, z); });
+            return Status::ok();
+        }
         for (std::int64_t i = 0; i < x.elementCount(); ++i) {
             const double xv = x.dtype() == DataType::Float16 ? double(halfToFloat(x.data<std::uint16_t>()[i]))
                                                              : x.valueAsDouble(i);
@@ -94,6 +103,18 @@ Status dequantizeLinearKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, outType, x.shape());
     if (!out)
         return out.status();
+    if (outType == DataType::Float && scale->count == 1 && zero->count == 1 &&
+        (x.dtype() == DataType::UInt8 || x.dtype() == DataType::Int8)) { // per-tensor 8-bit: a tight loop
+        const float sc = float(scale->value(0)), z = float(zero->value(0));
+        float *dst = (*out)->mutableData<float>();
+        if (x.dtype() == DataType::UInt8)
+            parallelFor(x.elementCount(),
+                        [&](std::int64_t i) { dst[i] = (float(x.data<std::uint8_t>()[i]) - z) * sc; });
+        else
+            parallelFor(x.elementCount(),
+                        [&](std::int64_t i) { dst[i] = (float(x.data<std::int8_t>()[i]) - z) * sc; });
+        return Status::ok();
+    }
     return dispatchFloat(outType, [&](auto tag) -> Status {
         using T = decltype(tag);
         T *dst = (*out)->template mutableData<T>();
@@ -154,6 +175,45 @@ void gemmS32(std::int64_t m, std::int64_t n, std::int64_t k, const std::int32_t 
     parallelFor(
         m, [&](std::int64_t i) { gemmS32Row(n, k, a + i * k, b, c + i * n); },
         std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(n * k, 1)));
+}
+
+// oneDNN's u8·s8→s32 GEMM is exact only with VNNI (vpdpbusd); without it, intermediate int16
+// sums may saturate. So it is used only where the CPU has VNNI.
+bool exactInt8Gemm()
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool vnni = __builtin_cpu_supports("avx512vnni");
+    return vnni;
+#else
+    return false;
+#endif
+}
+
+// w − w0 as int8 when every value fits (symmetric or uint8-with-128 weights); else empty.
+template<class ZpIndex>
+std::vector<std::int8_t> centeredInt8(const RuntimeTensor &w, const RuntimeTensor *zp, ZpIndex zpIndex)
+{
+    std::vector<std::int8_t> out(static_cast<std::size_t>(w.elementCount()));
+    for (std::int64_t i = 0; i < w.elementCount(); ++i) {
+        const std::int64_t z = zp ? zp->valueAsInt(zp->elementCount() > 1 ? zpIndex(i) : 0) : 0;
+        const std::int64_t v = (w.dtype() == DataType::UInt8 ? std::int64_t(w.data<std::uint8_t>()[i])
+                                                             : std::int64_t(w.data<std::int8_t>()[i])) -
+                               z;
+        if (v < -128 || v > 127)
+            return {};
+        out[std::size_t(i)] = static_cast<std::int8_t>(v);
+    }
+    return out;
+}
+
+Status gemmU8S8(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k,
+                const std::uint8_t *a, std::int64_t lda, std::uint8_t ao, const std::int8_t *b,
+                std::int64_t ldb, std::int32_t *c, std::int64_t ldc)
+{
+    const std::int32_t zero = 0;
+    const dnnl_status_t st = dnnl_gemm_u8s8s32(transA ? 'T' : 'N', transB ? 'T' : 'N', 'F', m, n, k, 1.0f, a,
+                                               lda, ao, b, ldb, 0, 0.0f, c, ldc, &zero);
+    return st == dnnl_success ? Status::ok() : Status::internal("oneDNN u8s8 gemm failed");
 }
 
 // Integer tensor minus its zero point(s), widened to int32. `zpIndex(i)` picks the zero point.
@@ -222,6 +282,17 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
         });
     }
     auto *dst = out->mutableData<std::int32_t>();
+    const bool scalarAzp = !azp || azp->elementCount() == 1;
+    if (exactInt8Gemm() && a.dtype() == DataType::UInt8 && scalarAzp && b.elementCount() == k * n) {
+        const auto b8 = centeredInt8(b, bzp, [n](std::int64_t i) { return i % n; });
+        if (!b8.empty()) {
+            const auto ao = static_cast<std::uint8_t>(azp ? azp->valueAsInt(0) : 0);
+            for (std::size_t bi = 0; bi < aOff.size(); ++bi)
+                OPSCOPE_TRY(gemmU8S8(false, false, m, n, k, a.data<std::uint8_t>() + aOff[bi] * m * k, k, ao,
+                                     b8.data(), n, dst + std::int64_t(bi) * m * n, n));
+            return out;
+        }
+    }
     for (std::size_t bi = 0; bi < aOff.size(); ++bi) {
         const auto ca = centered(a, aOff[bi] * m * k, m * k, azp, [k](std::int64_t i) { return i / k; });
         const auto cb = centered(b, bOff[bi] * k * n, k * n, bzp, [n](std::int64_t i) { return i % n; });
@@ -262,24 +333,85 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     const std::int64_t inSize = product(inSp), outSize = product(outSp), kDim = cg * kSize;
     const Shape64 kStr = stridesOf(geo->kernel), inStr = stridesOf(inSp), outStr = stridesOf(outSp);
     const std::int64_t perChannel = product(w.shape(), 1);
+    // Input position of (output position, kernel tap), or -1 in the padding: the general N-d
+    // im2col's index table (64-bit divisions per entry — built only when that path needs it).
+    std::vector<std::int64_t> srcIndex;
+    const auto buildSrcIndex = [&] {
+        srcIndex.resize(static_cast<std::size_t>(kSize * outSize));
+        for (std::int64_t kk = 0; kk < kSize; ++kk)
+            for (std::int64_t o = 0; o < outSize; ++o) {
+                std::int64_t off = 0;
+                bool inside = true;
+                for (std::size_t d = 0; d < sp && inside; ++d) {
+                    const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo->strides[d] -
+                                             geo->padBegin[d] +
+                                             ((kk / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
+                    inside = pos >= 0 && pos < inSp[d];
+                    off += pos * inStr[d];
+                }
+                srcIndex[std::size_t(kk * outSize + o)] = inside ? off : -1;
+            }
+    };
+    auto *dst = out->mutableData<std::int32_t>();
+    if (exactInt8Gemm() && x.dtype() == DataType::UInt8 && (!xzp || xzp->elementCount() == 1)) {
+        const auto w8 = centeredInt8(w, wzp, [perChannel](std::int64_t i) { return i / perChannel; });
+        if (!w8.empty()) {
+            if (sp != 2)
+                buildSrcIndex();
+            const auto x0 = static_cast<std::uint8_t>(xzp ? xzp->valueAsInt(0) : 0);
+            std::vector<std::uint8_t> cols8(static_cast<std::size_t>(kDim * outSize));
+            std::vector<std::int32_t> ct(static_cast<std::size_t>(outSize * mg));
+            for (std::int64_t ni = 0; ni < n; ++ni)
+                for (std::int64_t gi = 0; gi < g; ++gi) {
+                    const std::uint8_t *xg = x.data<std::uint8_t>() + (ni * c + gi * cg) * inSize;
+                    for (std::int64_t ci = 0; ci < cg; ++ci)
+                        for (std::int64_t kk = 0; kk < kSize; ++kk) {
+                            std::uint8_t *col = &cols8[std::size_t((ci * kSize + kk) * outSize)];
+                            const std::uint8_t *plane = xg + ci * inSize;
+                            if (sp == 2) { // rows at a time: bounds once per row, not per element
+                                const std::int64_t kh = kk / geo->kernel[1], kw = kk % geo->kernel[1];
+                                const std::int64_t OH = outSp[0], OW = outSp[1], IH = inSp[0], IW = inSp[1];
+                                for (std::int64_t oh = 0; oh < OH; ++oh) {
+                                    const std::int64_t ih =
+                                        oh * geo->strides[0] - geo->padBegin[0] + kh * geo->dilations[0];
+                                    std::uint8_t *crow = col + oh * OW;
+                                    if (ih < 0 || ih >= IH) {
+                                        std::fill(crow, crow + OW, x0);
+                                        continue;
+                                    }
+                                    const std::uint8_t *irow = plane + ih * IW;
+                                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                                        const std::int64_t iw =
+                                            ow * geo->strides[1] - geo->padBegin[1] + kw * geo->dilations[1];
+                                        crow[ow] = iw >= 0 && iw < IW ? irow[iw]
+                                                                      : x0; // padding holds the zero point
+                                    }
+                                }
+                                continue;
+                            }
+                            const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
+                            for (std::int64_t o = 0; o < outSize; ++o)
+                                col[o] = idx[o] >= 0 ? plane[idx[o]] : x0;
+                        }
+                    // Cᵀ[outSize, mg] = colsᵀ · W_gᵀ, then transposed into the output.
+                    OPSCOPE_TRY(gemmU8S8(true, true, outSize, mg, kDim, cols8.data(), outSize, x0,
+                                         &w8[std::size_t(gi * mg * kDim)], kDim, ct.data(), mg));
+                    std::int32_t *y = dst + (ni * mOut + gi * mg) * outSize;
+                    constexpr std::int64_t tile = 32; // tiled so both sides stay in cache
+                    for (std::int64_t p0 = 0; p0 < outSize; p0 += tile)
+                        for (std::int64_t m0 = 0; m0 < mg; m0 += tile)
+                            for (std::int64_t mi = m0; mi < std::min(mg, m0 + tile); ++mi)
+                                for (std::int64_t p = p0; p < std::min(outSize, p0 + tile); ++p)
+                                    y[mi * outSize + p] = ct[std::size_t(p * mg + mi)];
+                }
+            return out;
+        }
+    }
     const auto wc =
         centered(w, 0, w.elementCount(), wzp, [perChannel](std::int64_t i) { return i / perChannel; });
-    // Input position of (output position, kernel tap) per spatial dim, or -1 in the padding.
-    std::vector<std::int64_t> srcIndex(static_cast<std::size_t>(kSize * outSize));
-    for (std::int64_t kk = 0; kk < kSize; ++kk)
-        for (std::int64_t o = 0; o < outSize; ++o) {
-            std::int64_t off = 0;
-            bool inside = true;
-            for (std::size_t d = 0; d < sp && inside; ++d) {
-                const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - geo->padBegin[d] +
-                                         ((kk / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
-                inside = pos >= 0 && pos < inSp[d];
-                off += pos * inStr[d];
-            }
-            srcIndex[std::size_t(kk * outSize + o)] = inside ? off : -1;
-        }
+    if (srcIndex.empty())
+        buildSrcIndex();
     std::vector<std::int32_t> cols(static_cast<std::size_t>(kDim * outSize));
-    auto *dst = out->mutableData<std::int32_t>();
     for (std::int64_t ni = 0; ni < n; ++ni)
         for (std::int64_t gi = 0; gi < g; ++gi) {
             const auto xc =
@@ -326,16 +458,27 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
     const std::int32_t *src = acc.data<std::int32_t>();
     const std::int32_t *b = bias ? bias->data<std::int32_t>() : nullptr;
     const std::int64_t biasCount = bias ? bias->elementCount() : 1;
+    const std::int64_t total = acc.elementCount(), blocks = total / std::max<std::int64_t>(channelInner, 1);
     const auto run = [&](auto qtag) -> Status {
         using Q = decltype(qtag);
         Q *dst = (*out)->template mutableData<Q>();
-        parallelFor(acc.elementCount(), [&](std::int64_t i) {
-            const std::int64_t ch = channels > 1 ? (i / channelInner) % channels : 0;
-            double v = double(src[i]);
-            if (b)
-                v += double(b[(i / channelInner) % biasCount]);
-            dst[i] = saturate<Q>(std::nearbyint(v * mult[std::size_t(ch)]) + zp);
-        });
+        // One block of `channelInner` elements shares a channel: its multiplier and bias.
+        parallelFor(
+            blocks,
+            [&](std::int64_t blk) {
+                const std::int64_t ch = channels > 1 ? blk % channels : 0;
+                // float32 like ONNX Runtime's requantization; vectorizes (roundps).
+                const float mul = float(mult[std::size_t(ch)]);
+                const float add = b ? float(b[blk % biasCount]) : 0.0f;
+                const float lo = float(std::numeric_limits<Q>::lowest()),
+                            hi = float(std::numeric_limits<Q>::max());
+                const float z = float(zp);
+                const std::int32_t *in = src + blk * channelInner;
+                Q *o = dst + blk * channelInner;
+                for (std::int64_t j = 0; j < channelInner; ++j)
+                    o[j] = static_cast<Q>(std::clamp(std::nearbyint((float(in[j]) + add) * mul) + z, lo, hi));
+            },
+            std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(channelInner, 1)));
         return Status::ok();
     };
     if (outType == DataType::UInt8)
