@@ -9,19 +9,6 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-template<class F>
-Status activation(KernelContext &ctx, F f)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
-    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
-        using T = decltype(tag);
-        using C = ComputeType<T>;
-        return unaryKernel<T, T>(ctx, x, x.dtype(),
-                                 [&f](T v) { return static_cast<T>(static_cast<C>(f(C(v)))); });
-    });
-}
-
 Status reluKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -42,7 +29,7 @@ Status leakyReluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 0.01f);
     // max/min instead of a branch: random signs would mispredict half the time. NaN propagates.
-    return activation(ctx, [alpha](auto v) {
+    return unaryFloat(ctx, [alpha](auto v) {
         using C = decltype(v);
         return std::max(v, C(0)) + C(alpha) * std::min(v, C(0));
     });
@@ -51,7 +38,7 @@ Status leakyReluKernel(KernelContext &ctx)
 Status sigmoidKernel(KernelContext &ctx)
 {
     // exp of −|v| never overflows; the sign is applied as a select, not a branch.
-    return activation(ctx, [](auto v) {
+    return unaryFloat(ctx, [](auto v) {
         using C = decltype(v);
         const C r = C(1) / (C(1) + std::exp(-std::abs(v)));
         return v >= 0 ? r : C(1) - r;
@@ -61,7 +48,7 @@ Status sigmoidKernel(KernelContext &ctx)
 Status hardSigmoidKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 0.2f), beta = ctx.attrFloat("beta", 0.5f);
-    return activation(ctx, [=](auto v) {
+    return unaryFloat(ctx, [=](auto v) {
         using C = decltype(v);
         return std::clamp(C(alpha) * v + C(beta), C(0), C(1));
     });
@@ -69,7 +56,7 @@ Status hardSigmoidKernel(KernelContext &ctx)
 
 Status hardSwishKernel(KernelContext &ctx)
 {
-    return activation(ctx, [](auto v) {
+    return unaryFloat(ctx, [](auto v) {
         using C = decltype(v);
         return v * std::clamp(v / C(6) + C(0.5), C(0), C(1));
     });
@@ -77,20 +64,20 @@ Status hardSwishKernel(KernelContext &ctx)
 
 Status tanhKernel(KernelContext &ctx)
 {
-    return activation(ctx, [](auto v) { return std::tanh(v); });
+    return unaryFloat(ctx, [](auto v) { return std::tanh(v); });
 }
 
 Status eluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.0f);
-    return activation(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * std::expm1(v); });
+    return unaryFloat(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * std::expm1(v); });
 }
 
 Status seluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.67326319217681884765625f);
     const float gamma = ctx.attrFloat("gamma", 1.05070102214813232421875f);
-    return activation(ctx, [=](auto v) {
+    return unaryFloat(ctx, [=](auto v) {
         using C = decltype(v);
         return v > 0 ? C(gamma) * v : C(gamma) * (C(alpha) * std::exp(v) - C(alpha));
     });
@@ -99,7 +86,7 @@ Status seluKernel(KernelContext &ctx)
 Status celuKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.0f);
-    return activation(ctx, [alpha](auto v) {
+    return unaryFloat(ctx, [alpha](auto v) {
         using C = decltype(v);
         return std::max(C(0), v) + std::min(C(0), C(alpha) * std::expm1(v / C(alpha)));
     });
@@ -107,24 +94,24 @@ Status celuKernel(KernelContext &ctx)
 
 Status softplusKernel(KernelContext &ctx)
 {
-    return activation(ctx, [](auto v) { return v > 20 ? v : std::log1p(std::exp(v)); });
+    return unaryFloat(ctx, [](auto v) { return v > 20 ? v : std::log1p(std::exp(v)); });
 }
 
 Status softsignKernel(KernelContext &ctx)
 {
-    return activation(ctx, [](auto v) { return v / (decltype(v)(1) + std::abs(v)); });
+    return unaryFloat(ctx, [](auto v) { return v / (decltype(v)(1) + std::abs(v)); });
 }
 
 Status thresholdedReluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.0f);
-    return activation(ctx, [alpha](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); });
+    return unaryFloat(ctx, [alpha](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); });
 }
 
 Status geluKernel(KernelContext &ctx)
 {
     const bool tanhApprox = ctx.attrString("approximate", "none") == "tanh";
-    return activation(ctx, [tanhApprox](auto v) {
+    return unaryFloat(ctx, [tanhApprox](auto v) {
         using C = decltype(v);
         if (tanhApprox)
             return C(0.5) * v * (C(1) + std::tanh(C(0.7978845608028654) * (v + C(0.044715) * v * v * v)));

@@ -116,24 +116,7 @@ Expected<RuntimeTensor> axisToFront(const RuntimeTensor &t, std::int64_t axis)
     for (std::int64_t d = 0; d < std::int64_t(t.rank()); ++d)
         if (d != axis)
             perm.push_back(d);
-    Shape64 shape;
-    for (std::int64_t p : perm)
-        shape.push_back(t.dim(static_cast<std::size_t>(p)));
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(t.dtype(), shape);
-    if (!out)
-        return out;
-    const Shape64 st = stridesOf(t.shape());
-    Broadcast b;
-    b.outShape = shape;
-    Shape64 src;
-    for (std::int64_t p : perm)
-        src.push_back(st[std::size_t(p)]);
-    b.strides = {src};
-    const std::size_t es = dataTypeSize(t.dtype());
-    forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
-        std::memcpy(out->mutableBytes() + o * std::int64_t(es), t.bytes() + i[0] * std::int64_t(es), es);
-    });
-    return out;
+    return permuted(t, perm);
 }
 
 Status scanKernel(KernelContext &ctx)
@@ -214,24 +197,9 @@ Status scanKernel(KernelContext &ctx)
             perm.push_back(0);
             for (std::int64_t d = a + 1; d < rank; ++d)
                 perm.push_back(d);
-            Shape64 shape;
-            for (std::int64_t p : perm)
-                shape.push_back(stacked->dim(static_cast<std::size_t>(p)));
-            Expected<RuntimeTensor> moved = RuntimeTensor::allocate(stacked->dtype(), shape);
+            Expected<RuntimeTensor> moved = permuted(*stacked, perm);
             if (!moved)
                 return moved.status();
-            const Shape64 st = stridesOf(stacked->shape());
-            Broadcast b;
-            b.outShape = shape;
-            Shape64 src;
-            for (std::int64_t p : perm)
-                src.push_back(st[std::size_t(p)]);
-            b.strides = {src};
-            const std::size_t es = dataTypeSize(stacked->dtype());
-            forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *ix) {
-                std::memcpy(moved->mutableBytes() + o * std::int64_t(es),
-                            stacked->bytes() + ix[0] * std::int64_t(es), es);
-            });
             stacked = std::move(moved);
         }
         ctx.setOutput(n + i, std::move(*stacked));

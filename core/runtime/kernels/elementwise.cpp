@@ -312,19 +312,6 @@ Status whereKernel(KernelContext &ctx)
 
 // ---- unary --------------------------------------------------------------------------------------
 
-template<class F>
-Status unaryFloat(KernelContext &ctx, F f)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
-    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
-        using T = decltype(tag);
-        using C = ComputeType<T>;
-        return unaryKernel<T, T>(ctx, x, x.dtype(),
-                                 [&f](T v) { return static_cast<T>(static_cast<C>(f(C(v)))); });
-    });
-}
-
 #define OPSCOPE_UNARY_FLOAT(Name, expr)                                                                      \
     Status Name##Kernel(KernelContext &ctx)                                                                  \
     {                                                                                                        \

@@ -87,4 +87,18 @@ Status unaryKernel(KernelContext &ctx, const RuntimeTensor &x, DataType outType,
     return Status::ok();
 }
 
+// A float-only unary op f(x) computed in ComputeType (float for the half types).
+template<class F>
+Status unaryFloat(KernelContext &ctx, F f)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        using C = ComputeType<T>;
+        return unaryKernel<T, T>(ctx, x, x.dtype(),
+                                 [&f](T v) { return static_cast<T>(static_cast<C>(f(C(v)))); });
+    });
+}
+
 } // namespace opscope::kernels

@@ -191,6 +191,11 @@ void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
         f(i);
 }
 
+// out[i0..] = x[i_perm(0)..]: the general strided copy (Transpose); `out` has the permuted shape.
+Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm, RuntimeTensor &out);
+// A new tensor with x's axes in the order `perm`.
+Expected<RuntimeTensor> permuted(const RuntimeTensor &x, const std::vector<std::int64_t> &perm);
+
 // Reads an integer tensor (int32/int64) as int64 values.
 std::vector<std::int64_t> intValues(const RuntimeTensor &t);
 

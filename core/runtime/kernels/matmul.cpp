@@ -28,6 +28,43 @@ Status gemmF32(bool transA, bool transB, std::int64_t m, std::int64_t n, std::in
     return Status::ok();
 }
 
+Expected<MatMulShape> matMulShape(const KernelContext &ctx, Shape64 as, Shape64 bs)
+{
+    if (as.empty() || bs.empty())
+        return ctx.fail("MatMul inputs must be at least 1-D");
+    const std::string shapes = shapeText(as) + " × " + shapeText(bs);
+    const bool aVec = as.size() == 1, bVec = bs.size() == 1;
+    if (aVec)
+        as.insert(as.begin(), 1);
+    if (bVec)
+        bs.push_back(1);
+    MatMulShape r;
+    r.m = as[as.size() - 2];
+    r.k = as.back();
+    r.n = bs.back();
+    if (bs[bs.size() - 2] != r.k)
+        return ctx.fail("inner dimensions differ: " + shapes);
+    const Shape64 aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
+    const Expected<Broadcast> bc = Broadcast::of({&aBatch, &bBatch}, ctx);
+    if (!bc)
+        return bc.status();
+    r.outShape = bc->outShape;
+    if (!aVec)
+        r.outShape.push_back(r.m);
+    if (!bVec)
+        r.outShape.push_back(r.n);
+    if (bc->outShape.empty()) {
+        r.aBatch = {0};
+        r.bBatch = {0};
+    } else {
+        forEachBroadcast(*bc, [&](std::int64_t, const std::int64_t *i) {
+            r.aBatch.push_back(i[0]);
+            r.bBatch.push_back(i[1]);
+        });
+    }
+    return r;
+}
+
 namespace {
 
 template<class T>
@@ -56,41 +93,14 @@ Status matMulKernel(KernelContext &ctx)
     const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
     if (a.dtype() != b.dtype())
         return ctx.fail("input types differ");
-    if (a.rank() == 0 || b.rank() == 0)
-        return ctx.fail("MatMul inputs must be at least 1-D");
-    Shape64 as = a.shape(), bs = b.shape();
-    const bool aVec = as.size() == 1, bVec = bs.size() == 1;
-    if (aVec)
-        as.insert(as.begin(), 1);
-    if (bVec)
-        bs.push_back(1);
-    const std::int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-    if (bs[bs.size() - 2] != k)
-        return ctx.fail("inner dimensions differ: " + a.shapeText() + " × " + b.shapeText());
-    const Shape64 aBatch(as.begin(), as.end() - 2), bBatch(bs.begin(), bs.end() - 2);
-    const Expected<Broadcast> bc = Broadcast::of({&aBatch, &bBatch}, ctx);
-    if (!bc)
-        return bc.status();
-    Shape64 outShape = bc->outShape;
-    if (!aVec)
-        outShape.push_back(m);
-    if (!bVec)
-        outShape.push_back(n);
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, a.dtype(), outShape);
+    const Expected<MatMulShape> mm = matMulShape(ctx, a.shape(), b.shape());
+    if (!mm)
+        return mm.status();
+    const std::int64_t m = mm->m, n = mm->n, k = mm->k;
+    const std::vector<std::int64_t> &aOff = mm->aBatch, &bOff = mm->bBatch;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, a.dtype(), mm->outShape);
     if (!out)
         return out.status();
-    // Batch offsets of each operand.
-    std::vector<std::int64_t> aOff, bOff;
-    Broadcast batches = *bc;
-    if (batches.outShape.empty()) {
-        aOff = {0};
-        bOff = {0};
-    } else {
-        forEachBroadcast(batches, [&](std::int64_t, const std::int64_t *i) {
-            aOff.push_back(i[0]);
-            bOff.push_back(i[1]);
-        });
-    }
     const auto batchCount = static_cast<std::int64_t>(aOff.size());
     if (a.dtype() == DataType::Float) {
         const float *pa = a.data<float>(), *pb = b.data<float>();

@@ -4,6 +4,7 @@
 
 #include "runtime/kernels/convgeometry.h"
 #include "runtime/kernels/elementwise.h"
+#include "runtime/kernels/gemm.h"
 
 #include <limits>
 #include <oneapi/dnnl/dnnl.h>
@@ -251,36 +252,14 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
     for (const RuntimeTensor *t : {&a, &b})
         if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
             return ctx.unsupported("integer matmul of " + std::string(dataTypeName(t->dtype())));
-    Shape64 as = a.shape(), bs = b.shape();
-    const bool aVec = as.size() == 1, bVec = bs.size() == 1;
-    if (aVec)
-        as.insert(as.begin(), 1);
-    if (bVec)
-        bs.push_back(1);
-    const std::int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-    if (bs[bs.size() - 2] != k)
-        return ctx.fail("inner dimensions differ: " + a.shapeText() + " × " + b.shapeText());
-    const Shape64 ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
-    const Expected<Broadcast> bc = Broadcast::of({&ab, &bb}, ctx);
-    if (!bc)
-        return bc.status();
-    Shape64 outShape = bc->outShape;
-    if (!aVec)
-        outShape.push_back(m);
-    if (!bVec)
-        outShape.push_back(n);
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, outShape);
+    const Expected<MatMulShape> mm = matMulShape(ctx, a.shape(), b.shape());
+    if (!mm)
+        return mm.status();
+    const std::int64_t m = mm->m, n = mm->n, k = mm->k;
+    const std::vector<std::int64_t> &aOff = mm->aBatch, &bOff = mm->bBatch;
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, mm->outShape);
     if (!out)
         return out;
-    std::vector<std::int64_t> aOff{0}, bOff{0};
-    if (!bc->outShape.empty()) {
-        aOff.clear();
-        bOff.clear();
-        forEachBroadcast(*bc, [&](std::int64_t, const std::int64_t *i) {
-            aOff.push_back(i[0]);
-            bOff.push_back(i[1]);
-        });
-    }
     auto *dst = out->mutableData<std::int32_t>();
     const bool scalarAzp = !azp || azp->elementCount() == 1;
     if (exactInt8Gemm() && a.dtype() == DataType::UInt8 && scalarAzp && b.elementCount() == k * n) {

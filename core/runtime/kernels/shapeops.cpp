@@ -203,47 +203,6 @@ Status unsqueezeKernel(KernelContext &ctx)
     return Status::ok();
 }
 
-// Copies x into out where out[perm-ordered index] = x[index]: the general strided copy.
-Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm, RuntimeTensor &out)
-{
-    const std::size_t rank = x.rank();
-    const Shape64 inStrides = stridesOf(x.shape());
-    Shape64 srcStride(rank);
-    for (std::size_t d = 0; d < rank; ++d)
-        srcStride[d] = inStrides[std::size_t(perm[d])];
-    if (x.dtype() == DataType::String) {
-        Broadcast b;
-        b.outShape = out.shape();
-        b.strides = {srcStride};
-        forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
-            out.mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(i[0])];
-        });
-        return Status::ok();
-    }
-    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
-        using T = decltype(tag);
-        const T *src = x.data<T>();
-        T *dst = out.mutableData<T>();
-        const std::int64_t inner = rank ? out.dim(rank - 1) : 1;
-        const std::int64_t innerStride = rank ? srcStride[rank - 1] : 1;
-        const std::int64_t rows = inner ? out.elementCount() / inner : 0;
-        parallelFor(
-            rows,
-            [&](std::int64_t r) {
-                std::int64_t rem = r, off = 0;
-                for (std::size_t d = rank - 1; d-- > 0;) {
-                    off += (rem % out.dim(d)) * srcStride[d];
-                    rem /= out.dim(d);
-                }
-                T *row = dst + r * inner;
-                for (std::int64_t k = 0; k < inner; ++k)
-                    row[k] = src[off + k * innerStride];
-            },
-            256);
-        return Status::ok();
-    });
-}
-
 Status transposeKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
