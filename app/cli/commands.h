@@ -58,6 +58,7 @@ struct RunArgs
     int iterations = 10;
     std::string saveDir;
     bool json = false;
+    bool profile = false; // time per operator type over the timed runs
 };
 int runModel(const RunArgs &args);
 

@@ -60,6 +60,7 @@ int main(int argc, char **argv)
         ->check(CLI::NonNegativeNumber);
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
+    runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
 
     ConformanceArgs conformance;
     CLI::App *conformanceCmd = app.add_subcommand(

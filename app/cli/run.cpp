@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/resource.h>
@@ -121,10 +123,22 @@ int runModel(const RunArgs &args)
     Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds);
     if (!outputs)
         return fail(outputs.status());
+    // Per-op profile: the executor reports every step (node, start, end).
+    std::map<std::string, std::pair<std::int64_t, double>> perOp; // op → calls, ms
+    ExecOptions exec;
+    exec.threads = args.threads;
+    if (args.profile)
+        exec.onStep = [&](const StepEvent &e) {
+            const Node &node = e.graph->node(e.node);
+            // Control flow is timed with its body inside; it is listed but not added to the total.
+            auto &slot = perOp[node.hasSubgraphs() ? node.opType + " (incl. body)" : node.opType];
+            ++slot.first;
+            slot.second += std::chrono::duration<double, std::milli>(e.end - e.start).count();
+        };
     std::vector<double> ms;
     for (int i = 0; i < args.iterations; ++i) {
         const auto start = std::chrono::steady_clock::now();
-        outputs = (*session)->run(*feeds);
+        outputs = (*session)->run(*feeds, nullptr, &exec);
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         if (!outputs)
@@ -163,6 +177,18 @@ int runModel(const RunArgs &args)
     j["latency_ms"] = {
         {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
     j["peak_rss_mb"] = peakRssMb();
+    std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
+    std::sort(ops.begin(), ops.end(),
+              [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
+    double opTotal = 0;
+    for (const auto &o : ops)
+        if (o.first.find(" (incl. body)") == std::string::npos)
+            opTotal += o.second.second;
+    if (args.profile) {
+        j["profile"] = nlohmann::ordered_json::array();
+        for (const auto &[op, v] : ops)
+            j["profile"].push_back({{"op", op}, {"calls", v.first}, {"ms", v.second}});
+    }
     if (args.json) {
         std::cout << j.dump(2) << '\n';
     } else {
@@ -173,6 +199,17 @@ int runModel(const RunArgs &args)
            << args.threads << (args.threads == 1 ? " thread" : " threads") << "), peak RSS " << peakRssMb()
            << " MiB";
         std::cout << os.str() << '\n';
+        if (args.profile && args.iterations > 0) {
+            std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "ms/run", "share");
+            for (const auto &[op, v] : ops)
+                std::printf("%-28s %8lld %12.4f %7s\n", op.c_str(),
+                            static_cast<long long>(v.first / args.iterations), v.second / args.iterations,
+                            op.find(" (incl. body)") != std::string::npos || opTotal <= 0
+                                ? "-"
+                                : (std::to_string(int(std::lround(1000.0 * v.second / opTotal)) / 10) + "." +
+                                   std::to_string(int(std::lround(1000.0 * v.second / opTotal)) % 10) + "%")
+                                      .c_str());
+        }
     }
     return ExitOk;
 }

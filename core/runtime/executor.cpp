@@ -118,7 +118,8 @@ private:
             if (!st.isOk())
                 return fail(st);
             if (m_options.onStep)
-                m_options.onStep({step.node, q, queue.device, start, std::chrono::steady_clock::now()});
+                m_options.onStep(
+                    {m_pg.graph, step.node, q, queue.device, start, std::chrono::steady_clock::now()});
             {
                 std::lock_guard lock(m_mutex);
                 m_done[q][s].store(true, std::memory_order_release);
@@ -173,6 +174,7 @@ private:
             sub.threads = backend.threads();
             sub.backends = {&backend};
             sub.cancel = m_options.cancel;
+            sub.onStep = m_options.onStep;
             return executeGraph(g, std::move(in), sub, nullptr, &m_frame);
         };
         KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);

@@ -17,6 +17,7 @@ namespace opscope {
 
 struct StepEvent
 {
+    const Graph *graph = nullptr; // the graph `node` belongs to (a subgraph for If/Loop/Scan bodies)
     NodeId node;
     std::uint32_t queue = 0;
     int device = 0;
@@ -31,7 +32,7 @@ struct ExecOptions
     int threads = 1;                               // intra-op threads per queue (when no backends are given)
     std::vector<Backend *> backends;               // one per plan device; empty: CPU backends made per run
     const std::atomic<bool> *cancel = nullptr;     // checked between steps
-    std::function<void(const StepEvent &)> onStep; // called from the queue's thread (top level only)
+    std::function<void(const StepEvent &)> onStep; // called from the queue's thread, subgraphs included
 };
 
 class Frame;

@@ -90,9 +90,13 @@ Status convKernel(KernelContext &ctx)
                 state->xShape = x.shape();
                 state->wShape = w.shape();
                 state->hasBias = b != nullptr;
-                const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, Tag::any);
+                // Small 1-D convolutions run on the plain layout: per-call reorders into oneDNN's blocked
+                // layouts would cost more than the blocked kernels save.
+                const bool small = spatial == 1 && (*out)->elementCount() < 16384 && x.elementCount() < 16384;
+                const Tag actTag = small ? plainActivationTag(spatial) : Tag::any;
+                const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, actTag);
                 const memory::desc wAny(toDims(wDims), memory::data_type::f32, Tag::any);
-                const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, Tag::any);
+                const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, actTag);
                 memory::dims strides = toDims(geo->strides), dil = toDims(geo->dilations);
                 for (auto &d : dil)
                     d -= 1; // oneDNN counts the gap, ONNX the step
