@@ -1,0 +1,304 @@
+// Ops that build new tensors by broadcasting, repeating, padding or generating values: Expand,
+// Tile, Pad, ConstantOfShape, Range, DepthToSpace/SpaceToDepth, EyeLike, Trilu.
+
+#include "runtime/kernels/kernelutil.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace opscope {
+namespace kernels {
+namespace {
+
+Status expandKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> target = intValues(ctx.in(1));
+    const Expected<Broadcast> bc = Broadcast::of({&x.shape(), &target}, ctx);
+    if (!bc)
+        return bc.status();
+    Broadcast one;
+    one.outShape = bc->outShape;
+    one.strides = {bc->strides[0]};
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), bc->outShape);
+    if (!out)
+        return out.status();
+    if (x.dtype() == DataType::String) {
+        forEachBroadcast(one, [&](std::int64_t o, const std::int64_t *i) {
+            (*out)->mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(i[0])];
+        });
+        return Status::ok();
+    }
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        forEachBroadcast(one, [&](std::int64_t o, const std::int64_t *i) { dst[o] = src[i[0]]; });
+        return Status::ok();
+    });
+}
+
+Status tileKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0);
+    const std::vector<std::int64_t> repeats = intValues(ctx.in(1));
+    if (repeats.size() != x.rank())
+        return ctx.fail("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
+                        std::to_string(x.rank()));
+    std::vector<std::int64_t> shape(x.rank());
+    for (std::size_t d = 0; d < x.rank(); ++d) {
+        if (repeats[d] < 0)
+            return ctx.fail("negative repeat");
+        shape[d] = x.dim(d) * repeats[d];
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const Shape64 inStrides = stridesOf(x.shape());
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        const Shape64 outStrides = stridesOf(shape);
+        for (std::int64_t o = 0; o < (*out)->elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            for (std::size_t d = 0; d < shape.size(); ++d) {
+                const std::int64_t c = rem / outStrides[d];
+                rem %= outStrides[d];
+                off += (c % x.dim(d)) * inStrides[d];
+            }
+            dst[o] = src[off];
+        }
+        return Status::ok();
+    });
+}
+
+Status padKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    std::vector<std::int64_t> pads = ctx.opset() < 11 ? ctx.attrInts("pads") : intValues(ctx.in(1));
+    std::vector<std::int64_t> axes(static_cast<std::size_t>(rank));
+    std::iota(axes.begin(), axes.end(), 0);
+    if (const RuntimeTensor *a = ctx.input(3)) {
+        axes = intValues(*a);
+        for (std::int64_t &ax : axes)
+            ax = ax < 0 ? ax + rank : ax;
+    }
+    if (pads.size() != 2 * axes.size())
+        return ctx.fail("pads has " + std::to_string(pads.size()) + " entries, expected " +
+                        std::to_string(2 * axes.size()));
+    std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0),
+        end(static_cast<std::size_t>(rank), 0);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        begin[std::size_t(axes[i])] = pads[i];
+        end[std::size_t(axes[i])] = pads[i + axes.size()];
+    }
+    const std::string mode = ctx.attrString("mode", "constant");
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(rank));
+    for (std::size_t d = 0; d < std::size_t(rank); ++d) {
+        shape[d] = x.dim(d) + begin[d] + end[d];
+        if (shape[d] < 0)
+            return ctx.fail("pads make dimension " + std::to_string(d) + " negative");
+        if (mode == "reflect" && (begin[d] >= x.dim(d) || end[d] >= x.dim(d)) && (begin[d] > 0 || end[d] > 0))
+            return ctx.fail("reflect padding larger than the input");
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    if (!out)
+        return out.status();
+    const Shape64 inStrides = stridesOf(x.shape());
+    const Shape64 outStrides = stridesOf(shape);
+    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T value{};
+        if (ctx.opset() < 11)
+            value = static_cast<T>(static_cast<ComputeType<T>>(ctx.attrFloat("value", 0.0f)));
+        else if (const RuntimeTensor *v = ctx.input(2); v && v->elementCount())
+            value = v->data<T>()[0];
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t o = 0; o < (*out)->elementCount(); ++o) {
+            std::int64_t rem = o, off = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < shape.size(); ++d) {
+                std::int64_t c = rem / outStrides[d] - begin[d];
+                rem %= outStrides[d];
+                const std::int64_t n = x.dim(d);
+                if (c < 0 || c >= n) {
+                    if (mode == "constant" || n == 0) {
+                        inside = false;
+                        break;
+                    }
+                    if (mode == "edge")
+                        c = c < 0 ? 0 : n - 1;
+                    else if (mode == "reflect")
+                        c = c < 0 ? -c : 2 * (n - 1) - c;
+                    else // wrap
+                        c = ((c % n) + n) % n;
+                }
+                off += c * inStrides[d];
+            }
+            dst[o] = inside ? src[off] : value;
+        }
+        return Status::ok();
+    });
+}
+
+Status constantOfShapeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const std::vector<std::int64_t> shape = intValues(ctx.in(0));
+    const Attribute *value = ctx.attr("value");
+    const DataType dtype = value && value->type == AttributeType::Tensor ? value->t.dtype : DataType::Float;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, dtype, shape);
+    if (!out)
+        return out.status();
+    return dispatchBySize(dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T v{};
+        if (value && value->t.data && value->t.data->size() >= sizeof(T))
+            std::memcpy(&v, value->t.bytes().data(), sizeof(T));
+        std::fill_n((*out)->template mutableData<T>(), (*out)->elementCount(), v);
+        return Status::ok();
+    });
+}
+
+Status rangeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &start = ctx.in(0);
+    return dispatchAll(start.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, bool>) {
+            return ctx.unsupported("Range on bool");
+        } else {
+            const T s = start.data<T>()[0], limit = ctx.in(1).data<T>()[0], delta = ctx.in(2).data<T>()[0];
+            if (delta == 0)
+                return ctx.fail("delta is zero");
+            const double count = std::ceil((double(limit) - double(s)) / double(delta));
+            const auto n = static_cast<std::int64_t>(std::max(0.0, count));
+            Expected<RuntimeTensor *> out = ctx.allocateOutput(0, start.dtype(), {n});
+            if (!out)
+                return out.status();
+            for (std::int64_t i = 0; i < n; ++i)
+                (*out)->template mutableData<T>()[i] = static_cast<T>(s + static_cast<T>(i) * delta);
+            return Status::ok();
+        }
+    });
+}
+
+Status depthSpaceKernel(KernelContext &ctx, bool toSpace)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() != 4)
+        return ctx.fail("input must be 4-D (NCHW)");
+    const std::int64_t b = ctx.attrInt("blocksize", 0);
+    if (b <= 0)
+        return ctx.fail("blocksize must be positive");
+    const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    RuntimeTensor view;
+    std::vector<std::int64_t> perm, outShape;
+    if (toSpace) {
+        if (c % (b * b))
+            return ctx.fail("channels are not divisible by blocksize²");
+        const bool crd = ctx.attrString("mode", "DCR") == "CRD";
+        view = crd ? x.reshaped({n, c / (b * b), b, b, h, w}) : x.reshaped({n, b, b, c / (b * b), h, w});
+        perm =
+            crd ? std::vector<std::int64_t>{0, 1, 4, 2, 5, 3} : std::vector<std::int64_t>{0, 3, 4, 1, 5, 2};
+        outShape = {n, c / (b * b), h * b, w * b};
+    } else {
+        if (h % b || w % b)
+            return ctx.fail("height and width must be divisible by blocksize");
+        view = x.reshaped({n, c, h / b, b, w / b, b});
+        perm = {0, 3, 5, 1, 2, 4};
+        outShape = {n, c * b * b, h / b, w / b};
+    }
+    std::vector<std::int64_t> permShape(6);
+    for (std::size_t d = 0; d < 6; ++d)
+        permShape[d] = view.dim(std::size_t(perm[d]));
+    Expected<RuntimeTensor> tmp = RuntimeTensor::allocate(x.dtype(), permShape);
+    if (!tmp)
+        return tmp.status();
+    OPSCOPE_TRY(permuteCopy(view, perm, *tmp));
+    ctx.setOutput(0, tmp->reshaped(outShape));
+    return Status::ok();
+}
+
+Status depthToSpaceKernel(KernelContext &ctx)
+{
+    return depthSpaceKernel(ctx, true);
+}
+
+Status spaceToDepthKernel(KernelContext &ctx)
+{
+    return depthSpaceKernel(ctx, false);
+}
+
+Status eyeLikeKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() != 2)
+        return ctx.fail("input must be 2-D");
+    const DataType dtype = ctx.hasAttr("dtype") ? static_cast<DataType>(ctx.attrInt("dtype")) : x.dtype();
+    const std::int64_t k = ctx.attrInt("k", 0);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, dtype, x.shape());
+    if (!out)
+        return out.status();
+    return dispatchNumeric(dtype, [&](auto tag) -> Status {
+        using T = decltype(tag);
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t i = 0; i < x.dim(0); ++i)
+            for (std::int64_t j = 0; j < x.dim(1); ++j)
+                dst[i * x.dim(1) + j] = static_cast<T>(j - i == k ? 1 : 0);
+        return Status::ok();
+    });
+}
+
+Status triluKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D");
+    const std::int64_t k = ctx.input(1) ? ctx.in(1).valueAsInt(0) : 0;
+    const bool upper = ctx.attrInt("upper", 1) != 0;
+    const std::int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        for (std::int64_t i = 0; i < x.elementCount(); ++i) {
+            const std::int64_t c = i % cols, r = (i / cols) % rows;
+            const bool keep = upper ? c - r >= k : c - r <= k;
+            dst[i] = keep ? src[i] : T{};
+        }
+        return Status::ok();
+    });
+}
+
+} // namespace
+} // namespace kernels
+
+void registerFillKernels(KernelRegistry &r)
+{
+    using namespace kernels;
+    r.add("Expand", expandKernel);
+    r.add("Tile", tileKernel);
+    r.add("Pad", padKernel);
+    r.add("ConstantOfShape", constantOfShapeKernel);
+    r.add("Range", rangeKernel);
+    r.add("DepthToSpace", depthToSpaceKernel);
+    r.add("SpaceToDepth", spaceToDepthKernel);
+    r.add("EyeLike", eyeLikeKernel);
+    r.add("Trilu", triluKernel);
+}
+
+} // namespace opscope
