@@ -104,6 +104,36 @@ Status sliceKernel(KernelContext &ctx)
     });
 }
 
+// Slices of x along `axis` picked by (already range-checked) indices; indexShape replaces the axis.
+Expected<RuntimeTensor> takeAlongAxis(const RuntimeTensor &x, std::size_t axis,
+                                      const std::vector<std::int64_t> &indices, const Shape64 &indexShape)
+{
+    Shape64 shape(x.shape().begin(), x.shape().begin() + std::ptrdiff_t(axis));
+    shape.insert(shape.end(), indexShape.begin(), indexShape.end());
+    shape.insert(shape.end(), x.shape().begin() + std::ptrdiff_t(axis) + 1, x.shape().end());
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(x.dtype(), shape);
+    if (!out)
+        return out;
+    const std::int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1),
+                       n = x.dim(axis);
+    const auto k = static_cast<std::int64_t>(indices.size());
+    if (x.dtype() == DataType::String) {
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t j = 0; j < k; ++j)
+                for (std::int64_t i = 0; i < inner; ++i)
+                    out->mutableStrings()[std::size_t((o * k + j) * inner + i)] =
+                        x.strings()[std::size_t((o * n + indices[std::size_t(j)]) * inner + i)];
+        return out;
+    }
+    const std::size_t es = dataTypeSize(x.dtype());
+    for (std::int64_t o = 0; o < outer; ++o)
+        for (std::int64_t j = 0; j < k; ++j)
+            std::memcpy(out->mutableBytes() + (o * k + j) * inner * std::int64_t(es),
+                        x.bytes() + (o * n + indices[std::size_t(j)]) * inner * std::int64_t(es),
+                        std::size_t(inner) * es);
+    return out;
+}
+
 Status gatherKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
@@ -111,33 +141,13 @@ Status gatherKernel(KernelContext &ctx)
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();
-    const std::size_t a = std::size_t(*axis);
-    std::vector<std::int64_t> shape(x.shape().begin(), x.shape().begin() + std::ptrdiff_t(a));
-    shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());
-    shape.insert(shape.end(), x.shape().begin() + std::ptrdiff_t(a) + 1, x.shape().end());
     std::vector<std::int64_t> indices = intValues(idx);
-    const std::int64_t n = x.dim(a);
     for (std::int64_t &v : indices)
-        OPSCOPE_TRY(checkIndex(ctx, v, n, "Gather"));
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+        OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(*axis)), "Gather"));
+    Expected<RuntimeTensor> out = takeAlongAxis(x, std::size_t(*axis), indices, idx.shape());
     if (!out)
         return out.status();
-    const std::int64_t outer = product(x.shape(), 0, a), inner = product(x.shape(), a + 1);
-    const auto k = static_cast<std::int64_t>(indices.size());
-    if (x.dtype() == DataType::String) {
-        for (std::int64_t o = 0; o < outer; ++o)
-            for (std::int64_t j = 0; j < k; ++j)
-                for (std::int64_t i = 0; i < inner; ++i)
-                    (*out)->mutableStrings()[std::size_t((o * k + j) * inner + i)] =
-                        x.strings()[std::size_t((o * n + indices[std::size_t(j)]) * inner + i)];
-        return Status::ok();
-    }
-    const std::size_t es = dataTypeSize(x.dtype());
-    for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t j = 0; j < k; ++j)
-            std::memcpy((*out)->mutableBytes() + (o * k + j) * inner * std::int64_t(es),
-                        x.bytes() + (o * n + indices[std::size_t(j)]) * inner * std::int64_t(es),
-                        std::size_t(inner) * es);
+    ctx.setOutput(0, std::move(*out));
     return Status::ok();
 }
 
@@ -375,21 +385,10 @@ Status compressKernel(KernelContext &ctx)
     for (std::int64_t i = 0; i < std::min(cond.elementCount(), data.dim(static_cast<std::size_t>(axis))); ++i)
         if (cond.data<bool>()[i])
             keep.push_back(i);
-    const RuntimeTensor idx = RuntimeTensor::fromValues(DataType::Int64, {std::int64_t(keep.size())}, keep);
-    std::vector<std::int64_t> shape = data.shape();
-    shape[std::size_t(axis)] = std::int64_t(keep.size());
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
+    Expected<RuntimeTensor> out = takeAlongAxis(data, std::size_t(axis), keep, {std::int64_t(keep.size())});
     if (!out)
         return out.status();
-    const std::int64_t outer = product(data.shape(), 0, std::size_t(axis)),
-                       inner = product(data.shape(), std::size_t(axis) + 1);
-    const std::size_t es = dataTypeSize(x.dtype());
-    const std::int64_t n = data.dim(static_cast<std::size_t>(axis)), k = std::int64_t(keep.size());
-    for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t j = 0; j < k; ++j)
-            std::memcpy((*out)->mutableBytes() + (o * k + j) * inner * std::int64_t(es),
-                        data.bytes() + (o * n + keep[std::size_t(j)]) * inner * std::int64_t(es),
-                        std::size_t(inner) * es);
+    ctx.setOutput(0, std::move(*out));
     return Status::ok();
 }
 
