@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <sys/resource.h>
 
@@ -115,6 +116,20 @@ int runModel(const RunArgs &args)
             return fail(Status::invalid("--dim '" + spec + "': the value must be a non-negative integer"));
         }
     }
+    // Say which symbolic dims default to 1: a too-small input otherwise fails far from its cause.
+    std::set<std::string> unbound;
+    for (const IoInfo &io : (*session)->inputs()) {
+        const bool isGiven =
+            std::any_of(given.begin(), given.end(), [&](const auto &f) { return f.first == io.name; });
+        if (isGiven || io.hasDefault || !io.type.shape)
+            continue;
+        for (const Dim &d : io.type.shape->dims)
+            if (!d.isKnown() && !random.dims.count(d.symbol))
+                unbound.insert(d.symbol.empty() ? "?" : d.symbol);
+    }
+    for (const std::string &sym : unbound)
+        std::cerr << "opscope-cli: note: dimension '" << sym << "' is not bound; using 1 (--dim " << sym
+                  << "=VALUE)\n";
     Expected<Feeds> feeds = randomFeeds(**session, given, random);
     if (!feeds)
         return fail(feeds.status());
