@@ -158,13 +158,10 @@ Status clipKernel(KernelContext &ctx)
                 if (const RuntimeTensor *m = ctx.input(2); m && m->elementCount() > 0)
                     hi = C(m->data<T>()[0]);
             }
+            // Both comparisons are false for NaN, so NaN passes through without a branch.
             return unaryKernel<T, T>(ctx, x, x.dtype(), [lo, hi](T v) {
                 const C c = v;
-                if constexpr (isFloatLike<T>) {
-                    if (std::isnan(c))
-                        return v;
-                }
-                return static_cast<T>(c < lo ? lo : c > hi ? hi : c);
+                return static_cast<T>(c < lo ? lo : (c > hi ? hi : c));
             });
         }
     });
