@@ -9,6 +9,10 @@
 #include <limits>
 #include <oneapi/dnnl/dnnl.h>
 
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
+
 namespace opscope {
 namespace kernels {
 namespace {
@@ -48,10 +52,12 @@ Q saturate(double v)
 }
 
 // ONNX: saturate(round_half_even(x / scale) + zero_point), the division in float32 like the reference.
+// std::rint rounds half to even in the default rounding mode and, unlike nearbyint, is inlined
+// (roundss) instead of being a libm call per element.
 template<class Q>
 Q quantize(float x, float scale, double zeroPoint)
 {
-    return saturate<Q>(std::nearbyint(double(x / scale)) + zeroPoint);
+    return saturate<Q>(std::rint(double(x / scale)) + zeroPoint);
 }
 
 Status quantizeLinearKernel(KernelContext &ctx)
@@ -139,7 +145,7 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx)
         hi = std::max(hi, src[i]);
     }
     const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-    const std::uint8_t zp = saturate<std::uint8_t>(std::nearbyint(double((0.0f - lo) / scale)));
+    const std::uint8_t zp = saturate<std::uint8_t>(std::rint(double((0.0f - lo) / scale)));
     Expected<RuntimeTensor *> y = ctx.allocateOutput(0, DataType::UInt8, x.shape());
     if (!y)
         return y.status();
@@ -359,12 +365,17 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
                                         continue;
                                     }
                                     const std::uint8_t *irow = plane + ih * IW;
-                                    for (std::int64_t ow = 0; ow < OW; ++ow) {
-                                        const std::int64_t iw =
-                                            ow * geo->strides[1] - geo->padBegin[1] + kw * geo->dilations[1];
-                                        crow[ow] = iw >= 0 && iw < IW ? irow[iw]
-                                                                      : x0; // padding holds the zero point
-                                    }
+                                    // Output columns whose input column lies inside the row: [lo, hi);
+                                    // the rest is padding, which holds the zero point.
+                                    const std::int64_t off = kw * geo->dilations[1] - geo->padBegin[1];
+                                    const std::int64_t sw = geo->strides[1];
+                                    const std::int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
+                                    const std::int64_t hi = std::max(
+                                        lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
+                                    std::fill(crow, crow + lo, x0);
+                                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                                        crow[ow] = irow[ow * sw + off];
+                                    std::fill(crow + hi, crow + OW, x0);
                                 }
                                 continue;
                             }
@@ -454,8 +465,27 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
                 const float z = float(zp);
                 const std::int32_t *in = src + blk * channelInner;
                 Q *o = dst + blk * channelInner;
-                for (std::int64_t j = 0; j < channelInner; ++j)
-                    o[j] = static_cast<Q>(std::clamp(std::nearbyint((float(in[j]) + add) * mul) + z, lo, hi));
+                std::int64_t j = 0;
+#if defined(__SSE4_1__)
+                // Four at a time: cvtps2dq rounds half to even (default mode); the saturating packs clamp.
+                const __m128 vadd = _mm_set1_ps(add), vmul = _mm_set1_ps(mul);
+                const __m128i vzp = _mm_set1_epi32(static_cast<std::int32_t>(zp));
+                for (; j + 4 <= channelInner; j += 4) {
+                    const __m128 a =
+                        _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + j)));
+                    const __m128i q =
+                        _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(a, vadd), vmul)), vzp);
+                    const __m128i w16 = _mm_packs_epi32(q, q);
+                    const __m128i b8 = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16)
+                                                                       : _mm_packs_epi16(w16, w16);
+                    const std::int32_t four = _mm_cvtsi128_si32(b8);
+                    std::memcpy(o + j, &four, 4);
+                }
+#endif
+                for (; j < channelInner; ++j)
+                    o[j] = static_cast<Q>(static_cast<std::int32_t>(
+                        std::min(std::max(std::rint((float(in[j]) + add) * mul) + z, lo),
+                                 hi))); // min/max: no branches
             },
             std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(channelInner, 1)));
         return Status::ok();
