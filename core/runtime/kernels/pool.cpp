@@ -4,6 +4,7 @@
 #include "runtime/kernels/convgeometry.h"
 
 #include <limits>
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace opscope {
 namespace kernels {
@@ -91,6 +92,64 @@ Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeome
     return Status::ok();
 }
 
+// oneDNN's pooling primitive on the plain NCHW layout (no reorders), cached per node by input
+// shape. Returns false when it does not apply: average pooling that counts padding while ceil_mode
+// reaches past it (oneDNN would count the extra cells).
+struct DnnlPoolState
+{
+    Shape64 xShape;
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    dnnl::pooling_v2_forward prim;
+};
+
+template<Pool K>
+Expected<bool> dnnlPool2d(KernelContext &ctx, const RuntimeTensor &x, RuntimeTensor &y, const ConvGeometry &g,
+                          bool includePad)
+{
+    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    using dnnl::memory;
+    memory::dims padR(2);
+    for (std::size_t d = 0; d < 2; ++d) {
+        padR[d] = (g.outShape[d + 2] - 1) * g.strides[d] + (g.kernel[d] - 1) * g.dilations[d] + 1 -
+                  x.dim(d + 2) - g.padBegin[d];
+        if (K == Pool::Average && includePad && padR[d] > g.padEnd[d])
+            return false;
+    }
+    try {
+        std::shared_ptr<DnnlPoolState> state;
+        {
+            std::lock_guard lock(ctx.cache().mutex);
+            state = std::static_pointer_cast<DnnlPoolState>(ctx.cache().state);
+            if (!state || state->xShape != x.shape()) {
+                state = std::make_shared<DnnlPoolState>();
+                state->xShape = x.shape();
+                const memory::desc xd(memory::dims(x.shape().begin(), x.shape().end()),
+                                      memory::data_type::f32, memory::format_tag::nchw);
+                const memory::desc yd(memory::dims(g.outShape.begin(), g.outShape.end()),
+                                      memory::data_type::f32, memory::format_tag::nchw);
+                const auto alg = K == Pool::Max ? dnnl::algorithm::pooling_max
+                                 : includePad   ? dnnl::algorithm::pooling_avg_include_padding
+                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+                const dnnl::pooling_v2_forward::desc desc(
+                    dnnl::prop_kind::forward_inference, alg, xd, yd, {g.strides[0], g.strides[1]},
+                    {g.kernel[0], g.kernel[1]}, {g.dilations[0] - 1, g.dilations[1] - 1},
+                    {g.padBegin[0], g.padBegin[1]}, padR);
+                state->pd = dnnl::pooling_v2_forward::primitive_desc(desc, engine);
+                state->prim = dnnl::pooling_v2_forward(state->pd);
+                ctx.cache().state = state;
+            }
+        }
+        dnnl::stream stream(engine);
+        memory xm(state->pd.src_desc(), engine, const_cast<std::byte *>(x.bytes()));
+        memory ym(state->pd.dst_desc(), engine, y.mutableBytes());
+        state->prim.execute(stream, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}});
+        stream.wait();
+    } catch (const dnnl::error &) {
+        return false; // fall back to our own loop
+    }
+    return true;
+}
+
 template<Pool K>
 Status poolKernel(KernelContext &ctx)
 {
@@ -116,6 +175,13 @@ Status poolKernel(KernelContext &ctx)
         if (!idx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
+    }
+    if (K != Pool::Lp && sp == 2 && x.dtype() == DataType::Float && !indices) {
+        const Expected<bool> done = dnnlPool2d<K>(ctx, x, **out, *geo, includePad);
+        if (!done)
+            return done.status();
+        if (*done)
+            return Status::ok();
     }
     if (sp == 2 && x.dtype() == DataType::Float && !indices)
         return pool2d<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
