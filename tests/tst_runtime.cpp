@@ -140,6 +140,48 @@ private slots:
         QVERIFY(contains(gpu.status().message(), "device 'tpu:0' is not available"));
     }
 
+    void convPathsAgree()
+    {
+        // Constant weights go through the per-node layout timing (blocked vs plain, the faster is
+        // kept); weights fed at run time take the untimed path. Both must compute the same thing.
+        std::vector<float> wv(16 * 8 * 3 * 3), xv(2 * 8 * 20 * 20);
+        for (std::size_t i = 0; i < wv.size(); ++i)
+            wv[i] = float((i * 37) % 17) / 17.0f - 0.5f;
+        for (std::size_t i = 0; i < xv.size(); ++i)
+            xv[i] = float((i * 11) % 23) / 23.0f - 0.5f;
+        const auto model = [&](bool constantWeights) {
+            onnx::ModelProto m;
+            m.set_ir_version(8);
+            m.add_opset_import()->set_version(13);
+            auto *g = m.mutable_graph();
+            g->set_name("conv");
+            *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 8, 20, 20});
+            if (constantWeights)
+                *g->add_initializer() = test::floatTensor("w", {16, 8, 3, 3}, wv);
+            else
+                *g->add_input() = test::tensorInfo("w", onnx::TensorProto::FLOAT, {16, 8, 3, 3});
+            auto *n = g->add_node();
+            *n = test::node("Conv", {"x", "w"}, {"y"}, "conv");
+            auto *pads = n->add_attribute();
+            pads->set_name("pads");
+            pads->set_type(onnx::AttributeProto::INTS);
+            for (int k = 0; k < 4; ++k)
+                pads->add_ints(1);
+            *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 16, 20, 20});
+            return modelFromProto(m);
+        };
+        auto timed = sessionOrFail(model(true));
+        auto fed = sessionOrFail(model(false));
+        const RuntimeTensor x = floats({2, 8, 20, 20}, xv);
+        const auto a = timed->run({{"x", x}});
+        const auto a2 = timed->run({{"x", x}}); // steady state, after the timing
+        const auto b = fed->run({{"x", x}, {"w", floats({16, 8, 3, 3}, wv)}});
+        QVERIFY(a && a2 && b);
+        double err = 0;
+        QVERIFY(compareTensors((*a)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
+        QVERIFY(compareTensors((*a2)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
+    }
+
     void badFeeds_data()
     {
         QTest::addColumn<int>("kind");

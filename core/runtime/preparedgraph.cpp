@@ -6,7 +6,8 @@
 namespace opscope {
 
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
-                                            const Backend &backend, std::set<UnsupportedOp> &unsupported)
+                                            const Backend &backend, std::set<UnsupportedOp> &unsupported,
+                                            const std::set<std::string> &outerConstants)
 {
     auto pg = std::make_unique<PreparedGraph>();
     pg->graph = &graph;
@@ -16,6 +17,11 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
     for (ValueId v : graph.outputs())
         if (v.valid())
             pg->keep[v.index] = true;
+
+    std::set<std::string> visibleConstants = outerConstants; // what this graph's subgraphs can read
+    for (ValueId v : graph.initializers())
+        if (graph.value(v).isConstant())
+            visibleConstants.insert(graph.value(v).name);
 
     for (NodeId id : graph.nodeIds()) {
         const Node &n = graph.node(id);
@@ -32,7 +38,10 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
             if (!n.attribute(d.name))
                 p.attributes.push_back(d);
         for (ValueId v : n.inputs) {
-            p.constantInputs.push_back(v.valid() && graph.value(v).isConstant());
+            const bool constant =
+                v.valid() && (graph.value(v).isConstant() ||
+                              (graph.value(v).outerScope && outerConstants.count(graph.value(v).name)));
+            p.constantInputs.push_back(constant);
             if (v.valid())
                 ++pg->consumers[v.index];
         }
@@ -42,7 +51,8 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
                 ++pg->consumers[v.index];
             for (const Attribute &a : n.attributes) {
                 if (a.g) {
-                    pg->subgraphs.push_back(prepareGraph(*a.g, opsets, backend, unsupported));
+                    pg->subgraphs.push_back(
+                        prepareGraph(*a.g, opsets, backend, unsupported, visibleConstants));
                     p.subgraphs.emplace_back(a.name, pg->subgraphs.back().get());
                 }
                 // Graph lists (rare) are not run by any standard kernel.

@@ -37,10 +37,12 @@ struct UnsupportedOp
     }
 };
 
-// Prepares `graph` and its subgraphs, with the kernels of `backend` (the device it runs on). Ops without a
+// Prepares `graph` and its subgraphs, with the kernels of `backend` (the device it runs on).
+// `outerConstants`: initializers of enclosing graphs, which a subgraph reads as constants too. Ops without a
 // kernel are collected in `unsupported` (all of them, not just the first) and the result is then unusable.
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
-                                            const Backend &backend, std::set<UnsupportedOp> &unsupported);
+                                            const Backend &backend, std::set<UnsupportedOp> &unsupported,
+                                            const std::set<std::string> &outerConstants = {});
 
 std::string describeUnsupported(const std::set<UnsupportedOp> &ops);
 

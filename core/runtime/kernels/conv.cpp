@@ -6,7 +6,9 @@
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
 
+#include <chrono>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 
 namespace opscope {
 namespace kernels {
@@ -38,15 +40,116 @@ Tag plainWeightsTag(std::size_t spatial, bool grouped)
     return spatial == 1 ? Tag::oiw : spatial == 2 ? Tag::oihw : Tag::oidhw;
 }
 
+// One way to run a convolution: a primitive for some memory layout, with its reorder primitives
+// and (for constant weights) the weights already in the primitive's layout.
+struct ConvVariant
+{
+    dnnl::convolution_forward::primitive_desc pd;
+    dnnl::convolution_forward prim;
+    memory weights;
+    bool weightsCached = false;
+    std::optional<dnnl::reorder> srcReorder, weightReorder, dstReorder;
+};
+
+// Per node: the variants for the current shapes, and which one won the timing on first use.
 struct ConvState
 {
     Shape64 xShape, wShape;
     bool hasBias = false;
-    dnnl::convolution_forward::primitive_desc pd;
-    dnnl::convolution_forward prim;
-    memory weights; // in pd.weights_desc() layout, when the weights are constant
-    bool weightsCached = false;
+    std::vector<ConvVariant> variants; // [0] oneDNN's preferred (blocked) layout, [1] plain, if available
+    int chosen = 0;
 };
+
+struct ConvCall
+{
+    const memory::desc &xUser, &wUser, &yUser;
+    const RuntimeTensor &x, &w;
+    const RuntimeTensor *b;
+    RuntimeTensor &y;
+};
+
+Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &xd, const memory::desc &wUser,
+                                  const memory::desc &yd, const ConvCall &call, bool constantWeights)
+{
+    const memory::desc wAny(wUser.dims(), memory::data_type::f32, Tag::any);
+    memory::dims strides = toDims(geo.strides), dil = toDims(geo.dilations);
+    for (auto &d : dil)
+        d -= 1; // oneDNN counts the gap, ONNX the step
+    const auto desc =
+        call.b
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                              dnnl::algorithm::convolution_direct, xd, wAny,
+                                              memory::desc({call.w.dim(0)}, memory::data_type::f32, Tag::x),
+                                              yd, strides, dil, toDims(geo.padBegin), toDims(geo.padEnd))
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                              dnnl::algorithm::convolution_direct, xd, wAny, yd, strides, dil,
+                                              toDims(geo.padBegin), toDims(geo.padEnd));
+    ConvVariant v;
+    v.pd = dnnl::convolution_forward::primitive_desc(desc, cpuEngine());
+    v.prim = dnnl::convolution_forward(v.pd);
+    if (v.pd.src_desc() != call.xUser)
+        v.srcReorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(cpuEngine(), call.xUser, cpuEngine(), v.pd.src_desc()));
+    if (v.pd.dst_desc() != call.yUser)
+        v.dstReorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(cpuEngine(), v.pd.dst_desc(), cpuEngine(), call.yUser));
+    if (v.pd.weights_desc() != call.wUser)
+        v.weightReorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(cpuEngine(), call.wUser, cpuEngine(), v.pd.weights_desc()));
+    if (constantWeights) {
+        memory user(call.wUser, cpuEngine(), const_cast<std::byte *>(call.w.bytes()));
+        v.weights = v.weightReorder ? memory(v.pd.weights_desc(), cpuEngine()) : user;
+        if (v.weightReorder) {
+            dnnl::stream s(cpuEngine());
+            v.weightReorder->execute(s, user, v.weights);
+            s.wait();
+        }
+        v.weightsCached = true;
+    }
+    return v;
+}
+
+void runVariant(const ConvVariant &v, const ConvCall &call)
+{
+    dnnl::stream s(cpuEngine());
+    memory xMem(call.xUser, cpuEngine(), const_cast<std::byte *>(call.x.bytes()));
+    if (v.srcReorder) {
+        memory converted(v.pd.src_desc(), cpuEngine());
+        v.srcReorder->execute(s, xMem, converted);
+        xMem = converted;
+    }
+    memory wMem = v.weightsCached ? v.weights
+                                  : memory(call.wUser, cpuEngine(), const_cast<std::byte *>(call.w.bytes()));
+    if (!v.weightsCached && v.weightReorder) {
+        memory converted(v.pd.weights_desc(), cpuEngine());
+        v.weightReorder->execute(s, wMem, converted);
+        wMem = converted;
+    }
+    memory yMem(call.yUser, cpuEngine(), call.y.mutableBytes());
+    memory yConv = v.dstReorder ? memory(v.pd.dst_desc(), cpuEngine()) : yMem;
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yConv}};
+    if (call.b)
+        args.emplace(DNNL_ARG_BIAS,
+                     memory(v.pd.bias_desc(), cpuEngine(), const_cast<std::byte *>(call.b->bytes())));
+    v.prim.execute(s, args);
+    if (v.dstReorder)
+        v.dstReorder->execute(s, yConv, yMem);
+    s.wait();
+}
+
+// Best of three runs, in milliseconds (the output is written each time).
+double timeVariant(const ConvVariant &v, const ConvCall &call)
+{
+    double best = 1e300;
+    for (int i = 0; i < 3; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        runVariant(v, call);
+        best = std::min(
+            best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+}
 
 Status convKernel(KernelContext &ctx)
 {
@@ -70,84 +173,50 @@ Status convKernel(KernelContext &ctx)
 
     try {
         const std::int64_t g = geo->group;
-        const bool grouped = g > 1;
         Shape64 wDims = w.shape();
-        if (grouped) {
+        if (g > 1) {
             wDims[0] /= g;
             wDims.insert(wDims.begin(), g);
         }
         const memory::desc xUser(toDims(x.shape()), memory::data_type::f32, plainActivationTag(spatial));
-        const memory::desc wUser(toDims(wDims), memory::data_type::f32, plainWeightsTag(spatial, grouped));
+        const memory::desc wUser(toDims(wDims), memory::data_type::f32, plainWeightsTag(spatial, g > 1));
         const memory::desc yUser(toDims(geo->outShape), memory::data_type::f32, plainActivationTag(spatial));
+        const ConvCall call{xUser, wUser, yUser, x, w, b, **out};
 
         std::shared_ptr<ConvState> state;
-        {
-            std::lock_guard lock(ctx.cache().mutex);
-            state = std::static_pointer_cast<ConvState>(ctx.cache().state);
-            if (!state || state->xShape != x.shape() || state->wShape != w.shape() ||
-                state->hasBias != (b != nullptr)) {
-                state = std::make_shared<ConvState>();
-                state->xShape = x.shape();
-                state->wShape = w.shape();
-                state->hasBias = b != nullptr;
-                // Small 1-D convolutions run on the plain layout: per-call reorders into oneDNN's blocked
-                // layouts would cost more than the blocked kernels save.
-                const bool small = spatial == 1 && (*out)->elementCount() < 16384 && x.elementCount() < 16384;
-                const Tag actTag = small ? plainActivationTag(spatial) : Tag::any;
-                const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, actTag);
-                const memory::desc wAny(toDims(wDims), memory::data_type::f32, Tag::any);
-                const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, actTag);
-                memory::dims strides = toDims(geo->strides), dil = toDims(geo->dilations);
-                for (auto &d : dil)
-                    d -= 1; // oneDNN counts the gap, ONNX the step
-                const auto desc =
-                    b ? dnnl::convolution_forward::desc(
-                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xAny,
-                            wAny, memory::desc({w.dim(0)}, memory::data_type::f32, Tag::x), yAny, strides,
-                            dil, toDims(geo->padBegin), toDims(geo->padEnd))
-                      : dnnl::convolution_forward::desc(
-                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, xAny,
-                            wAny, yAny, strides, dil, toDims(geo->padBegin), toDims(geo->padEnd));
-                state->pd = dnnl::convolution_forward::primitive_desc(desc, cpuEngine());
-                state->prim = dnnl::convolution_forward(state->pd);
-                ctx.cache().state = state;
+        std::unique_lock lock(ctx.cache().mutex); // held while (re)building and timing, not while running
+        state = std::static_pointer_cast<ConvState>(ctx.cache().state);
+        if (!state || state->xShape != x.shape() || state->wShape != w.shape() ||
+            state->hasBias != (b != nullptr)) {
+            state = std::make_shared<ConvState>();
+            state->xShape = x.shape();
+            state->wShape = w.shape();
+            state->hasBias = b != nullptr;
+            const bool constant = ctx.isConstantInput(1);
+            const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, Tag::any);
+            const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, Tag::any);
+            Expected<ConvVariant> blocked = makeVariant(*geo, xAny, wUser, yAny, call, constant);
+            if (!blocked)
+                return blocked.status();
+            state->variants.push_back(std::move(*blocked));
+            // The plain layout skips the reorders around the call; which wins depends on shape and
+            // CPU, so with constant weights (a model's convolutions) both are timed once, here.
+            if (constant && state->variants[0].srcReorder) {
+                try {
+                    Expected<ConvVariant> plain = makeVariant(*geo, xUser, wUser, yUser, call, constant);
+                    if (plain)
+                        state->variants.push_back(std::move(*plain));
+                } catch (const dnnl::error &) {
+                    // no plain-layout implementation: keep the blocked one
+                }
+                if (state->variants.size() == 2)
+                    state->chosen =
+                        timeVariant(state->variants[1], call) < timeVariant(state->variants[0], call) ? 1 : 0;
             }
-            if (ctx.isConstantInput(1) && !state->weightsCached) {
-                memory user(wUser, cpuEngine(), const_cast<std::byte *>(w.bytes()));
-                state->weights = memory(state->pd.weights_desc(), cpuEngine());
-                dnnl::stream s(cpuEngine());
-                dnnl::reorder(user, state->weights).execute(s, user, state->weights);
-                s.wait();
-                state->weightsCached = true;
-            }
+            ctx.cache().state = state;
         }
-
-        dnnl::stream s(cpuEngine());
-        memory xMem(xUser, cpuEngine(), const_cast<std::byte *>(x.bytes()));
-        if (state->pd.src_desc() != xUser) {
-            memory converted(state->pd.src_desc(), cpuEngine());
-            dnnl::reorder(xMem, converted).execute(s, xMem, converted);
-            xMem = converted;
-        }
-        memory wMem = state->weightsCached ? state->weights
-                                           : memory(wUser, cpuEngine(), const_cast<std::byte *>(w.bytes()));
-        if (!state->weightsCached && state->pd.weights_desc() != wUser) {
-            memory converted(state->pd.weights_desc(), cpuEngine());
-            dnnl::reorder(wMem, converted).execute(s, wMem, converted);
-            wMem = converted;
-        }
-        memory yMem(yUser, cpuEngine(), (*out)->mutableBytes());
-        const bool yDirect = state->pd.dst_desc() == yUser;
-        memory yConv = yDirect ? yMem : memory(state->pd.dst_desc(), cpuEngine());
-        std::unordered_map<int, memory> args{
-            {DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yConv}};
-        if (b)
-            args.emplace(DNNL_ARG_BIAS,
-                         memory(state->pd.bias_desc(), cpuEngine(), const_cast<std::byte *>(b->bytes())));
-        state->prim.execute(s, args);
-        if (!yDirect)
-            dnnl::reorder(yConv, yMem).execute(s, yConv, yMem);
-        s.wait();
+        lock.unlock();
+        runVariant(state->variants[std::size_t(state->chosen)], call);
     } catch (const dnnl::error &e) {
         return ctx.unsupported(std::string("oneDNN cannot run this convolution: ") + e.what());
     }
