@@ -5,7 +5,6 @@
 #include "runtime/backend.h"
 #include "runtime/conformance.h"
 #include "runtime/executionplan.h"
-#include "runtime/kernels/kernelutil.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -181,35 +180,6 @@ private slots:
         double err = 0;
         QVERIFY(compareTensors((*a)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
         QVERIFY(compareTensors((*a2)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
-    }
-
-    void fastMathAccuracy()
-    {
-        // The vectorizable exp/erf replace libm in Softmax, Sigmoid, Erf and Gelu (float only).
-        double expRel = 0, erfAbs = 0, erfSmallRel = 0;
-        for (int i = -900000; i <= 900000; ++i) {
-            const float x = float(i) * 1e-4f; // [-90, 90]
-            const double ref = std::exp(double(x));
-            const double got = kernels::fastExp(x);
-            if (ref > 1.2e-38 && ref < 3.4e38) // normal floats
-                expRel = std::max(expRel, std::abs(got - ref) / ref);
-            if (std::abs(x) <= 6.0f) {
-                const double e = std::erf(double(x)), ge = kernels::fastErf(x);
-                erfAbs = std::max(erfAbs, std::abs(ge - e));
-                if (x != 0.0f && std::abs(x) < 0.5f)
-                    erfSmallRel = std::max(erfSmallRel, std::abs(ge - e) / std::abs(e));
-            }
-        }
-        qInfo("fastExp max rel error %.3g, fastErf max abs error %.3g, small-|x| rel error %.3g", expRel,
-              erfAbs, erfSmallRel);
-        QVERIFY(expRel < 4e-7);
-        QVERIFY(erfAbs < 4e-7); // where erf ≥ 0.52: under 1e-6 relative
-        QVERIFY(erfSmallRel < 1e-6);
-        QCOMPARE(kernels::fastExp(-200.0f), 0.0f);
-        QVERIFY(std::isinf(kernels::fastExp(200.0f)));
-        QVERIFY(std::isnan(kernels::fastExp(std::numeric_limits<float>::quiet_NaN())));
-        QCOMPARE(kernels::fastErf(10.0f), 1.0f);
-        QCOMPARE(kernels::fastErf(-10.0f), -1.0f);
     }
 
     void badFeeds_data()

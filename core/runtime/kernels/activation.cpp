@@ -40,12 +40,7 @@ Status sigmoidKernel(KernelContext &ctx)
     // exp of −|v| never overflows; the sign is applied as a select, not a branch.
     return unaryFloat(ctx, [](auto v) {
         using C = decltype(v);
-        C e;
-        if constexpr (std::is_same_v<C, float>)
-            e = fastExp(-std::abs(v));
-        else
-            e = std::exp(-std::abs(v));
-        const C r = C(1) / (C(1) + e);
+        const C r = C(1) / (C(1) + std::exp(-std::abs(v)));
         return v >= 0 ? r : C(1) - r;
     });
 }
@@ -120,10 +115,7 @@ Status geluKernel(KernelContext &ctx)
         using C = decltype(v);
         if (tanhApprox)
             return C(0.5) * v * (C(1) + std::tanh(C(0.7978845608028654) * (v + C(0.044715) * v * v * v)));
-        if constexpr (std::is_same_v<C, float>)
-            return C(0.5) * v * (C(1) + fastErf(v * C(0.7071067811865476)));
-        else
-            return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));
+        return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));
     });
 }
 
@@ -253,18 +245,12 @@ Status softmaxKernel(KernelContext &ctx)
                         dst[k * inner] = T(k == arg ? 1.0f : 0.0f);
                     return;
                 }
-                const auto ex = [](C v) {
-                    if constexpr (std::is_same_v<C, float>)
-                        return fastExp(v);
-                    else
-                        return std::exp(v);
-                };
                 C sum = 0;
                 for (std::int64_t k = 0; k < len; ++k)
-                    sum += ex(C(src[k * inner]) - mx);
+                    sum += std::exp(C(src[k * inner]) - mx);
                 for (std::int64_t k = 0; k < len; ++k) {
                     const C shifted = C(src[k * inner]) - mx;
-                    dst[k * inner] = static_cast<T>(K == SoftmaxKind::Softmax ? ex(shifted) / sum
+                    dst[k * inner] = static_cast<T>(K == SoftmaxKind::Softmax ? std::exp(shifted) / sum
                                                                               : shifted - std::log(sum));
                 }
             },

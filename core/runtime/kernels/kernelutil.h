@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -50,53 +49,6 @@ constexpr bool isFloatLike =
 // The type arithmetic happens in: float for the half types, T otherwise.
 template<class T>
 using ComputeType = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-
-// ---- vectorizable float math (no libm calls, so loops using them vectorize) ----------------------
-
-// e^x for float: range reduction x = n·ln2 + r (Cody–Waite split), a degree-6 polynomial for e^r
-// (Cephes' coefficients), 2^n applied as two halves so n may reach 128 (near FLT_MAX) or go into
-// the denormals. About 1–2 ulp over the range; 0 below it, +inf above; NaN stays NaN.
-inline float fastExp(float x)
-{
-    const float c = std::min(std::max(x, -103.97f), 88.72283f);
-    const float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f; // round to nearest
-    const float r = c - n * 0.693359375f - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const float er = p * r * r + r + 1.0f;
-    const auto ni = static_cast<std::int32_t>(n);
-    const std::int32_t half = ni / 2;
-    const float s1 = std::bit_cast<float>(static_cast<std::uint32_t>(half + 127) << 23);
-    const float s2 = std::bit_cast<float>(static_cast<std::uint32_t>(ni - half + 127) << 23);
-    const float y = er * s1 * s2;
-    return x != x ? x : (x > 88.72283f ? std::numeric_limits<float>::infinity() : (x < -103.97f ? 0.0f : y));
-}
-
-// erf for float: an odd Taylor polynomial for |x| < 0.5 (keeps small inputs relatively exact),
-// Abramowitz & Stegun 7.1.26 beyond (1.5e-7 absolute in exact arithmetic, ~3.2e-7 evaluated in
-// float, where erf ≥ 0.52).
-inline float fastErf(float x)
-{
-    const float a = std::abs(x), x2 = x * x;
-    float small = -1.0f / 1320.0f;
-    small = small * x2 + 1.0f / 216.0f;
-    small = small * x2 - 1.0f / 42.0f;
-    small = small * x2 + 1.0f / 10.0f;
-    small = small * x2 - 1.0f / 3.0f;
-    small = (small * x2 + 1.0f) * x * 1.1283791670955126f;
-    const float t = 1.0f / (1.0f + 0.3275911f * a);
-    float q = 1.061405429f;
-    q = q * t - 1.453152027f;
-    q = q * t + 1.421413741f;
-    q = q * t - 0.284496736f;
-    q = q * t + 0.254829592f;
-    const float large = 1.0f - q * t * fastExp(-x2);
-    return a < 0.5f ? small : (x < 0 ? -large : large);
-}
 
 // ---- dispatch ---------------------------------------------------------------------------------
 // Calls f(T{}) with the C++ type of `dtype`; Bool maps to bool (1 byte).
