@@ -98,6 +98,12 @@ Status dispatchFloat(DataType dtype, F &&f)
     }
 }
 
+// 16-byte elements (complex128) moved as raw bytes.
+struct Bytes16
+{
+    std::uint64_t lo, hi;
+};
+
 // Bitwise copy of any fixed-size element type (for data movement ops).
 template<class F>
 Status dispatchBySize(DataType dtype, F &&f)
@@ -107,7 +113,7 @@ Status dispatchBySize(DataType dtype, F &&f)
     case 2: return f(std::uint16_t{});
     case 4: return f(std::uint32_t{});
     case 8: return f(std::uint64_t{});
-    case 16: return f(std::pair<std::uint64_t, std::uint64_t>{});
+    case 16: return f(Bytes16{});
     default:
         return Status::unsupported("data type " + std::string(dataTypeName(dtype)) +
                                    " is not supported here");

@@ -82,8 +82,8 @@ void normalizeGroups(const T *src, T *dst, std::int64_t groups, std::int64_t gro
                 invStd[gi] = inv;
             for (std::int64_t i = 0; i < groupSize; ++i) {
                 const auto [s, b] = paramOf(gi, i);
-                dst[gi * groupSize + i] = static_cast<T>(
-                    static_cast<ComputeType<T>>((double(ComputeType<T>(in[i])) - mean) * inv * s + b));
+                dst[gi * groupSize + i] = static_cast<T>(static_cast<ComputeType<T>>(
+                    (static_cast<double>(static_cast<ComputeType<T>>(in[i])) - mean) * inv * s + b));
             }
         },
         8);

@@ -471,10 +471,10 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
                 const __m128 vadd = _mm_set1_ps(add), vmul = _mm_set1_ps(mul);
                 const __m128i vzp = _mm_set1_epi32(static_cast<std::int32_t>(zp));
                 for (; j + 4 <= channelInner; j += 4) {
-                    const __m128 a =
+                    const __m128 acc4 =
                         _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + j)));
                     const __m128i q =
-                        _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(a, vadd), vmul)), vzp);
+                        _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(acc4, vadd), vmul)), vzp);
                     const __m128i w16 = _mm_packs_epi32(q, q);
                     const __m128i b8 = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16)
                                                                        : _mm_packs_epi16(w16, w16);
