@@ -14,7 +14,7 @@ Status expandKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0);
-    const std::vector<std::int64_t> target = intValues(ctx.in(1));
+    const std::vector<std::int64_t> target = ctx.in(1).toInt64Vector();
     const Expected<Broadcast> bc = Broadcast::of({&x.shape(), &target}, ctx);
     if (!bc)
         return bc.status();
@@ -43,7 +43,7 @@ Status tileKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0);
-    const std::vector<std::int64_t> repeats = intValues(ctx.in(1));
+    const std::vector<std::int64_t> repeats = ctx.in(1).toInt64Vector();
     if (repeats.size() != x.rank())
         return ctx.fail("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
                         std::to_string(x.rank()));
@@ -80,11 +80,11 @@ Status padKernel(KernelContext &ctx)
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
     const auto rank = static_cast<std::int64_t>(x.rank());
-    std::vector<std::int64_t> pads = ctx.opset() < 11 ? ctx.attrInts("pads") : intValues(ctx.in(1));
+    std::vector<std::int64_t> pads = ctx.opset() < 11 ? ctx.attrInts("pads") : ctx.in(1).toInt64Vector();
     std::vector<std::int64_t> axes(static_cast<std::size_t>(rank));
     std::iota(axes.begin(), axes.end(), 0);
     if (const RuntimeTensor *a = ctx.input(3)) {
-        axes = intValues(*a);
+        axes = a->toInt64Vector();
         for (std::int64_t &ax : axes)
             ax = ax < 0 ? ax + rank : ax;
     }
@@ -150,7 +150,7 @@ Status padKernel(KernelContext &ctx)
 Status constantOfShapeKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
-    const std::vector<std::int64_t> shape = intValues(ctx.in(0));
+    const std::vector<std::int64_t> shape = ctx.in(0).toInt64Vector();
     const Attribute *value = ctx.attr("value");
     const DataType dtype = value && value->type == AttributeType::Tensor ? value->t.dtype : DataType::Float;
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, dtype, shape);

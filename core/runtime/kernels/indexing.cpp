@@ -34,12 +34,12 @@ Status sliceKernel(KernelContext &ctx)
         axes = ctx.attrInts("axes");
     } else {
         OPSCOPE_TRY(ctx.requireInputs(3));
-        starts = intValues(ctx.in(1));
-        ends = intValues(ctx.in(2));
+        starts = ctx.in(1).toInt64Vector();
+        ends = ctx.in(2).toInt64Vector();
         if (ctx.input(3))
-            axes = intValues(ctx.in(3));
+            axes = ctx.in(3).toInt64Vector();
         if (ctx.input(4))
-            steps = intValues(ctx.in(4));
+            steps = ctx.in(4).toInt64Vector();
     }
     if (axes.empty()) {
         axes.resize(starts.size());
@@ -141,7 +141,7 @@ Status gatherKernel(KernelContext &ctx)
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();
-    std::vector<std::int64_t> indices = intValues(idx);
+    std::vector<std::int64_t> indices = idx.toInt64Vector();
     for (std::int64_t &v : indices)
         OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(*axis)), "Gather"));
     Expected<RuntimeTensor> out = takeAlongAxis(x, std::size_t(*axis), indices, idx.shape());
@@ -160,7 +160,7 @@ Status gatherElementsKernel(KernelContext &ctx)
         return axis.status();
     if (idx.rank() != x.rank())
         return ctx.fail("indices must have the data's rank");
-    std::vector<std::int64_t> indices = intValues(idx);
+    std::vector<std::int64_t> indices = idx.toInt64Vector();
     const std::int64_t n = x.dim(std::size_t(*axis));
     for (std::int64_t &v : indices)
         OPSCOPE_TRY(checkIndex(ctx, v, n, "GatherElements"));
@@ -200,7 +200,7 @@ Status gatherNdKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
     if (!out)
         return out.status();
-    const std::vector<std::int64_t> indices = intValues(idx);
+    const std::vector<std::int64_t> indices = idx.toInt64Vector();
     const Shape64 xs = stridesOf(x.shape());
     const std::int64_t slice = product(x.shape(), std::size_t(b + k));
     const std::int64_t batch = product(x.shape(), 0, std::size_t(b));
@@ -249,7 +249,7 @@ Status scatterNdKernel(KernelContext &ctx)
     const std::int64_t tuples = product(idx.shape(), 0, idx.rank() - 1);
     if (upd.elementCount() != tuples * slice)
         return ctx.fail("updates shape " + upd.shapeText() + " does not match indices and data");
-    const std::vector<std::int64_t> indices = intValues(idx);
+    const std::vector<std::int64_t> indices = idx.toInt64Vector();
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
@@ -282,7 +282,7 @@ Status scatterElementsKernel(KernelContext &ctx)
     if (idx.shape() != upd.shape() || idx.rank() != x.rank())
         return ctx.fail("indices and updates must have the same shape and the data's rank");
     const std::string mode = ctx.attrString("reduction", "none");
-    std::vector<std::int64_t> indices = intValues(idx);
+    std::vector<std::int64_t> indices = idx.toInt64Vector();
     for (std::int64_t &v : indices)
         OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(*axis)), "ScatterElements"));
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
@@ -396,7 +396,7 @@ Status reverseSequenceKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0);
-    const std::vector<std::int64_t> lens = intValues(ctx.in(1));
+    const std::vector<std::int64_t> lens = ctx.in(1).toInt64Vector();
     const std::int64_t batchAxis = ctx.attrInt("batch_axis", 1), timeAxis = ctx.attrInt("time_axis", 0);
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)

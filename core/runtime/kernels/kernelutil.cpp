@@ -249,9 +249,4 @@ Expected<RuntimeTensor> permuted(const RuntimeTensor &x, const std::vector<std::
     return out;
 }
 
-std::vector<std::int64_t> intValues(const RuntimeTensor &t)
-{
-    return t.toInt64Vector();
-}
-
 } // namespace opscope::kernels

@@ -202,7 +202,4 @@ Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm
 // A new tensor with x's axes in the order `perm`.
 Expected<RuntimeTensor> permuted(const RuntimeTensor &x, const std::vector<std::int64_t> &perm);
 
-// Reads an integer tensor (int32/int64) as int64 values.
-std::vector<std::int64_t> intValues(const RuntimeTensor &t);
-
 } // namespace opscope::kernels

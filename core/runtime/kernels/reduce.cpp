@@ -39,7 +39,7 @@ Expected<ReducePlan> planReduce(const KernelContext &ctx, const RuntimeTensor &x
     std::vector<std::int64_t> axes;
     if (axesFromInput) {
         if (const RuntimeTensor *a = ctx.input(1))
-            axes = intValues(*a);
+            axes = a->toInt64Vector();
     } else {
         axes = ctx.attrInts("axes");
     }

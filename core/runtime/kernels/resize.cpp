@@ -308,9 +308,9 @@ Status resizeKernel(KernelContext &ctx)
     if (ctx.opset() < 11) // X, scales
         return resizeImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
     const RuntimeTensor *sizes = ctx.input(3);
-    return resizeImpl(ctx, ctx.in(0),
-                      sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
-                      sizes && sizes->elementCount() ? intValues(*sizes) : Shape64(), doubles(ctx.input(1)));
+    return resizeImpl(
+        ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
+        sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));
 }
 
 Status upsampleKernel(KernelContext &ctx)

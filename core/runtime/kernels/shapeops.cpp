@@ -15,7 +15,7 @@ namespace {
 std::vector<std::int64_t> listInputOrAttr(const KernelContext &ctx, std::size_t i, const char *attr)
 {
     if (const RuntimeTensor *t = ctx.input(i))
-        return intValues(*t);
+        return t->toInt64Vector();
     return ctx.attrInts(attr);
 }
 
