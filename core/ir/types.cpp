@@ -26,17 +26,32 @@ bool Shape::isStatic() const
     return true;
 }
 
+ElementCount countElements(const std::vector<std::int64_t> &dims)
+{
+    ElementCount c;
+    for (std::int64_t d : dims) {
+        if (d < 0) {
+            c.negative = true;
+            c.negativeDim = d;
+            return c;
+        }
+        if (d != 0 && c.count > std::numeric_limits<std::int64_t>::max() / d) {
+            c.overflow = true;
+            return c;
+        }
+        c.count *= d;
+    }
+    return c;
+}
+
 Expected<std::int64_t> checkedElementCount(const std::vector<std::int64_t> &dims, const std::string &what)
 {
-    std::int64_t count = 1;
-    for (std::int64_t d : dims) {
-        if (d < 0)
-            return Status::invalid(what + " has a negative dimension (" + std::to_string(d) + ")");
-        if (d != 0 && count > std::numeric_limits<std::int64_t>::max() / d)
-            return Status::invalid(what + " has dimensions whose product overflows 64 bits");
-        count *= d;
-    }
-    return count;
+    const ElementCount c = countElements(dims);
+    if (c.negative)
+        return Status::invalid(what + " has a negative dimension (" + std::to_string(c.negativeDim) + ")");
+    if (c.overflow)
+        return Status::invalid(what + " has dimensions whose product overflows 64 bits");
+    return c.count;
 }
 
 Expected<std::int64_t> Shape::elementCount() const

@@ -45,6 +45,17 @@ struct Shape
 // Multiplies dims with overflow checks; the error message names `what`.
 Expected<std::int64_t> checkedElementCount(const std::vector<std::int64_t> &dims, const std::string &what);
 
+// The same check without a message, for hot paths that build one only on failure.
+struct ElementCount
+{
+    std::int64_t count = 1;
+    std::int64_t negativeDim = 0; // the first negative dim, if any
+    bool negative = false;
+    bool overflow = false;
+    bool ok() const { return !negative && !overflow; }
+};
+ElementCount countElements(const std::vector<std::int64_t> &dims);
+
 struct TypeInfo
 {
     enum class Kind

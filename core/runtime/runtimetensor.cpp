@@ -69,36 +69,26 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
 Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std::int64_t> shape)
 {
     // Hot path: count without building any message; only a failure pays for one.
-    std::int64_t n = 1;
-    bool valid = true;
-    for (std::int64_t d : shape) {
-        if (d < 0 || (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)) {
-            valid = false;
-            break;
-        }
-        n *= d;
-    }
-    const Expected<std::int64_t> count =
-        valid ? Expected<std::int64_t>(n)
-              : checkedElementCount(shape, "tensor of shape " + opscope::shapeText(shape));
-    if (!count)
-        return count.status();
+    const ElementCount c = countElements(shape);
+    if (!c.ok())
+        return checkedElementCount(shape, "tensor of shape " + opscope::shapeText(shape)).status();
+    const std::int64_t count = c.count;
     RuntimeTensor t;
     t.m_dtype = dtype;
     t.m_shape = std::move(shape);
-    t.m_count = *count;
+    t.m_count = count;
     if (dtype == DataType::String) {
-        t.m_strings = std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(*count));
+        t.m_strings = std::make_shared<std::vector<std::string>>(static_cast<std::size_t>(count));
         return t;
     }
     const std::size_t elem = dataTypeSize(dtype);
     if (elem == 0)
         return Status::unsupported("cannot allocate a tensor of type " + std::string(dataTypeName(dtype)));
-    if (static_cast<std::uint64_t>(*count) > (std::uint64_t(1) << 62) / elem)
+    if (static_cast<std::uint64_t>(count) > (std::uint64_t(1) << 62) / elem)
         return Status::invalid("tensor of shape " + opscope::shapeText(t.m_shape) +
                                " is too large to allocate");
     const std::size_t bytes =
-        std::max<std::size_t>(64, (static_cast<std::size_t>(*count) * elem + 63) / 64 * 64);
+        std::max<std::size_t>(64, (static_cast<std::size_t>(count) * elem + 63) / 64 * 64);
     void *p = BufferPool::instance().take(bytes);
     if (!p)
         return Status::io("out of memory allocating " + std::to_string(bytes >> 20) +
