@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <new>
 #include <unordered_map>
