@@ -2,6 +2,7 @@
 
 #include "onnx/modelio.h"
 #include "onnx/protoconvert.h"
+#include "runtime/kernels/kernelutil.h"
 #include "runtime/session.h"
 
 #include <algorithm>
@@ -92,20 +93,8 @@ Status compareTensors(const RuntimeTensor &got, const RuntimeTensor &want, doubl
     const bool floating = isFloatingPoint(want.dtype()) || want.dtype() == DataType::Complex64;
     const auto value = [](const RuntimeTensor &t, std::int64_t i) -> double {
         switch (t.dtype()) {
-        case DataType::Float16: {
-            const std::uint16_t h = t.data<std::uint16_t>()[i];
-            const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-            const double mag = e == 0    ? std::ldexp(double(m), -24)
-                               : e == 31 ? (m ? NAN : INFINITY)
-                                         : std::ldexp(double(m | 0x400), int(e) - 25);
-            return sign ? -mag : mag;
-        }
-        case DataType::BFloat16: {
-            const std::uint32_t bits = std::uint32_t(t.data<std::uint16_t>()[i]) << 16;
-            float f;
-            std::memcpy(&f, &bits, 4);
-            return f;
-        }
+        case DataType::Float16: return kernels::halfToFloat(t.data<std::uint16_t>()[i]);
+        case DataType::BFloat16: return kernels::bfloat16ToFloat(t.data<std::uint16_t>()[i]);
         default: return t.valueAsDouble(i);
         }
     };
