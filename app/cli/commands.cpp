@@ -12,12 +12,6 @@ namespace opscope::cli {
 
 namespace {
 
-int fail(const Status &status)
-{
-    std::cerr << "opscope-cli: error: " << status.message() << '\n';
-    return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
-}
-
 void printWarnings(const std::vector<std::string> &warnings)
 {
     for (const std::string &w : warnings)
@@ -33,13 +27,19 @@ bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
 
 } // namespace
 
+int reportError(const Status &status)
+{
+    std::cerr << "opscope-cli: error: " << status.message() << '\n';
+    return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
+}
+
 int runInfo(const InfoArgs &args)
 {
     LoadOptions options;
     options.runChecker = !args.noCheck;
     Expected<ImportResult> loaded = loadModel(args.model, options);
     if (!loaded)
-        return fail(loaded.status());
+        return reportError(loaded.status());
     const ModelSummary summary =
         summarizeModel(loaded->model, static_cast<std::size_t>(std::max(0, args.top)));
     if (args.json)
@@ -53,7 +53,7 @@ int runConvert(const ConvertArgs &args)
 {
     namespace fs = std::filesystem;
     if (args.embed && args.externalThreshold)
-        return fail(Status::invalid("--embed and --external-data exclude each other"));
+        return reportError(Status::invalid("--embed and --external-data exclude each other"));
     SaveOptions save;
     if (args.embed)
         save.mode = ExternalDataMode::Embed;
@@ -64,26 +64,27 @@ int runConvert(const ConvertArgs &args)
     const fs::path in(args.input);
     const fs::path out(args.output);
     if (fs::is_directory(out))
-        return fail(Status::invalid("output '" + args.output + "' is a folder; give a file name"));
+        return reportError(Status::invalid("output '" + args.output + "' is a folder; give a file name"));
 
     Expected<ImportResult> loaded = loadModel(in);
     if (!loaded)
-        return fail(loaded.status());
+        return reportError(loaded.status());
 
     // Never replace the input model or the weights it is mapped from unless told to.
     if (!args.force) {
         if (samePath(in, out))
-            return fail(Status::invalid("output '" + args.output +
-                                        "' is the input model; pass --force to overwrite it"));
+            return reportError(Status::invalid("output '" + args.output +
+                                               "' is the input model; pass --force to overwrite it"));
         const fs::path data = externalDataPathFor(out, save);
         if (samePath(in, data))
-            return fail(Status::invalid("the external data file '" + data.string() +
-                                        "' would replace the input model; pass --force to overwrite it"));
+            return reportError(
+                Status::invalid("the external data file '" + data.string() +
+                                "' would replace the input model; pass --force to overwrite it"));
         const fs::path inDir = fs::absolute(in).parent_path();
         for (ValueId v : loaded->model.graph.initializers()) {
             const auto &src = loaded->model.graph.value(v).initializer->external;
             if (src && samePath(inDir / src->location, data))
-                return fail(
+                return reportError(
                     Status::invalid("the external data file '" + data.string() +
                                     "' holds the input model's weights; pass --force to overwrite it"));
         }
@@ -92,7 +93,7 @@ int runConvert(const ConvertArgs &args)
 
     Expected<SaveResult> saved = saveModel(loaded->model, out, save);
     if (!saved)
-        return fail(saved.status().withContext("writing '" + args.output + "'"));
+        return reportError(saved.status().withContext("writing '" + args.output + "'"));
     if (!args.quiet) {
         std::cout << "wrote " << saved->modelPath.string() << " (" << humanBytes(saved->modelBytes) << ")";
         if (saved->dataPath)

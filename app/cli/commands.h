@@ -2,6 +2,8 @@
 // opscope-cli subcommands. Each returns the process exit code: 0 ok, 1 user error (bad file or
 // arguments), 2 internal error. Messages go to stderr as one line "opscope-cli: error: …".
 
+#include "util/status.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +17,9 @@ enum ExitCode : int
     ExitUserError = 1,
     ExitInternalError = 2,
 };
+
+// Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
+int reportError(const Status &status);
 
 struct InfoArgs
 {

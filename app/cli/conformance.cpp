@@ -11,8 +11,7 @@ int runConformance(const ConformanceArgs &args)
     std::vector<std::filesystem::path> tests;
     for (const std::string &dir : args.dirs) {
         if (!std::filesystem::is_directory(dir)) {
-            std::cerr << "opscope-cli: error: '" << dir << "' is not a folder\n";
-            return ExitUserError;
+            return reportError(Status::invalid("'" + dir + "' is not a folder"));
         }
         const auto found = findConformanceTests(dir);
         tests.insert(tests.end(), found.begin(), found.end());

@@ -19,12 +19,6 @@
 namespace opscope::cli {
 namespace {
 
-int fail(const Status &status)
-{
-    std::cerr << "opscope-cli: error: " << status.message() << '\n';
-    return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
-}
-
 Expected<std::pair<std::string, std::string>> splitAssignment(const std::string &text, const char *what)
 {
     const auto eq = text.find('=');
@@ -83,22 +77,22 @@ int runModel(const RunArgs &args)
 {
     Expected<ImportResult> loaded = loadModel(args.model);
     if (!loaded)
-        return fail(loaded.status());
+        return reportError(loaded.status());
     SessionOptions options;
     options.threads = args.threads;
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(loaded->model, options);
     if (!session)
-        return fail(session.status());
+        return reportError(session.status());
 
     Feeds given;
     for (const std::string &spec : args.inputs) {
         const auto kv = splitAssignment(spec, "--input");
         if (!kv)
-            return fail(kv.status());
+            return reportError(kv.status());
         const std::filesystem::path file(kv->second);
         Expected<RuntimeTensor> t = file.extension() == ".pb" ? readTensorFile(file) : readNpy(file);
         if (!t)
-            return fail(t.status().withContext("input '" + kv->first + "'"));
+            return reportError(t.status().withContext("input '" + kv->first + "'"));
         given.emplace_back(kv->first, std::move(*t));
     }
     RandomInputOptions random;
@@ -106,14 +100,15 @@ int runModel(const RunArgs &args)
     for (const std::string &spec : args.dims) {
         const auto kv = splitAssignment(spec, "--dim");
         if (!kv)
-            return fail(kv.status());
+            return reportError(kv.status());
         try {
             const long long v = std::stoll(kv->second);
             if (v < 0)
                 throw std::out_of_range("negative");
             random.dims[kv->first] = v;
         } catch (const std::exception &) {
-            return fail(Status::invalid("--dim '" + spec + "': the value must be a non-negative integer"));
+            return reportError(
+                Status::invalid("--dim '" + spec + "': the value must be a non-negative integer"));
         }
     }
     // Say which symbolic dims default to 1: a too-small input otherwise fails far from its cause.
@@ -132,12 +127,12 @@ int runModel(const RunArgs &args)
                   << "=VALUE)\n";
     Expected<Feeds> feeds = randomFeeds(**session, given, random);
     if (!feeds)
-        return fail(feeds.status());
+        return reportError(feeds.status());
 
     // Warm-up, then timed iterations.
     Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds);
     if (!outputs)
-        return fail(outputs.status());
+        return reportError(outputs.status());
     // Per-op profile: the executor reports every step (node, start, end).
     std::map<std::string, std::pair<std::int64_t, double>> perOp; // op → calls, ms
     ExecOptions exec;
@@ -157,7 +152,7 @@ int runModel(const RunArgs &args)
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         if (!outputs)
-            return fail(outputs.status());
+            return reportError(outputs.status());
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms.empty() ? 0.0 : (ms[(ms.size() - 1) / 2] + ms[ms.size() / 2]) / 2.0;
@@ -168,7 +163,7 @@ int runModel(const RunArgs &args)
         std::error_code ec;
         std::filesystem::create_directories(args.saveDir, ec);
         if (ec)
-            return fail(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
+            return reportError(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
     }
     const auto &infos = (*session)->outputs();
     for (std::size_t i = 0; i < outputs->size(); ++i) {
@@ -178,7 +173,7 @@ int runModel(const RunArgs &args)
             file = (std::filesystem::path(args.saveDir) / (safeFileName(infos[i].name) + ".npy")).string();
             const Status st = writeNpy(file, t);
             if (!st)
-                return fail(st);
+                return reportError(st);
         }
         j["outputs"].push_back(
             {{"name", infos[i].name},
