@@ -12,12 +12,6 @@ namespace opscope::cli {
 
 namespace {
 
-void printWarnings(const std::vector<std::string> &warnings)
-{
-    for (const std::string &w : warnings)
-        std::cerr << "opscope-cli: warning: " << w << '\n';
-}
-
 bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
 {
     std::error_code ec;
@@ -26,6 +20,36 @@ bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
 }
 
 } // namespace
+
+void printWarnings(const std::vector<std::string> &warnings)
+{
+    for (const std::string &w : warnings)
+        std::cerr << "opscope-cli: warning: " << w << '\n';
+}
+
+Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
+                        const SaveOptions &save, bool force)
+{
+    namespace fs = std::filesystem;
+    if (fs::is_directory(out))
+        return Status::invalid("output '" + out.string() + "' is a folder; give a file name");
+    if (force)
+        return Status::ok();
+    if (samePath(in, out))
+        return Status::invalid("output '" + out.string() + "' is the input model; pass --force to overwrite it");
+    const fs::path data = externalDataPathFor(out, save);
+    if (samePath(in, data))
+        return Status::invalid("the external data file '" + data.string() +
+                               "' would replace the input model; pass --force to overwrite it");
+    const fs::path inDir = fs::absolute(in).parent_path();
+    for (ValueId v : model.graph.initializers()) {
+        const auto &src = model.graph.value(v).initializer->external;
+        if (src && samePath(inDir / src->location, data))
+            return Status::invalid("the external data file '" + data.string() +
+                                   "' holds the input model's weights; pass --force to overwrite it");
+    }
+    return Status::ok();
+}
 
 int reportError(const Status &status)
 {
@@ -69,26 +93,9 @@ int runConvert(const ConvertArgs &args)
     Expected<ImportResult> loaded = loadModel(in);
     if (!loaded)
         return reportError(loaded.status());
-
     // Never replace the input model or the weights it is mapped from unless told to.
-    if (!args.force) {
-        if (samePath(in, out))
-            return reportError(Status::invalid("output '" + args.output +
-                                               "' is the input model; pass --force to overwrite it"));
-        const fs::path data = externalDataPathFor(out, save);
-        if (samePath(in, data))
-            return reportError(
-                Status::invalid("the external data file '" + data.string() +
-                                "' would replace the input model; pass --force to overwrite it"));
-        const fs::path inDir = fs::absolute(in).parent_path();
-        for (ValueId v : loaded->model.graph.initializers()) {
-            const auto &src = loaded->model.graph.value(v).initializer->external;
-            if (src && samePath(inDir / src->location, data))
-                return reportError(
-                    Status::invalid("the external data file '" + data.string() +
-                                    "' holds the input model's weights; pass --force to overwrite it"));
-        }
-    }
+    if (Status ok = checkOutputPaths(in, out, loaded->model, save, args.force); !ok)
+        return reportError(ok);
     printWarnings(loaded->warnings);
 
     Expected<SaveResult> saved = saveModel(loaded->model, out, save);

@@ -2,7 +2,11 @@
 // opscope-cli subcommands. Each returns the process exit code: 0 ok, 1 user error (bad file or
 // arguments), 2 internal error. Messages go to stderr as one line "opscope-cli: error: …".
 
+#include "ir/model.h"
+#include "onnx/modelio.h"
 #include "util/status.h"
+
+#include <filesystem>
 
 #include <cstdint>
 #include <optional>
@@ -20,6 +24,11 @@ enum ExitCode : int
 
 // Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
 int reportError(const Status &status);
+void printWarnings(const std::vector<std::string> &warnings);
+// Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
+// input's weights are mapped from.
+Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
+                        const SaveOptions &save, bool force);
 
 struct InfoArgs
 {
@@ -66,5 +75,21 @@ struct RunArgs
     bool profile = false; // time per operator type over the timed runs
 };
 int runModel(const RunArgs &args);
+
+struct OptimizeArgs
+{
+    std::string input;
+    std::string output; // empty: report only
+    std::string level = "basic";
+    std::vector<std::string> passes;
+    std::vector<std::string> disabled;
+    std::string target = "onnx";
+    std::string report;  // JSON file
+    std::string dumpDir; // model after each changing pass
+    bool force = false;
+    bool list = false;
+    bool quiet = false;
+};
+int runOptimize(const OptimizeArgs &args);
 
 } // namespace opscope::cli

@@ -73,6 +73,25 @@ int main(int argc, char **argv)
     conformanceCmd->add_option("--atol", conformance.atol, "Absolute tolerance")->default_val(1e-7);
     conformanceCmd->add_flag("-q,--quiet", conformance.quiet, "Print only failures and the summary");
 
+    OptimizeArgs optimize;
+    CLI::App *optimizeCmd = app.add_subcommand(
+        "optimize", "Run optimization passes, print what each changed, and write the optimized model");
+    optimizeCmd->add_option("IN", optimize.input, "ONNX model to optimize");
+    optimizeCmd->add_option("-o,--output", optimize.output, "Optimized model to write (atomically); omit to only report");
+    optimizeCmd->add_option("--level", optimize.level, "basic, extended, layout or all")->default_val("basic");
+    optimizeCmd->add_option("--passes", optimize.passes, "Exact passes to run, in order (overrides --level)")
+        ->delimiter(',');
+    optimizeCmd->add_option("--disable", optimize.disabled, "Passes to leave out")->delimiter(',');
+    optimizeCmd->add_option("--target", optimize.target,
+                            "onnx: standard ONNX only; ort: also ONNX Runtime's com.microsoft fused ops")
+        ->default_val("onnx")
+        ->check(CLI::IsMember({"onnx", "ort", "none"}));
+    optimizeCmd->add_option("--report", optimize.report, "Write the per-pass records and op counts as JSON");
+    optimizeCmd->add_option("--dump-dir", optimize.dumpDir, "Write the model after each changing pass (NN-name.onnx)");
+    optimizeCmd->add_flag("--force", optimize.force, "Allow OUT to replace the input model");
+    optimizeCmd->add_flag("--list", optimize.list, "List the passes and levels");
+    optimizeCmd->add_flag("-q,--quiet", optimize.quiet, "Print nothing on success");
+
     bool devicesJson = false;
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");
     devicesCmd->add_flag("--json", devicesJson, "Print JSON");
@@ -102,6 +121,8 @@ int main(int argc, char **argv)
             return runModel(run);
         if (*conformanceCmd)
             return runConformance(conformance);
+        if (*optimizeCmd)
+            return runOptimize(optimize);
         if (*devicesCmd)
             return runDevices(devicesJson);
     } catch (const std::exception &e) {

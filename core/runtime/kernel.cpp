@@ -136,6 +136,7 @@ const KernelRegistry &KernelRegistry::cpu()
         registerNormKernels(r);
         registerMiscKernels(r);
         registerControlFlowKernels(r);
+        registerFusedKernels(r);
         return r;
     }();
     return registry;

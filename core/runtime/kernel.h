@@ -74,6 +74,11 @@ public:
     bool wantsOutput(std::size_t i) const { return i < node().outputs.size() && node().outputs[i].valid(); }
     // Allocates output i (uninitialized); the returned pointer stays valid for this kernel call.
     Expected<RuntimeTensor *> allocateOutput(std::size_t i, DataType dtype, std::vector<std::int64_t> shape);
+    // Output i after it was allocated or set (nullptr before): for kernels that post-process.
+    RuntimeTensor *output(std::size_t i)
+    {
+        return i < m_outputs.size() && m_outputs[i].isValid() ? &m_outputs[i] : nullptr;
+    }
     void setOutput(std::size_t i, RuntimeTensor t)
     {
         if (i < m_outputs.size())
@@ -143,5 +148,6 @@ void registerConvKernels(KernelRegistry &r);
 void registerNormKernels(KernelRegistry &r);
 void registerMiscKernels(KernelRegistry &r);
 void registerControlFlowKernels(KernelRegistry &r);
+void registerFusedKernels(KernelRegistry &r);
 
 } // namespace opscope

@@ -3,6 +3,7 @@
 // sgemm followed by col2im.
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
 
@@ -68,8 +69,33 @@ struct ConvCall
     RuntimeTensor &y;
 };
 
+// The fused activation as oneDNN post-ops, applied while the output is still in registers.
+dnnl::primitive_attr postOps(const FusedActivation &act)
+{
+    using K = FusedActivation::Kind;
+    using A = dnnl::algorithm;
+    dnnl::post_ops ops;
+    switch (act.kind) {
+    case K::None: break;
+    case K::Relu: ops.append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f); break;
+    case K::LeakyRelu: ops.append_eltwise(1.0f, A::eltwise_relu, act.alpha, 0.0f); break;
+    case K::Clip: ops.append_eltwise(1.0f, A::eltwise_clip_v2, act.alpha, act.beta); break;
+    case K::HardSigmoid:
+        ops.append_eltwise(1.0f, A::eltwise_linear, act.alpha, act.beta);
+        ops.append_eltwise(1.0f, A::eltwise_clip_v2, 0.0f, 1.0f);
+        break;
+    case K::Sigmoid: ops.append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f); break;
+    case K::Tanh: ops.append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f); break;
+    case K::HardSwish: ops.append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f); break;
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    return attr;
+}
+
 Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &xd, const memory::desc &wUser,
-                                  const memory::desc &yd, const ConvCall &call, bool constantWeights)
+                                  const memory::desc &yd, const ConvCall &call, bool constantWeights,
+                                  const FusedActivation &act)
 {
     const memory::desc wAny(wUser.dims(), memory::data_type::f32, Tag::any);
     memory::dims strides = toDims(geo.strides), dil = toDims(geo.dilations);
@@ -85,7 +111,7 @@ Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &x
                                               dnnl::algorithm::convolution_direct, xd, wAny, yd, strides, dil,
                                               toDims(geo.padBegin), toDims(geo.padEnd));
     ConvVariant v;
-    v.pd = dnnl::convolution_forward::primitive_desc(desc, cpuEngine());
+    v.pd = dnnl::convolution_forward::primitive_desc(desc, postOps(act), cpuEngine());
     v.prim = dnnl::convolution_forward(v.pd);
     if (v.pd.src_desc() != call.xUser)
         v.srcReorder = dnnl::reorder(
@@ -151,9 +177,15 @@ double timeVariant(const ConvVariant &v, const ConvCall &call)
     return best;
 }
 
+// Conv, and FusedConv (Conv + activation) from opscope's and ONNX Runtime's domains.
 Status convKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
+    const Expected<FusedActivation> act = FusedActivation::fromNode(ctx);
+    if (!act)
+        return act.status();
+    if (ctx.hasInput(3))
+        return ctx.unsupported("FusedConv with a Z (sum) input");
     const RuntimeTensor &x = ctx.in(0), &w = ctx.in(1);
     const RuntimeTensor *b = ctx.input(2);
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float)
@@ -195,7 +227,7 @@ Status convKernel(KernelContext &ctx)
             const bool constant = ctx.isConstantInput(1);
             const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, Tag::any);
             const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, Tag::any);
-            Expected<ConvVariant> blocked = makeVariant(*geo, xAny, wUser, yAny, call, constant);
+            Expected<ConvVariant> blocked = makeVariant(*geo, xAny, wUser, yAny, call, constant, *act);
             if (!blocked)
                 return blocked.status();
             state->variants.push_back(std::move(*blocked));
@@ -203,7 +235,7 @@ Status convKernel(KernelContext &ctx)
             // CPU, so with constant weights (a model's convolutions) both are timed once, here.
             if (constant && state->variants[0].srcReorder) {
                 try {
-                    Expected<ConvVariant> plain = makeVariant(*geo, xUser, wUser, yUser, call, constant);
+                    Expected<ConvVariant> plain = makeVariant(*geo, xUser, wUser, yUser, call, constant, *act);
                     if (plain)
                         state->variants.push_back(std::move(*plain));
                 } catch (const dnnl::error &) {
@@ -316,6 +348,8 @@ void registerConvKernels(KernelRegistry &r)
 {
     using namespace kernels;
     r.add("Conv", convKernel);
+    r.add("ai.opscope", "FusedConv", 1, convKernel);
+    r.add("com.microsoft", "FusedConv", 1, convKernel);
     r.add("ConvTranspose", convTransposeKernel);
     registerPoolKernels(r);
 }

@@ -22,4 +22,8 @@ struct MatMulShape
 };
 Expected<MatMulShape> matMulShape(const KernelContext &ctx, Shape64 a, Shape64 b);
 
+// The MatMul and Gemm kernels, which the fused kernels build on.
+Status matMulKernel(KernelContext &ctx);
+Status gemmKernel(KernelContext &ctx);
+
 } // namespace opscope::kernels

@@ -87,6 +87,8 @@ void gemmGeneric(bool transA, bool transB, std::int64_t m, std::int64_t n, std::
         }
 }
 
+} // namespace
+
 Status matMulKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
@@ -173,7 +175,6 @@ Status gemmKernel(KernelContext &ctx)
     });
 }
 
-} // namespace
 } // namespace kernels
 
 void registerMatMulKernels(KernelRegistry &r)

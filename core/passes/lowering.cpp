@@ -1,0 +1,249 @@
+#include "passes/lowering.h"
+
+#include "passes/fusionutil.h"
+#include "passes/passutil.h"
+
+#include <set>
+
+namespace opscope::passes {
+
+namespace {
+
+// Appends `act` after value x; returns the activation's output.
+Expected<ValueId> addActivation(Graph &graph, const Model &model, ValueId x, const ActivationSpec &act,
+                                const std::string &base)
+{
+    std::vector<ValueId> inputs{x};
+    std::vector<Attribute> attrs;
+    const auto param = [&](std::size_t i, float fallback) { return i < act.params.size() ? act.params[i] : fallback; };
+    if (act.op == "LeakyRelu") {
+        attrs.push_back(Attribute::makeFloat("alpha", param(0, 0.01f)));
+    } else if (act.op == "HardSigmoid") {
+        attrs.push_back(Attribute::makeFloat("alpha", param(0, 0.2f)));
+        attrs.push_back(Attribute::makeFloat("beta", param(1, 0.5f)));
+    } else if (act.op == "Clip") {
+        const float lo = param(0, std::numeric_limits<float>::lowest()), hi = param(1, std::numeric_limits<float>::max());
+        if (model.opsetVersion("") >= 11) {
+            inputs.push_back(addConstant(graph, base + "_min", floatTensor({}, {lo})));
+            inputs.push_back(addConstant(graph, base + "_max", floatTensor({}, {hi})));
+        } else {
+            attrs.push_back(Attribute::makeFloat("min", lo));
+            attrs.push_back(Attribute::makeFloat("max", hi));
+        }
+    } else if (act.op != "Relu" && act.op != "Sigmoid" && act.op != "Tanh" && act.op != "HardSwish") {
+        return Status::unsupported("unknown fused activation '" + act.op + "'");
+    }
+    Expected<NodeId> n = addNodeWithOutputs(graph, act.op, inputs, 1, base + "_" + act.op, attrs);
+    if (!n)
+        return n.status();
+    return graph.node(*n).outputs[0];
+}
+
+std::vector<Attribute> withoutActivation(std::vector<Attribute> attrs)
+{
+    std::erase_if(attrs, [](const Attribute &a) { return a.name.rfind("activation", 0) == 0; });
+    return attrs;
+}
+
+// Replaces `node` by a chain: a new node (op, inputs, attrs) then optional steps; output kept.
+Status replaceChain(Graph &graph, NodeId node, ValueId chainOut)
+{
+    const ValueId out = graph.node(node).outputs[0];
+    graph.value(chainOut).type = graph.value(out).type;
+    return bypassNode(graph, node, chainOut);
+}
+
+Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
+{
+    const Node n = graph.node(id);
+    const std::string base = n.name;
+    if (n.opType == "FusedConv" || n.opType == "FusedGemm") {
+        const bool conv = n.opType == "FusedConv";
+        Expected<NodeId> core = addNodeWithOutputs(graph, conv ? "Conv" : "Gemm", n.inputs, 1, base + (conv ? "_conv" : "_gemm"),
+                                                   withoutActivation(n.attributes));
+        if (!core)
+            return core.status();
+        ValueId out = graph.node(*core).outputs[0];
+        if (const auto act = activationFromAttributes(n)) {
+            Expected<ValueId> a = addActivation(graph, model, out, *act, base);
+            if (!a)
+                return a.status();
+            out = *a;
+        }
+        OPSCOPE_TRY(replaceChain(graph, id, out));
+        return true;
+    }
+    if (n.opType == "FusedMatMul") {
+        Expected<NodeId> mm = addNodeWithOutputs(graph, "MatMul", {n.inputs[0], n.inputs[1]}, 1, base + "_matmul");
+        if (!mm)
+            return mm.status();
+        ValueId out = graph.node(*mm).outputs[0];
+        const float alpha = attrFloat(n, "alpha", 1.0f);
+        if (alpha != 1.0f) {
+            const ValueId a = addConstant(graph, base + "_alpha", floatTensor({}, {alpha}));
+            Expected<NodeId> mul = addNodeWithOutputs(graph, "Mul", {out, a}, 1, base + "_scale");
+            if (!mul)
+                return mul.status();
+            out = graph.node(*mul).outputs[0];
+        }
+        if (n.inputs.size() > 2 && n.inputs[2].valid()) {
+            Expected<NodeId> add = addNodeWithOutputs(graph, "Add", {out, n.inputs[2]}, 1, base + "_bias");
+            if (!add)
+                return add.status();
+            out = graph.node(*add).outputs[0];
+        }
+        OPSCOPE_TRY(replaceChain(graph, id, out));
+        return true;
+    }
+    if (n.opType == "ChannelShuffle") {
+        const auto shape = [&]() -> std::optional<std::vector<std::int64_t>> {
+            const Value &x = graph.value(n.inputs[0]);
+            if (!x.type.isTensor() || !x.type.shape || x.type.shape->dims.size() != 4)
+                return std::nullopt;
+            std::vector<std::int64_t> d;
+            for (const Dim &dim : x.type.shape->dims)
+                d.push_back(dim.isKnown() ? dim.value : -1);
+            return d;
+        }();
+        const std::int64_t g = attrInt(n, "group", 1);
+        if (!shape || (*shape)[1] < 0 || (*shape)[2] < 0 || (*shape)[3] < 0 || g <= 0 || (*shape)[1] % g != 0)
+            return Status::unsupported("ChannelShuffle '" + base + "' needs a static [N,C,H,W] input to be lowered");
+        const std::int64_t c = (*shape)[1], h = (*shape)[2], w = (*shape)[3];
+        const ValueId split = addConstant(graph, base + "_split", int64Tensor({5}, {0, g, c / g, h, w}));
+        const ValueId merge = addConstant(graph, base + "_merge", int64Tensor({4}, {0, c, h, w}));
+        Expected<NodeId> r1 = addNodeWithOutputs(graph, "Reshape", {n.inputs[0], split}, 1, base + "_split");
+        if (!r1)
+            return r1.status();
+        Expected<NodeId> t = addNodeWithOutputs(graph, "Transpose", {graph.node(*r1).outputs[0]}, 1, base + "_transpose",
+                                                {Attribute::makeInts("perm", {0, 2, 1, 3, 4})});
+        if (!t)
+            return t.status();
+        Expected<NodeId> r2 = addNodeWithOutputs(graph, "Reshape", {graph.node(*t).outputs[0], merge}, 1, base + "_merge");
+        if (!r2)
+            return r2.status();
+        OPSCOPE_TRY(replaceChain(graph, id, graph.node(*r2).outputs[0]));
+        return true;
+    }
+    return Status::unsupported("opscope has no lowering for " + std::string(kOpscopeDomain) + "::" + n.opType);
+}
+
+// ONNX Runtime's com.microsoft form, when it has one. false: lower to ONNX instead.
+Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
+{
+    Node &n = graph.node(id);
+    const auto act = activationFromAttributes(n);
+    static const std::set<std::string> convActs{"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh"};
+    static const std::set<std::string> gemmActs{"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"};
+    if (n.opType == "FusedConv" && act && convActs.count(act->op)) {
+        n.domain = kMicrosoftDomain;
+        ensureOpset(model, kMicrosoftDomain, 1);
+        return true;
+    }
+    if (n.opType == "FusedGemm" && act && gemmActs.count(act->op)) {
+        n.domain = kMicrosoftDomain;
+        removeAttribute(n, "activation_params");
+        if (!act->params.empty())
+            setAttribute(n, Attribute::makeFloat("activation_alpha", act->params[0]));
+        if (act->params.size() > 1)
+            setAttribute(n, Attribute::makeFloat("activation_beta", act->params[1]));
+        ensureOpset(model, kMicrosoftDomain, 1);
+        return true;
+    }
+    if (n.opType == "FusedMatMul") {
+        const std::vector<ValueId> inputs = n.inputs;
+        const float alpha = attrFloat(n, "alpha", 1.0f);
+        if (inputs.size() <= 2 || !inputs[2].valid()) {
+            n.domain = kMicrosoftDomain;
+            ensureOpset(model, kMicrosoftDomain, 1);
+            return true;
+        }
+        Expected<NodeId> mm = addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
+                                                 {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
+        if (!mm)
+            return mm.status();
+        Expected<NodeId> add =
+            addNodeWithOutputs(graph, "Add", {graph.node(*mm).outputs[0], inputs[2]}, 1, graph.node(id).name + "_bias");
+        if (!add)
+            return add.status();
+        ensureOpset(model, kMicrosoftDomain, 1);
+        OPSCOPE_TRY(replaceChain(graph, id, graph.node(*add).outputs[0]));
+        return true;
+    }
+    return false;
+}
+
+bool usesDomain(const Graph &graph, const std::string &domain)
+{
+    for (NodeId id : graph.nodeIds()) {
+        const Node &n = graph.node(id);
+        if (n.domain == domain)
+            return true;
+        for (const Attribute &a : n.attributes) {
+            if (a.g && usesDomain(*a.g, domain))
+                return true;
+            for (const auto &g : a.graphs)
+                if (usesDomain(*g, domain))
+                    return true;
+        }
+    }
+    return false;
+}
+
+Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
+{
+    bool changed = false;
+    for (NodeId id : graph.nodeIds()) {
+        for (Attribute &a : graph.node(id).attributes) {
+            if (a.g) {
+                Expected<bool> sub = lowerGraph(model, *a.g, ort);
+                if (!sub)
+                    return sub.status();
+                changed = changed || *sub;
+            }
+            for (auto &g : a.graphs) {
+                Expected<bool> sub = lowerGraph(model, *g, ort);
+                if (!sub)
+                    return sub.status();
+                changed = changed || *sub;
+            }
+        }
+        if (graph.node(id).domain != kOpscopeDomain)
+            continue;
+        if (ort) {
+            Expected<bool> done = toOrt(model, graph, id);
+            if (!done)
+                return done.status();
+            if (*done) {
+                changed = true;
+                continue;
+            }
+        }
+        Expected<bool> lowered = lowerNode(model, graph, id);
+        if (!lowered)
+            return lowered.status();
+        changed = true;
+    }
+    return changed;
+}
+
+Expected<bool> lowerModel(Model &model, bool ort)
+{
+    Expected<bool> changed = lowerGraph(model, model.graph, ort);
+    if (changed && !usesDomain(model.graph, kOpscopeDomain))
+        std::erase_if(model.opsets, [](const OpsetImport &o) { return o.domain == kOpscopeDomain; });
+    return changed;
+}
+
+} // namespace
+
+Expected<bool> LowerToOnnx::run(Model &model, PassContext &)
+{
+    return lowerModel(model, false);
+}
+
+Expected<bool> LowerToOrt::run(Model &model, PassContext &)
+{
+    return lowerModel(model, true);
+}
+
+} // namespace opscope::passes

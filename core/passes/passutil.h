@@ -1,0 +1,81 @@
+#pragma once
+// Small helpers every pass uses: reading constants and static shapes, reading attributes with
+// their ONNX defaults spelled out, and graph edits that keep the model's interface intact (a graph
+// output keeps its name when the value behind it is replaced).
+
+#include "ir/model.h"
+#include "util/status.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opscope::passes {
+
+// The domain of opscope's own fused operators (documented in docs/operators.md).
+inline constexpr const char *kOpscopeDomain = "ai.opscope";
+inline constexpr const char *kMicrosoftDomain = "com.microsoft";
+
+bool isOp(const Node &node, std::string_view opType); // in the default ONNX domain
+bool isOpscopeOp(const Node &node, std::string_view opType);
+
+// The initializer behind a value (not one a graph input can override), or nullptr.
+const Tensor *constantTensor(const Graph &graph, ValueId v);
+// A constant's elements as doubles (numeric dtypes only).
+std::optional<std::vector<double>> constantValues(const Graph &graph, ValueId v);
+// A constant's elements as float, for float32 constants only.
+std::optional<std::vector<float>> constantFloats(const Graph &graph, ValueId v);
+std::optional<std::vector<std::int64_t>> constantInts(const Graph &graph, ValueId v);
+// Every element of a numeric constant equals `x`.
+bool isConstantFilledWith(const Graph &graph, ValueId v, double x);
+
+// Fully static shape from the value's type (shape inference or an initializer), else nullopt.
+std::optional<std::vector<std::int64_t>> staticShape(const Graph &graph, ValueId v);
+std::optional<std::size_t> knownRank(const Graph &graph, ValueId v);
+std::optional<std::int64_t> knownDim(const Graph &graph, ValueId v, std::size_t axis);
+DataType elementType(const Graph &graph, ValueId v); // Undefined when unknown
+// Same known shape, symbolic dims compared by name.
+bool sameShape(const Graph &graph, ValueId a, ValueId b);
+
+// Exactly one consumer node and not a graph output.
+bool hasSingleUse(const Graph &graph, ValueId v);
+NodeId singleConsumer(const Graph &graph, ValueId v); // invalid unless hasSingleUse
+bool isGraphInputOrConstant(const Graph &graph, ValueId v);
+
+std::int64_t attrInt(const Node &node, std::string_view name, std::int64_t fallback);
+float attrFloat(const Node &node, std::string_view name, float fallback);
+std::string attrString(const Node &node, std::string_view name, std::string fallback = {});
+std::vector<std::int64_t> attrInts(const Node &node, std::string_view name,
+                                   std::vector<std::int64_t> fallback = {});
+void setAttribute(Node &node, Attribute attribute); // replaces one of the same name
+void removeAttribute(Node &node, std::string_view name);
+
+std::string freshValueName(const Graph &graph, const std::string &base);
+std::string freshNodeName(const Graph &graph, const std::string &base);
+ValueId addConstant(Graph &graph, const std::string &baseName, Tensor tensor);
+Tensor floatTensor(std::vector<std::int64_t> dims, const std::vector<float> &values);
+Tensor int64Tensor(std::vector<std::int64_t> dims, const std::vector<std::int64_t> &values);
+
+// A new node with fresh output values; attributes copied from `attributes`.
+Expected<NodeId> addNodeWithOutputs(Graph &graph, const std::string &opType, std::vector<ValueId> inputs,
+                                    std::size_t outputCount, const std::string &nameBase,
+                                    std::vector<Attribute> attributes = {}, const std::string &domain = {});
+
+// Every use of `from` now uses `to`. When `from` is a graph output, `to` takes over its name (so
+// the model's interface is unchanged) or, if `to` cannot be renamed (a graph input, an
+// initializer, another output), an Identity keeps the output.
+Status replaceValue(Graph &graph, ValueId from, ValueId to);
+// Removes a node and those of its outputs nothing uses any more.
+void eraseNode(Graph &graph, NodeId node);
+// Node computes output 0 = `with`: rewires its consumers to `with` and erases the node.
+Status bypassNode(Graph &graph, NodeId node, ValueId with);
+// Removes an initializer nothing uses.
+void eraseConstantIfUnused(Graph &graph, ValueId v);
+
+// Adds (or raises) an opset import.
+void ensureOpset(Model &model, const std::string &domain, std::int64_t version);
+std::map<std::string, int> opsetMap(const Model &model);
+
+} // namespace opscope::passes

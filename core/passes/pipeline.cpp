@@ -1,0 +1,172 @@
+#include "passes/pipeline.h"
+
+#include "ir/fingerprint.h"
+#include "ir/verifier.h"
+#include "passes/registry.h"
+
+#include <cstdlib>
+#include <set>
+
+namespace opscope::passes {
+
+namespace {
+
+bool sameAttributes(const Node &a, const Node &b)
+{
+    if (a.attributes.size() != b.attributes.size())
+        return false;
+    for (std::size_t i = 0; i < a.attributes.size(); ++i) {
+        const Attribute &x = a.attributes[i], &y = b.attributes[i];
+        if (x.name != y.name || x.type != y.type || x.valueText(64) != y.valueText(64))
+            return false;
+        if (x.type == AttributeType::Graph && x.g && y.g && fingerprint(*x.g) != fingerprint(*y.g))
+            return false;
+        if (x.type == AttributeType::Tensor && x.t.data != y.t.data)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+ChangeRecord diffGraphs(const Graph &before, const Graph &after)
+{
+    ChangeRecord r;
+    std::set<std::pair<std::string, std::string>> replaced;
+    for (std::size_t i = 0; i < before.nodeSlots(); ++i) {
+        const NodeId id(static_cast<std::uint32_t>(i));
+        const Node &b = before.node(id);
+        if (!b.alive)
+            continue;
+        if (i >= after.nodeSlots() || !after.node(id).alive) {
+            r.removed.push_back(id);
+            continue;
+        }
+        const Node &a = after.node(id);
+        bool modified = a.opType != b.opType || a.domain != b.domain || a.inputs.size() != b.inputs.size() ||
+                        a.outputs != b.outputs || !sameAttributes(a, b);
+        for (std::size_t k = 0; k < std::min(a.inputs.size(), b.inputs.size()); ++k) {
+            if (a.inputs[k] == b.inputs[k])
+                continue;
+            modified = true;
+            if (a.inputs[k].valid() && b.inputs[k].valid())
+                replaced.emplace(before.value(b.inputs[k]).name, after.value(a.inputs[k]).name);
+        }
+        if (modified)
+            r.modified.push_back(id);
+    }
+    for (std::size_t i = before.nodeSlots(); i < after.nodeSlots(); ++i) {
+        const NodeId id(static_cast<std::uint32_t>(i));
+        if (after.node(id).alive)
+            r.added.push_back(id);
+    }
+    for (std::size_t k = 0; k < std::min(before.outputs().size(), after.outputs().size()); ++k) {
+        const std::string &b = before.value(before.outputs()[k]).name;
+        const std::string &a = after.value(after.outputs()[k]).name;
+        if (before.outputs()[k] != after.outputs()[k] && a != b)
+            replaced.emplace(b, a);
+    }
+    r.valuesReplaced.assign(replaced.begin(), replaced.end());
+    std::set<std::string> initBefore, initAfter;
+    for (ValueId v : before.initializers())
+        initBefore.insert(before.value(v).name);
+    for (ValueId v : after.initializers())
+        initAfter.insert(after.value(v).name);
+    for (const std::string &n : initAfter)
+        r.initializersAdded += initBefore.count(n) ? 0 : 1;
+    for (const std::string &n : initBefore)
+        r.initializersRemoved += initAfter.count(n) ? 0 : 1;
+    return r;
+}
+
+bool verifyPassesByDefault()
+{
+#ifndef NDEBUG
+    return true;
+#else
+    const char *env = std::getenv("OPSCOPE_VERIFY_PASSES");
+    return env && std::string(env) == "1";
+#endif
+}
+
+PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNames, const PipelineOptions &options)
+{
+    using Clock = std::chrono::steady_clock;
+    PipelineResult result;
+    const auto pipelineStart = Clock::now();
+    auto current = std::make_shared<const Model>(model);
+    result.initial = current;
+    std::uint64_t currentPrint = fingerprint(model);
+
+    for (const std::string &name : passNames) {
+        if (options.cancel && options.cancel->load()) {
+            result.status = Status::error(ErrorKind::Unsupported, "optimization cancelled");
+            break;
+        }
+        std::unique_ptr<Pass> pass = createPass(name);
+        if (!pass) {
+            result.status = Status::invalid("unknown pass '" + name + "' (see `opscope-cli optimize --list`)");
+            break;
+        }
+        PassRecord record;
+        record.name = name;
+        record.nodesBefore = model.graph.nodeCountWithSubgraphs();
+        PassContext context(options.passOptions, options.cancel);
+        const auto start = Clock::now();
+        Status failure;
+        int iterations = 0;
+        std::uint64_t print = currentPrint;
+        do {
+            ++iterations;
+            Expected<bool> ran = false;
+            try {
+                ran = pass->run(model, context);
+            } catch (const std::exception &e) {
+                ran = Status::internal(std::string("unexpected exception: ") + e.what());
+            }
+            if (!ran) {
+                failure = ran.status();
+                break;
+            }
+            const std::uint64_t next = fingerprint(model);
+            const bool changedNow = next != print;
+            print = next;
+            if (!changedNow || !pass->repeatsToFixedPoint())
+                break;
+        } while (iterations < options.maxIterations);
+        record.ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        record.iterations = iterations;
+
+        if (failure.isOk() && options.verify) {
+            const Status verified = verifyGraph(model.graph);
+            if (!verified)
+                failure = Status::internal("the graph it produced is invalid: " + verified.message());
+        }
+        if (!failure.isOk()) {
+            model = *current; // back to the last good graph
+            result.status = Status::error(failure.kind(), "pass '" + name + "' failed: " + failure.message());
+            record.nodesAfter = record.nodesBefore;
+            result.passes.push_back(std::move(record));
+            if (options.onPass)
+                options.onPass(result.passes.back());
+            break;
+        }
+        record.changed = print != currentPrint;
+        record.nodesAfter = model.graph.nodeCountWithSubgraphs();
+        if (record.changed) {
+            record.changes = diffGraphs(current->graph, model.graph);
+            current = std::make_shared<const Model>(model);
+            currentPrint = print;
+            if (options.keepSnapshots)
+                record.snapshot = current;
+        }
+        record.changes.matches = context.takeMatches();
+        result.passes.push_back(std::move(record));
+        if (options.onPass)
+            options.onPass(result.passes.back());
+    }
+    result.totalMs = std::chrono::duration<double, std::milli>(Clock::now() - pipelineStart).count();
+    return result;
+}
+
+} // namespace opscope::passes

@@ -1,0 +1,31 @@
+#pragma once
+// The activation a fused kernel (FusedConv, FusedGemm) applies to its output. Read from the node
+// in either attribute form: opscope's / ONNX Runtime FusedConv's `activation` + `activation_params`,
+// or ONNX Runtime FusedGemm's `activation_alpha` / `activation_beta`.
+
+#include "runtime/kernel.h"
+
+namespace opscope::kernels {
+
+struct FusedActivation
+{
+    enum class Kind
+    {
+        None,
+        Relu,
+        LeakyRelu,
+        Clip,
+        HardSigmoid,
+        Sigmoid,
+        Tanh,
+        HardSwish,
+    };
+    Kind kind = Kind::None;
+    float alpha = 0.0f, beta = 0.0f; // LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta
+
+    static Expected<FusedActivation> fromNode(const KernelContext &ctx);
+    // In place.
+    void apply(float *data, std::int64_t count) const;
+};
+
+} // namespace opscope::kernels
