@@ -145,6 +145,29 @@ private slots:
         QCOMPARE(o.after.graph.value(o.after.graph.outputs()[0]).name, std::string("y"));
     }
 
+    void valuesReadBySubgraphsKeepTheirNames()
+    {
+        // Silero VAD's shape: a value the If branches read by name sits behind a removable node.
+        onnx::GraphProto thenG, elseG;
+        thenG.set_name("then");
+        *thenG.add_node() = node("Sigmoid", {"r"}, {"t"});
+        *thenG.add_output() = tensorInfo("t", F, {});
+        thenG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+        elseG.set_name("else");
+        *elseG.add_node() = node("Neg", {"r"}, {"e"});
+        *elseG.add_output() = tensorInfo("e", F, {});
+        elseG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+        ModelBuilder b = unary({-1, 4});
+        b.input("cond", {}, 9)
+            .op("Relu", {"x"}, {"a"})
+            .op("Identity", {"a"}, {"r"})
+            .op("If", {"cond"}, {"y"}, {graphAttr("then_branch", thenG), graphAttr("else_branch", elseG)})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"redundant-node-elimination", "dead-code-elimination"});
+        QCOMPARE(opCount(o.opsAfter, "Identity"), 0);
+        QVERIFY(o.after.graph.producer(o.after.graph.findValue("r")).valid()); // the Relu now produces "r"
+    }
+
     void deadCodeEliminationRemovesUnreachableNodesAndWeights()
     {
         ModelBuilder b = unary();
@@ -305,8 +328,10 @@ private slots:
         QFETCH(QString, op);
         QFETCH(int, count);
         const std::string c = build.toStdString();
-        ModelBuilder b = unary({-1, 4});
-        b.input("z", {-1, 4}).constant("one", {}, {1.0f}).constant("zero", {1}, {0.0f}).randomConstant("s", {4});
+        // x and z are computed, so removing what follows them leaves a node to carry the output name.
+        ModelBuilder b;
+        b.input("xin", {-1, 4}).input("zin", {-1, 4}).op("Relu", {"xin"}, {"x"}).op("Exp", {"zin"}, {"z"});
+        b.constant("one", {}, {1.0f}).constant("zero", {1}, {0.0f}).randomConstant("s", {4});
         if (c == "x*1") b.op("Mul", {"x", "one"}, {"y"});
         else if (c == "1*x") b.op("Mul", {"one", "x"}, {"y"});
         else if (c == "x+0") b.op("Add", {"x", "zero"}, {"y"});

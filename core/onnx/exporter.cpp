@@ -149,7 +149,15 @@ void exportOpsets(const std::vector<OpsetImport> &opsets,
 
 Status exportModel(const Model &model, TensorSink &sink, onnx::ModelProto *proto)
 {
-    proto->set_ir_version(model.irVersion);
+    // IR < 4 requires every initializer to be a graph input too. A pass that created constants
+    // (folding) would then have to widen the model's interface; IR 4 reads the same model
+    // without that rule, so the file is written as IR 4 instead.
+    std::int64_t irVersion = model.irVersion;
+    if (irVersion < 4)
+        for (ValueId v : model.graph.initializers())
+            if (!model.graph.value(v).isGraphInput)
+                irVersion = 4;
+    proto->set_ir_version(irVersion);
     exportOpsets(model.opsets, proto->mutable_opset_import());
     if (!model.producerName.empty())
         proto->set_producer_name(model.producerName);

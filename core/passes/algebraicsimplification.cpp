@@ -181,8 +181,7 @@ Expected<bool> AlgebraicSimplification::apply(Model &, Graph &graph, const Match
                                       floatTensor(shapeOf->dims, {r == "(x*c1)*c2" ? c1 * c2 : c1 + c2}));
         OPSCOPE_TRY(replaceWithNew(graph, node, graph.node(node).opType, {m.values[0], c}).status());
     } else {
-        const ValueId out = graph.node(node).outputs[0];
-        if (graph.isGraphOutput(out) && graph.isGraphOutput(m.values[0]))
+        if (!canBypass(graph, node, m.values[0]))
             return false;
         OPSCOPE_TRY(bypassNode(graph, node, m.values[0]));
     }

@@ -38,7 +38,7 @@ Expected<bool> BnToScale::apply(Model &, Graph &graph, const Match &match) const
     const Node &bn = graph.node(id);
     const ValueId x = bn.inputs[0];
     if (match.rule == "bn-identity") {
-        if (graph.isGraphOutput(x) && graph.isGraphOutput(bn.outputs[0]))
+        if (!canBypass(graph, id, x))
             return false;
         OPSCOPE_TRY(bypassNode(graph, id, x));
         return true;

@@ -1,5 +1,6 @@
 #include "passes/passutil.h"
 
+#include "ir/dependencies.h"
 #include "runtime/runtimetensor.h"
 
 #include <algorithm>
@@ -245,18 +246,40 @@ Expected<NodeId> addNodeWithOutputs(Graph &graph, const std::string &opType, std
     return id;
 }
 
+bool keepsName(const Graph &graph, ValueId v)
+{
+    if (graph.isGraphOutput(v))
+        return true;
+    for (NodeId id : graph.nodeIds())
+        if (graph.node(id).hasSubgraphs()) {
+            const std::vector<ValueId> read = implicitInputs(graph, id);
+            if (std::find(read.begin(), read.end(), v) != read.end())
+                return true;
+        }
+    return false;
+}
+
+bool canTakeName(const Graph &graph, ValueId v)
+{
+    const Value &value = graph.value(v);
+    return !value.isGraphInput && !value.initializer && !value.outerScope && value.producer.valid() &&
+           !keepsName(graph, v);
+}
+
+bool canBypass(const Graph &graph, NodeId node, ValueId with)
+{
+    return !keepsName(graph, graph.node(node).outputs.at(0)) || canTakeName(graph, with);
+}
+
 Status replaceValue(Graph &graph, ValueId from, ValueId to)
 {
     if (from == to)
         return Status::ok();
-    if (!graph.isGraphOutput(from)) {
+    if (!keepsName(graph, from)) {
         graph.replaceAllUsesWith(from, to);
         return Status::ok();
     }
-    const Value &target = graph.value(to);
-    const bool renamable = !target.isGraphInput && !target.initializer && !target.outerScope &&
-                           !graph.isGraphOutput(to) && target.producer.valid();
-    if (renamable) {
+    if (canTakeName(graph, to)) {
         graph.replaceAllUsesWith(from, to);
         const std::string name = graph.value(from).name;
         const std::string tmp = freshValueName(graph, name + "_replaced");
@@ -307,10 +330,8 @@ void eraseNode(Graph &graph, NodeId node)
 Status bypassNode(Graph &graph, NodeId node, ValueId with)
 {
     const ValueId out = graph.node(node).outputs.at(0);
-    if (graph.isGraphOutput(out) && graph.isGraphOutput(with))
-        return Status::unsupported("both values are graph outputs");
-    // Detach first so `with` can take the output's name when it is a graph output.
-    if (graph.isGraphOutput(out)) {
+    // Detach first so `with` can take the output's name when that name must stay.
+    if (keepsName(graph, out)) {
         const std::vector<ValueId> outs = graph.node(node).outputs;
         graph.removeNode(node);
         OPSCOPE_TRY(replaceValue(graph, out, with));

@@ -63,10 +63,17 @@ Expected<NodeId> addNodeWithOutputs(Graph &graph, const std::string &opType, std
                                     std::size_t outputCount, const std::string &nameBase,
                                     std::vector<Attribute> attributes = {}, const std::string &domain = {});
 
-// Every use of `from` now uses `to`. When `from` is a graph output, `to` takes over its name (so
+// A graph output, or read by name inside a subgraph (If/Loop/Scan bodies): its name must stay.
+bool keepsName(const Graph &graph, ValueId v);
+// Every use of `from` now uses `to`. When `from` is a graph output or read by a subgraph, `to` takes over its name (so
 // the model's interface is unchanged) or, if `to` cannot be renamed (a graph input, an
 // initializer, another output), an Identity keeps the output.
 Status replaceValue(Graph &graph, ValueId from, ValueId to);
+// `v` is produced by a node and its name is free to change (so it can take over another's).
+bool canTakeName(const Graph &graph, ValueId v);
+// Bypassing `node` by `with` needs no Identity to keep a name (rules that remove an Identity-like
+// node check this, or they would put an Identity back and never reach a fixed point).
+bool canBypass(const Graph &graph, NodeId node, ValueId with);
 // Removes a node and those of its outputs nothing uses any more.
 void eraseNode(Graph &graph, NodeId node);
 // Node computes output 0 = `with`: rewires its consumers to `with` and erases the node.

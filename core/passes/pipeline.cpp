@@ -91,6 +91,21 @@ bool verifyPassesByDefault()
 
 PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNames, const PipelineOptions &options)
 {
+    std::vector<std::unique_ptr<Pass>> passes;
+    for (const std::string &name : passNames) {
+        passes.push_back(createPass(name));
+        if (!passes.back()) {
+            PipelineResult result;
+            result.initial = std::make_shared<const Model>(model);
+            result.status = Status::invalid("unknown pass '" + name + "' (see `opscope-cli optimize --list`)");
+            return result;
+        }
+    }
+    return runPasses(model, passes, options);
+}
+
+PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> &passes, const PipelineOptions &options)
+{
     using Clock = std::chrono::steady_clock;
     PipelineResult result;
     const auto pipelineStart = Clock::now();
@@ -98,16 +113,12 @@ PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNam
     result.initial = current;
     std::uint64_t currentPrint = fingerprint(model);
 
-    for (const std::string &name : passNames) {
+    for (const std::unique_ptr<Pass> &pass : passes) {
         if (options.cancel && options.cancel->load()) {
             result.status = Status::error(ErrorKind::Unsupported, "optimization cancelled");
             break;
         }
-        std::unique_ptr<Pass> pass = createPass(name);
-        if (!pass) {
-            result.status = Status::invalid("unknown pass '" + name + "' (see `opscope-cli optimize --list`)");
-            break;
-        }
+        const std::string name = pass->name();
         PassRecord record;
         record.name = name;
         record.nodesBefore = model.graph.nodeCountWithSubgraphs();

@@ -61,6 +61,9 @@ struct PipelineResult
 // Runs `passNames` (registry names, see registry.h) over `model` in place.
 PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNames,
                            const PipelineOptions &options = {});
+// The same for pass objects (tests inject their own).
+PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> &passes,
+                         const PipelineOptions &options = {});
 
 // Whether verification is on by default (debug builds, or OPSCOPE_VERIFY_PASSES=1).
 bool verifyPassesByDefault();

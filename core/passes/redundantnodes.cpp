@@ -268,8 +268,7 @@ Expected<bool> RedundantNodeElimination::apply(Model &, Graph &graph, const Matc
         graph.setNodeInput(node, 0, x);
         setAttribute(graph.node(node), Attribute::makeInts("perm", match.ints));
     } else {
-        const ValueId out = graph.node(node).outputs[0];
-        if (graph.isGraphOutput(out) && graph.isGraphOutput(x))
+        if (!canBypass(graph, node, x))
             return false;
         OPSCOPE_TRY(bypassNode(graph, node, x));
     }
