@@ -1,3 +1,4 @@
+#include "ir/dependencies.h"
 #include "onnx/exporter.h"
 
 namespace opscope {
@@ -92,7 +93,8 @@ Status exportNode(const Graph &g, const Node &n, TensorSink &sink, onnx::NodePro
 
 Status exportGraph(const Graph &g, TensorSink &sink, onnx::GraphProto *gp)
 {
-    const Expected<std::vector<NodeId>> order = g.topologicalOrder();
+    // Implicit inputs count: an If/Loop body may read a value produced later in insertion order.
+    const Expected<std::vector<NodeId>> order = dependencyOrder(g);
     if (!order)
         return order.status();
     for (NodeId id : *order)

@@ -137,6 +137,23 @@ bool captureConstants(Graph &body, const Scope &outer)
     return changed;
 }
 
+// Captured values carry no type inside the body; shape rules there need the enclosing graph's.
+void inheritTypes(Graph &body, const Scope &outer)
+{
+    for (ValueId v : body.valueIds()) {
+        Value &value = body.value(v);
+        if (!value.outerScope || value.type.isKnown())
+            continue;
+        for (const Scope *s = &outer; s; s = s->parent) {
+            const ValueId found = s->graph->findValue(value.name);
+            if (found.valid() && s->graph->value(found).type.isKnown()) {
+                value.type = s->graph->value(found).type;
+                break;
+            }
+        }
+    }
+}
+
 Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<std::string, int> &opsets,
                          const PassOptions &options)
 {
@@ -172,6 +189,7 @@ Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<
                 bodies.push_back(g.get());
             for (Graph *body : bodies) {
                 changed = captureConstants(*body, scope) || changed;
+                inheritTypes(*body, scope);
                 Expected<bool> inner = propagate(*body, &scope, opsets, options);
                 if (!inner)
                     return inner.status();

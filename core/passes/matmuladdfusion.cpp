@@ -6,17 +6,17 @@ namespace opscope::passes {
 
 namespace {
 
-// c broadcasts one way to [m, n].
-bool gemmBias(const Graph &graph, ValueId c, const std::vector<std::int64_t> &out)
+// c broadcasts one way to [m, n] (m may be symbolic: then c must not vary along it).
+bool gemmBias(const Graph &graph, ValueId c, std::optional<std::int64_t> m, std::int64_t n)
 {
     const auto s = staticShape(graph, c);
     if (!s || s->size() > 2)
         return false;
-    for (std::size_t i = 0; i < s->size(); ++i) {
-        const std::int64_t d = (*s)[s->size() - 1 - i], o = out[out.size() - 1 - i];
-        if (d != 1 && d != o)
-            return false;
-    }
+    const std::int64_t last = s->empty() ? 1 : s->back();
+    if (last != 1 && last != n)
+        return false;
+    if (s->size() == 2 && (*s)[0] != 1 && (!m || (*s)[0] != *m))
+        return false;
     return true;
 }
 
@@ -43,10 +43,10 @@ void MatMulAddFusion::select(const Model &, const Graph &graph, std::vector<Matc
                 continue;
             const Node &m = graph.node(mm);
             const ValueId bias = add.inputs[1 - side];
-            const auto out = staticShape(graph, m.outputs[0]);
             const auto ra = knownRank(graph, m.inputs[0]), rb = knownRank(graph, m.inputs[1]);
+            const auto n = knownDim(graph, m.inputs[1], 1);
             const DataType dt = elementType(graph, m.outputs[0]);
-            if (ra == 2u && rb == 2u && out && gemmBias(graph, bias, *out) &&
+            if (ra == 2u && rb == 2u && n && gemmBias(graph, bias, knownDim(graph, m.inputs[0], 0), *n) &&
                 (dt == DataType::Float || dt == DataType::Double) && elementType(graph, bias) == dt) {
                 matches.push_back({"matmul-add→gemm", {mm, id}, {bias}, {}});
                 break;

@@ -2,6 +2,7 @@
 
 #include "ir/fingerprint.h"
 #include "ir/verifier.h"
+#include "onnx/shaperefresh.h"
 #include "passes/registry.h"
 
 #include <cstdlib>
@@ -166,8 +167,11 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
         record.nodesAfter = model.graph.nodeCountWithSubgraphs();
         if (record.changed) {
             record.changes = diffGraphs(current->graph, model.graph);
+            // New values (a Reshape that got a constant shape...) get their shapes for later passes.
+            if (options.refreshShapes)
+                (void)refreshShapes(model); // best effort: unknown shapes only make later rules skip
             current = std::make_shared<const Model>(model);
-            currentPrint = print;
+            currentPrint = fingerprint(model);
             if (options.keepSnapshots)
                 record.snapshot = current;
         }
