@@ -300,6 +300,75 @@ private slots:
         QCOMPARE(cli({"conformance", "/nonexistent"}).exitCode, 1);
     }
 
+    void optimizeWritesReportDumpsAndModel()
+    {
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("opt.onnx"), report = tmp.filePath("report.json"), dump = tmp.filePath("dump");
+        const Run r = cli({"optimize", sample("inception_block.onnx"), "-o", out, "--level", "extended", "--target", "ort",
+                           "--report", report, "--dump-dir", dump});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains("conv-activation-fusion") && r.out.contains("com.microsoft::FusedConv"), qPrintable(r.out));
+        QVERIFY(QFile::exists(out));
+        QFile f(report);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject j = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray passes = j["passes"].toArray();
+        QVERIFY(passes.size() > 10);
+        bool sawFusion = false;
+        for (const QJsonValue &p : passes) {
+            const QJsonObject o = p.toObject();
+            for (const char *key : {"name", "changed", "nodes_before", "nodes_after", "ms", "matches"})
+                QVERIFY2(o.contains(key), key);
+            if (o["name"].toString() == "conv-activation-fusion") {
+                sawFusion = true;
+                QVERIFY(o["changed"].toBool());
+                QCOMPARE(o["matches"].toArray().size(), 8);
+                const QJsonObject m = o["matches"].toArray()[0].toObject();
+                QCOMPARE(m["matched"].toArray().size(), 2);
+                QCOMPARE(m["replacement"].toArray().size(), 1);
+            }
+        }
+        QVERIFY(sawFusion);
+        QCOMPARE(j["ops_before"].toObject()["Conv"].toInt(), 8);
+        QCOMPARE(j["ops_after"].toObject()["com.microsoft::FusedConv"].toInt(), 8);
+        // One file per changing pass, numbered by position, and each loads.
+        const QStringList dumps = QDir(dump).entryList({"*.onnx"}, QDir::Files, QDir::Name);
+        QVERIFY(dumps.contains("18-conv-activation-fusion.onnx"));
+        for (const QString &d : dumps)
+            QCOMPARE(cli({"info", QDir(dump).filePath(d)}).exitCode, 0);
+        // The optimized model runs and passes the checker on load.
+        const Run info = cli({"info", out});
+        QCOMPARE(info.exitCode, 0);
+        QVERIFY2(!info.err.contains("checker"), qPrintable(info.err));
+        QCOMPARE(cli({"run", out, "--iterations", "1"}).exitCode, 0);
+    }
+
+    void optimizeRefusesBadArgumentsAndKeepsTheInput()
+    {
+        QTemporaryDir tmp;
+        const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
+        fs::copy_file(test::samplePath("inception_block.onnx"), in);
+        const QString inPath = QString::fromStdString(in.string());
+        const std::string before = readFile(in);
+        Run r = cli({"optimize", inPath, "-o", inPath, "--level", "extended"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("is the input model; pass --force"), qPrintable(r.err));
+        QCOMPARE(readFile(in), before);
+        r = cli({"optimize", inPath, "-o", tmp.filePath("x.onnx"), "--passes", "constant-folding,nope"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("unknown pass 'nope'"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tmp.filePath("x.onnx")));
+        QCOMPARE(cli({"optimize", inPath, "--level", "warp"}).exitCode, 1);
+        QCOMPARE(cli({"optimize", inPath, "--target", "tensorrt"}).exitCode, 1);
+        QCOMPARE(cli({"optimize", tmp.filePath("missing.onnx")}).exitCode, 1);
+        // --force replaces the input, atomically, with a model that still loads.
+        QCOMPARE(cli({"optimize", inPath, "-o", inPath, "--level", "extended", "--force", "-q"}).exitCode, 0);
+        QCOMPARE(cli({"info", inPath}).exitCode, 0);
+        const Run list = cli({"optimize", "--list"});
+        QCOMPARE(list.exitCode, 0);
+        QVERIFY(list.out.contains("conv-bn-fusion") && list.out.contains("dead-code-elimination"));
+    }
+
     void devices()
     {
         const Run r = cli({"devices", "--json"});

@@ -3,6 +3,7 @@
 #include "passes/fusionutil.h"
 #include "passes/passutil.h"
 
+#include <algorithm>
 #include <set>
 
 namespace opscope::passes {
@@ -51,6 +52,61 @@ Status replaceChain(Graph &graph, NodeId node, ValueId chainOut)
     const ValueId out = graph.node(node).outputs[0];
     graph.value(chainOut).type = graph.value(out).type;
     return bypassNode(graph, node, chainOut);
+}
+
+// LayerNormalization below opset 17, spelled out: (x − mean)/√(var + ε)·γ + β over the trailing axes.
+Expected<bool> lowerLayerNorm(Model &, Graph &graph, NodeId id)
+{
+    const Node n = graph.node(id);
+    const std::string base = n.name;
+    const std::int64_t axis = attrInt(n, "axis", -1);
+    const auto rank = knownRank(graph, n.inputs[0]);
+    if (axis >= 0 && !rank)
+        return Status::unsupported("LayerNormalization '" + base + "' with a positive axis needs a known rank");
+    const std::int64_t first = axis < 0 ? axis : axis - static_cast<std::int64_t>(*rank);
+    std::vector<std::int64_t> axes;
+    for (std::int64_t a = first; a < 0; ++a)
+        axes.push_back(a);
+    const std::vector<Attribute> reduce{Attribute::makeInts("axes", axes), Attribute::makeInt("keepdims", 1)};
+    const ValueId eps = addConstant(graph, base + "_epsilon", floatTensor({}, {attrFloat(n, "epsilon", 1e-5f)}));
+    auto step = [&](const char *op, std::vector<ValueId> ins, std::vector<Attribute> attrs = {}) -> Expected<ValueId> {
+        Expected<NodeId> s = addNodeWithOutputs(graph, op, std::move(ins), 1, base + "_" + op, std::move(attrs));
+        if (!s)
+            return s.status();
+        return graph.node(*s).outputs[0];
+    };
+    const ValueId x = n.inputs[0];
+    Expected<ValueId> mean = step("ReduceMean", {x}, reduce);
+    if (!mean)
+        return mean.status();
+    Expected<ValueId> d = step("Sub", {x, *mean});
+    if (!d)
+        return d.status();
+    Expected<ValueId> sq = step("Mul", {*d, *d});
+    if (!sq)
+        return sq.status();
+    Expected<ValueId> var = step("ReduceMean", {*sq}, reduce);
+    if (!var)
+        return var.status();
+    Expected<ValueId> ve = step("Add", {*var, eps});
+    if (!ve)
+        return ve.status();
+    Expected<ValueId> sd = step("Sqrt", {*ve});
+    if (!sd)
+        return sd.status();
+    Expected<ValueId> norm = step("Div", {*d, *sd});
+    if (!norm)
+        return norm.status();
+    Expected<ValueId> y = step("Mul", {*norm, n.inputs[1]});
+    if (!y)
+        return y.status();
+    if (n.inputs.size() > 2 && n.inputs[2].valid()) {
+        y = step("Add", {*y, n.inputs[2]});
+        if (!y)
+            return y.status();
+    }
+    OPSCOPE_TRY(replaceChain(graph, id, *y));
+    return true;
 }
 
 Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
@@ -124,7 +180,62 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
         OPSCOPE_TRY(replaceChain(graph, id, graph.node(*r2).outputs[0]));
         return true;
     }
+    if (n.opType == "LayerNormalization")
+        return lowerLayerNorm(model, graph, id);
+    if (n.opType == "Gelu") {
+        // x·(erf(x/√2) + 1)·0.5
+        const ValueId x = n.inputs[0];
+        const ValueId sqrt2 = addConstant(graph, base + "_sqrt2", floatTensor({}, {1.41421356f}));
+        const ValueId one = addConstant(graph, base + "_one", floatTensor({}, {1.0f}));
+        const ValueId half = addConstant(graph, base + "_half", floatTensor({}, {0.5f}));
+        ValueId v = x;
+        for (const auto &[op, operand] : std::vector<std::pair<const char *, ValueId>>{
+                 {"Div", sqrt2}, {"Erf", ValueId()}, {"Add", one}, {"Mul", x}, {"Mul", half}}) {
+            std::vector<ValueId> ins{v};
+            if (operand.valid())
+                ins.push_back(operand);
+            Expected<NodeId> step = addNodeWithOutputs(graph, op, ins, 1, base + "_" + op);
+            if (!step)
+                return step.status();
+            v = graph.node(*step).outputs[0];
+        }
+        OPSCOPE_TRY(replaceChain(graph, id, v));
+        return true;
+    }
     return Status::unsupported("opscope has no lowering for " + std::string(kOpscopeDomain) + "::" + n.opType);
+}
+
+void setRoiAlignDefaults(Graph &graph)
+{
+    for (NodeId id : graph.nodeIds()) {
+        Node &n = graph.node(id);
+        if (isOp(n, "RoiAlign") && !n.attribute("coordinate_transformation_mode"))
+            setAttribute(n, Attribute::makeString("coordinate_transformation_mode", "output_half_pixel"));
+        for (Attribute &a : n.attributes) {
+            if (a.g)
+                setRoiAlignDefaults(*a.g);
+            for (auto &g : a.graphs)
+                setRoiAlignDefaults(*g);
+        }
+    }
+}
+
+// ONNX's LayerNormalization needs opset 17. From 13 on, no op the model can use changed meaning up
+// to 17 except RoiAlign's default coordinate mode, which is then written explicitly; so the
+// model's opset is raised instead of giving up the fused op. false: below 13 (Softmax, Squeeze
+// and the Reduce ops changed at 13).
+bool upgradeToOpset17(Model &model)
+{
+    const std::int64_t v = model.opsetVersion("");
+    if (v >= 17)
+        return true;
+    if (v < 13)
+        return false;
+    setRoiAlignDefaults(model.graph);
+    for (OpsetImport &o : model.opsets)
+        if (o.domain.empty() || o.domain == "ai.onnx")
+            o.version = 17;
+    return true;
 }
 
 // ONNX Runtime's com.microsoft form, when it has one. false: lower to ONNX instead.
@@ -149,18 +260,58 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
         ensureOpset(model, kMicrosoftDomain, 1);
         return true;
     }
+    if (n.opType == "LayerNormalization" && upgradeToOpset17(model)) {
+        n.domain.clear();
+        return true;
+    }
+    if (n.opType == "Gelu" && attrString(n, "approximate", "none") == "none") {
+        // A bias Add in front becomes BiasGelu's second input.
+        const ValueId x = n.inputs[0];
+        const NodeId add = graph.producer(x);
+        if (add.valid() && isOp(graph.node(add), "Add") && hasSingleUse(graph, x)) {
+            const Node &a = graph.node(add);
+            for (int side = 0; side < 2; ++side) {
+                const Tensor *bias = constantTensor(graph, a.inputs[side]);
+                const auto last = knownRank(graph, a.inputs[1 - side]);
+                if (!bias || bias->dims.size() != 1 || !last || *last < 1 ||
+                    knownDim(graph, a.inputs[1 - side], *last - 1) != bias->dims[0])
+                    continue;
+                const ValueId z = a.inputs[1 - side], b = a.inputs[side];
+                Expected<NodeId> bg = addNodeWithOutputs(graph, "BiasGelu", {z, b}, 1, graph.node(id).name + "_biasgelu",
+                                                         {}, kMicrosoftDomain);
+                if (!bg)
+                    return bg.status();
+                ensureOpset(model, kMicrosoftDomain, 1);
+                OPSCOPE_TRY(replaceChain(graph, id, graph.node(*bg).outputs[0]));
+                eraseUnread(graph, {add});
+                return true;
+            }
+        }
+        n.domain = kMicrosoftDomain;
+        ensureOpset(model, kMicrosoftDomain, 1);
+        return true;
+    }
     if (n.opType == "FusedMatMul") {
         const std::vector<ValueId> inputs = n.inputs;
         const float alpha = attrFloat(n, "alpha", 1.0f);
         if (inputs.size() <= 2 || !inputs[2].valid()) {
+            if (alpha == 1.0f) {
+                n.opType = "MatMul";
+                n.domain.clear();
+                removeAttribute(n, "alpha");
+                return true;
+            }
             n.domain = kMicrosoftDomain;
             ensureOpset(model, kMicrosoftDomain, 1);
             return true;
         }
-        Expected<NodeId> mm = addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
-                                                 {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
+        Expected<NodeId> mm =
+            alpha == 1.0f ? addNodeWithOutputs(graph, "MatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul")
+                          : addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
+                                               {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
         if (!mm)
             return mm.status();
+        graph.value(graph.node(*mm).outputs[0]).type = graph.value(graph.node(id).outputs[0]).type;
         Expected<NodeId> add =
             addNodeWithOutputs(graph, "Add", {graph.node(*mm).outputs[0], inputs[2]}, 1, graph.node(id).name + "_bias");
         if (!add)
@@ -192,7 +343,10 @@ bool usesDomain(const Graph &graph, const std::string &domain)
 Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
 {
     bool changed = false;
-    for (NodeId id : graph.nodeIds()) {
+    // Gelu last: BiasGelu absorbs the bias Add a FusedMatMul in front of it becomes.
+    std::vector<NodeId> order = graph.nodeIds();
+    std::stable_partition(order.begin(), order.end(), [&](NodeId id) { return graph.node(id).opType != "Gelu"; });
+    for (NodeId id : order) {
         for (Attribute &a : graph.node(id).attributes) {
             if (a.g) {
                 Expected<bool> sub = lowerGraph(model, *a.g, ort);

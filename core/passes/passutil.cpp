@@ -327,6 +327,25 @@ void eraseNode(Graph &graph, NodeId node)
         eraseConstantIfUnused(graph, in);
 }
 
+void eraseUnread(Graph &graph, const std::vector<NodeId> &nodes)
+{
+    for (bool erased = true; erased;) {
+        erased = false;
+        for (NodeId n : nodes) {
+            const Node &node = graph.node(n);
+            if (!node.alive)
+                continue;
+            const bool unread = std::all_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) {
+                return !v.valid() || (graph.uses(v).empty() && !keepsName(graph, v));
+            });
+            if (unread) {
+                eraseNode(graph, n);
+                erased = true;
+            }
+        }
+    }
+}
+
 Status bypassNode(Graph &graph, NodeId node, ValueId with)
 {
     const ValueId out = graph.node(node).outputs.at(0);

@@ -76,6 +76,8 @@ bool canTakeName(const Graph &graph, ValueId v);
 bool canBypass(const Graph &graph, NodeId node, ValueId with);
 // Removes a node and those of its outputs nothing uses any more.
 void eraseNode(Graph &graph, NodeId node);
+// Erases those of `nodes` nothing reads any more, repeatedly (a chain goes in any order).
+void eraseUnread(Graph &graph, const std::vector<NodeId> &nodes);
 // Node computes output 0 = `with`: rewires its consumers to `with` and erases the node.
 Status bypassNode(Graph &graph, NodeId node, ValueId with);
 // Removes an initializer nothing uses.

@@ -13,7 +13,9 @@
 #include "passes/convmulfusion.h"
 #include "passes/deadcodeelimination.h"
 #include "passes/elementwiseforward.h"
+#include "passes/gelufusion.h"
 #include "passes/gemmactivationfusion.h"
+#include "passes/layernormfusion.h"
 #include "passes/lowering.h"
 #include "passes/matmuladdfusion.h"
 #include "passes/matmulbnfusion.h"
@@ -50,6 +52,8 @@ const std::vector<Entry> &entries()
         entry<AlgebraicSimplification>("x·1, x+0, x·x→Pow, Neg(Neg(x)), a·s+b·s→(a+b)·s, merged constants", "basic"),
         entry<CommonSubexpressionElimination>("merge identical nodes and duplicate small constants", "basic"),
         entry<DeadCodeElimination>("remove nodes, initializers and captures nothing reads", "basic"),
+        entry<LayerNormFusion>("ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add) → LayerNormalization", "extended"),
+        entry<GeluFusion>("the erf GELU written out (Div, Erf, Add, Mul, Mul) → Gelu", "extended"),
         entry<PReluToLeakyRelu>("PRelu with one slope value → LeakyRelu", "extended"),
         entry<ChannelShuffleCanonicalization>("Reshape-Transpose-Reshape channel shuffle → ChannelShuffle", "extended"),
         entry<ElementwiseForward>("move elementwise ops after the Slice/Gather that reads them", "extended"),
@@ -79,7 +83,7 @@ const std::vector<std::string> kBasic{"constant-folding",
 std::vector<std::string> extendedPipeline()
 {
     std::vector<std::string> p = kBasic;
-    for (const char *name : {"prelu-to-leakyrelu", "channel-shuffle-canonicalization", "elementwise-forward",
+    for (const char *name : {"layernorm-fusion", "gelu-fusion", "prelu-to-leakyrelu", "channel-shuffle-canonicalization", "elementwise-forward",
                              "bn-scale-fusion", "conv-bn-fusion", "matmul-bn-fusion", "bn-to-scale", "conv-mul-fusion",
                              "conv-add-fusion", "matmul-scale-fusion", "matmul-add-fusion", "conv-activation-fusion",
                              "gemm-activation-fusion", "common-subexpression-elimination", "dead-code-elimination"})

@@ -278,6 +278,8 @@ void registerActivationKernels(KernelRegistry &r)
     r.add("Softsign", softsignKernel);
     r.add("ThresholdedRelu", thresholdedReluKernel);
     r.add("Gelu", geluKernel);
+    r.add("ai.opscope", "Gelu", 1, geluKernel);
+    r.add("com.microsoft", "Gelu", 1, geluKernel);
     r.add("Shrink", shrinkKernel);
     r.add("Clip", clipKernel);
     r.add("PRelu", preluKernel);

@@ -3,12 +3,15 @@
 //   FusedGemm(A,B,C)      Gemm, then the activation on the output
 //   FusedMatMul(A,B,bias) alpha·(A·B) + bias (bias over the last axis), MatMul broadcasting
 //   ChannelShuffle(x)     x[N,C,…] with channels regrouped: out[:, a·g + b] = x[:, b·(C/g) + a]
+//   BiasGelu(A,B)         com.microsoft: Gelu(A + B)
+// (LayerNormalization and Gelu in ai.opscope reuse the ONNX kernels: norm.cpp, activation.cpp.)
 // FusedConv lives with Conv (conv.cpp): its activation is a oneDNN post-op.
 
 #include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace opscope {
@@ -57,6 +60,28 @@ Status fusedMatMulKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// com.microsoft.BiasGelu(A, B) = Gelu(A + B), B one value per element of A's last axis.
+Status biasGeluKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &a = ctx.in(0), &b = ctx.in(1);
+    if (a.dtype() != DataType::Float || b.dtype() != DataType::Float)
+        return ctx.unsupported("BiasGelu is implemented for float32");
+    const std::int64_t n = a.rank() ? a.shape().back() : 1;
+    if (b.elementCount() != n)
+        return ctx.fail("bias " + b.shapeText() + " must have the " + std::to_string(n) + " values of the last axis");
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, a.shape());
+    if (!out)
+        return out.status();
+    const float *pa = a.data<float>(), *pb = b.data<float>();
+    float *po = (*out)->mutableData<float>();
+    parallelFor(a.elementCount(), [&](std::int64_t i) {
+        const float v = pa[i] + pb[i % n];
+        po[i] = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
+    });
+    return Status::ok();
+}
+
 Status channelShuffleKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -96,6 +121,7 @@ void registerFusedKernels(KernelRegistry &r)
         r.add(domain, "FusedMatMul", 1, fusedMatMulKernel);
     }
     r.add("ai.opscope", "ChannelShuffle", 1, channelShuffleKernel);
+    r.add("com.microsoft", "BiasGelu", 1, biasGeluKernel);
 }
 
 } // namespace opscope

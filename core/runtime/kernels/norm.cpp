@@ -320,6 +320,7 @@ void registerNormKernels(KernelRegistry &r)
     r.add("BatchNormalization", batchNormKernel);
     r.add("InstanceNormalization", instanceNormKernel);
     r.add("LayerNormalization", layerNormKernel);
+    r.add("ai.opscope", "LayerNormalization", 1, layerNormKernel); // below opset 17 (layernorm-fusion)
     r.add("GroupNormalization", groupNormKernel);
     r.add("LRN", lrnKernel);
     r.add("MeanVarianceNormalization", mvnKernel);
