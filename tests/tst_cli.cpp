@@ -8,8 +8,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <QRegularExpression>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
@@ -304,11 +304,13 @@ private slots:
     void optimizeWritesReportDumpsAndModel()
     {
         QTemporaryDir tmp;
-        const QString out = tmp.filePath("opt.onnx"), report = tmp.filePath("report.json"), dump = tmp.filePath("dump");
-        const Run r = cli({"optimize", sample("inception_block.onnx"), "-o", out, "--level", "extended", "--target", "ort",
-                           "--report", report, "--dump-dir", dump});
+        const QString out = tmp.filePath("opt.onnx"), report = tmp.filePath("report.json"),
+                      dump = tmp.filePath("dump");
+        const Run r = cli({"optimize", sample("inception_block.onnx"), "-o", out, "--level", "extended",
+                           "--target", "ort", "--report", report, "--dump-dir", dump});
         QCOMPARE(r.exitCode, 0);
-        QVERIFY2(r.out.contains("conv-activation-fusion") && r.out.contains("com.microsoft::FusedConv"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("conv-activation-fusion") && r.out.contains("com.microsoft::FusedConv"),
+                 qPrintable(r.out));
         QVERIFY(QFile::exists(out));
         QFile f(report);
         QVERIFY(f.open(QIODevice::ReadOnly));

@@ -94,7 +94,8 @@ private slots:
             QTest::addRow("%s [1,C,1,1]", op) << QString(op) << QList<qint64>{1, 4, 1, 1} << 0;
             QTest::addRow("%s scalar", op) << QString(op) << QList<qint64>{} << 0;
             QTest::addRow("%s per-pixel (no)", op) << QString(op) << QList<qint64>{4, 8, 8} << 1;
-            QTest::addRow("%s broadcasting rank 5 (no)", op) << QString(op) << QList<qint64>{2, 1, 4, 1, 1} << 1;
+            QTest::addRow("%s broadcasting rank 5 (no)", op)
+                << QString(op) << QList<qint64>{2, 1, 4, 1, 1} << 1;
         }
     }
     void convAddAndMul()
@@ -151,7 +152,9 @@ private slots:
     {
         ModelBuilder b;
         b.input("x", {-1, 6}).randomConstant("W", {5, 6}).randomConstant("B", {5});
-        b.op("Gemm", {"x", "W", "B"}, {"g"}, {intAttr("transB", 1)}).op("LeakyRelu", {"g"}, {"y"}).output("y");
+        b.op("Gemm", {"x", "W", "B"}, {"g"}, {intAttr("transB", 1)})
+            .op("LeakyRelu", {"g"}, {"y"})
+            .output("y");
         const PassOutcome o = runAndCompare(b.build(), {"gemm-activation-fusion"});
         QCOMPARE(opCount(o.opsAfter, "ai.opscope::FusedGemm"), 1);
         const PassOutcome ort = runAndCompare(o.after, {"lower-to-ort"});
@@ -168,8 +171,10 @@ private slots:
         QTest::addColumn<QString>("expect");
         QTest::newRow("2-D, bias [N]") << QList<qint64>{3, 6} << QList<qint64>{5} << "Gemm";
         QTest::newRow("2-D, bias [M,N]") << QList<qint64>{3, 6} << QList<qint64>{3, 5} << "Gemm";
-        QTest::newRow("3-D, bias [N]") << QList<qint64>{-1, 3, 6} << QList<qint64>{5} << "ai.opscope::FusedMatMul";
-        QTest::newRow("3-D, bias [1,1,N]") << QList<qint64>{-1, 3, 6} << QList<qint64>{1, 1, 5} << "ai.opscope::FusedMatMul";
+        QTest::newRow("3-D, bias [N]")
+            << QList<qint64>{-1, 3, 6} << QList<qint64>{5} << "ai.opscope::FusedMatMul";
+        QTest::newRow("3-D, bias [1,1,N]")
+            << QList<qint64>{-1, 3, 6} << QList<qint64>{1, 1, 5} << "ai.opscope::FusedMatMul";
         QTest::newRow("3-D, bias [M,N] (no)") << QList<qint64>{-1, 3, 6} << QList<qint64>{3, 5} << "Add";
     }
     void matMulAdd()
@@ -194,10 +199,14 @@ private slots:
     {
         QTest::addColumn<QString>("form");
         QTest::addColumn<QString>("expect");
-        QTest::newRow("constant weights, scale after") << "weights-after" << "MatMul";
-        QTest::newRow("constant weights, scale before") << "weights-before" << "MatMul";
-        QTest::newRow("two inputs, Div after") << "dynamic-div" << "ai.opscope::FusedMatMul";
-        QTest::newRow("two inputs, scale before") << "dynamic-before" << "ai.opscope::FusedMatMul";
+        QTest::newRow("constant weights, scale after") << "weights-after"
+                                                       << "MatMul";
+        QTest::newRow("constant weights, scale before") << "weights-before"
+                                                        << "MatMul";
+        QTest::newRow("two inputs, Div after") << "dynamic-div"
+                                               << "ai.opscope::FusedMatMul";
+        QTest::newRow("two inputs, scale before") << "dynamic-before"
+                                                  << "ai.opscope::FusedMatMul";
     }
     void matMulScale()
     {
@@ -274,7 +283,8 @@ private slots:
         QFETCH(int, leaky);
         ModelBuilder b;
         b.input("x", {-1, 4, 3, 3})
-            .randomConstant("slope", std::vector<std::int64_t>(slopeShape.begin(), slopeShape.end()), 0.05f, 0.3f)
+            .randomConstant("slope", std::vector<std::int64_t>(slopeShape.begin(), slopeShape.end()), 0.05f,
+                            0.3f)
             .op("PRelu", {"x", "slope"}, {"y"})
             .output("y");
         const PassOutcome o = runAndCompare(b.build(), {"prelu-to-leakyrelu"});
@@ -304,9 +314,12 @@ private slots:
         QTest::addColumn<QString>("op");
         QTest::addColumn<QString>("reader");
         QTest::addColumn<bool>("moves");
-        QTest::newRow("Relu → Slice") << "Relu" << "Slice" << true;
-        QTest::newRow("Mul(scalar) → Gather") << "Mul" << "Gather" << true;
-        QTest::newRow("Relu read twice (no)") << "Relu-shared" << "Slice" << false;
+        QTest::newRow("Relu → Slice") << "Relu"
+                                      << "Slice" << true;
+        QTest::newRow("Mul(scalar) → Gather") << "Mul"
+                                              << "Gather" << true;
+        QTest::newRow("Relu read twice (no)") << "Relu-shared"
+                                              << "Slice" << false;
     }
     void elementwiseForward()
     {

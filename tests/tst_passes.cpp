@@ -137,7 +137,8 @@ private slots:
         c->set_name("cond");
         c->set_data_type(onnx::TensorProto::BOOL);
         c->add_int32_data(1);
-        b.op("If", {"cond"}, {"y"}, {graphAttr("then_branch", thenG), graphAttr("else_branch", elseG)}).output("y");
+        b.op("If", {"cond"}, {"y"}, {graphAttr("then_branch", thenG), graphAttr("else_branch", elseG)})
+            .output("y");
         const PassOutcome o = runAndCompare(b.build(), {"constant-propagation", "dead-code-elimination"});
         QCOMPARE(opCount(o.opsAfter, "If"), 0);
         QCOMPARE(opCount(o.opsAfter, "Relu"), 1);
@@ -163,7 +164,8 @@ private slots:
             .op("Identity", {"a"}, {"r"})
             .op("If", {"cond"}, {"y"}, {graphAttr("then_branch", thenG), graphAttr("else_branch", elseG)})
             .output("y");
-        const PassOutcome o = runAndCompare(b.build(), {"redundant-node-elimination", "dead-code-elimination"});
+        const PassOutcome o =
+            runAndCompare(b.build(), {"redundant-node-elimination", "dead-code-elimination"});
         QCOMPARE(opCount(o.opsAfter, "Identity"), 0);
         QVERIFY(o.after.graph.producer(o.after.graph.findValue("r")).valid()); // the Relu now produces "r"
     }
@@ -203,7 +205,10 @@ private slots:
     void commonSubexpressionEliminationLeavesRandomOps()
     {
         ModelBuilder b = unary();
-        b.op("RandomUniformLike", {"x"}, {"r1"}).op("RandomUniformLike", {"x"}, {"r2"}).op("Sub", {"r1", "r2"}, {"y"}).output("y");
+        b.op("RandomUniformLike", {"x"}, {"r1"})
+            .op("RandomUniformLike", {"x"}, {"r2"})
+            .op("Sub", {"r1", "r2"}, {"y"})
+            .output("y");
         Model m = b.build();
         const passes::PipelineResult r = passes::runPipeline(m, {"common-subexpression-elimination"});
         QVERIFY(r.status.isOk());
@@ -215,9 +220,9 @@ private slots:
         // x is Relu(input), so what remains is always one node more than the rule leaves.
         QTest::addColumn<QString>("build"); // which graph (see redundantNodes)
         QTest::addColumn<int>("nodesAfter");
-        for (const char *c : {"identity", "dropout", "cast-same", "concat-single", "reshape-same", "slice-full",
-                              "pad-zero", "transpose-identity", "tile-one", "pool-1x1", "transpose-cancel",
-                              "cast-roundtrip", "squeeze-unsqueeze"})
+        for (const char *c : {"identity", "dropout", "cast-same", "concat-single", "reshape-same",
+                              "slice-full", "pad-zero", "transpose-identity", "tile-one", "pool-1x1",
+                              "transpose-cancel", "cast-roundtrip", "squeeze-unsqueeze"})
             QTest::newRow(c) << QString(c) << 1;
         QTest::newRow("transpose-merge") << QString("transpose-merge") << 3;
         QTest::newRow("reshape-reshape") << QString("reshape-reshape") << 3;
@@ -250,7 +255,10 @@ private slots:
         else if (c == "reshape-same")
             b.intConstant("s", {3}, {0, 4, 6}).op("Reshape", {"x", "s"}, {"r"});
         else if (c == "slice-full")
-            b.intConstant("st", {1}, {0}).intConstant("en", {1}, {100}).intConstant("ax", {1}, {2}).op("Slice", {"x", "st", "en", "ax"}, {"r"});
+            b.intConstant("st", {1}, {0})
+                .intConstant("en", {1}, {100})
+                .intConstant("ax", {1}, {2})
+                .op("Slice", {"x", "st", "en", "ax"}, {"r"});
         else if (c == "slice-reverse")
             b.intConstant("st", {1}, {-1})
                 .intConstant("en", {1}, {-100})
@@ -266,7 +274,8 @@ private slots:
         else if (c == "pool-1x1")
             b.op("MaxPool", {"x"}, {"r"}, {intsAttr("kernel_shape", {1})});
         else if (c == "transpose-cancel")
-            b.op("Transpose", {"x"}, {"t"}, {intsAttr("perm", {0, 2, 1})}).op("Transpose", {"t"}, {"r"}, {intsAttr("perm", {0, 2, 1})});
+            b.op("Transpose", {"x"}, {"t"}, {intsAttr("perm", {0, 2, 1})})
+                .op("Transpose", {"t"}, {"r"}, {intsAttr("perm", {0, 2, 1})});
         else if (c == "transpose-merge")
             b.op("Transpose", {"x"}, {"t"}, {intsAttr("perm", {1, 0, 2})})
                 .op("Transpose", {"t"}, {"t2"}, {intsAttr("perm", {0, 2, 1})})
@@ -274,9 +283,13 @@ private slots:
         else if (c == "cast-roundtrip")
             b.op("Cast", {"x"}, {"d"}, {intAttr("to", 11)}).op("Cast", {"d"}, {"r"}, {intAttr("to", F)});
         else if (c == "cast-lossy-roundtrip")
-            b.op("Cast", {"x"}, {"h"}, {intAttr("to", 10)}).op("Cast", {"h"}, {"r0"}, {intAttr("to", F)}).op("Relu", {"r0"}, {"r"});
+            b.op("Cast", {"x"}, {"h"}, {intAttr("to", 10)})
+                .op("Cast", {"h"}, {"r0"}, {intAttr("to", F)})
+                .op("Relu", {"r0"}, {"r"});
         else if (c == "squeeze-unsqueeze")
-            b.intConstant("ax", {1}, {1}).op("Unsqueeze", {"x", "ax"}, {"u"}).op("Squeeze", {"u", "ax"}, {"r"});
+            b.intConstant("ax", {1}, {1})
+                .op("Unsqueeze", {"x", "ax"}, {"u"})
+                .op("Squeeze", {"u", "ax"}, {"r"});
         else if (c == "reshape-reshape")
             b.intConstant("s1", {2}, {-1, 24})
                 .intConstant("s2", {3}, {-1, 6, 4})
@@ -292,9 +305,12 @@ private slots:
                 .intConstant("ax", {1}, {2})
                 .op("Slice", {"cat", "st", "en", "ax"}, {"r"});
         else if (c == "reshape-after-pool")
-            b.op("GlobalAveragePool", {"x"}, {"g"}).intConstant("s", {3}, {0, 4, 1}).op("Reshape", {"g", "s"}, {"r"});
+            b.op("GlobalAveragePool", {"x"}, {"g"})
+                .intConstant("s", {3}, {0, 4, 1})
+                .op("Reshape", {"g", "s"}, {"r"});
         b.output(last);
-        const PassOutcome o = runAndCompare(b.build(), {"redundant-node-elimination", "dead-code-elimination"});
+        const PassOutcome o =
+            runAndCompare(b.build(), {"redundant-node-elimination", "dead-code-elimination"});
         QCOMPARE(int(o.after.graph.nodeCount()), nodesAfter);
         // The output keeps its name whatever was removed in front of it.
         QVERIFY(o.after.graph.isGraphOutput(o.after.graph.findValue(last)));
@@ -305,21 +321,35 @@ private slots:
         QTest::addColumn<QString>("build");
         QTest::addColumn<QString>("op");
         QTest::addColumn<int>("count");
-        QTest::newRow("x*1") << "x*1" << "Mul" << 0;
-        QTest::newRow("1*x") << "1*x" << "Mul" << 0;
-        QTest::newRow("x+0") << "x+0" << "Add" << 0;
-        QTest::newRow("x-0") << "x-0" << "Sub" << 0;
-        QTest::newRow("x/1") << "x/1" << "Div" << 0;
-        QTest::newRow("x*x") << "x*x" << "Pow" << 1;
-        QTest::newRow("x*x*x") << "x*x*x" << "Mul" << 0;
-        QTest::newRow("neg-neg") << "neg-neg" << "Neg" << 0;
-        QTest::newRow("reciprocal-reciprocal") << "recip-recip" << "Reciprocal" << 0;
-        QTest::newRow("a*s+b*s") << "factor" << "Mul" << 1;
-        QTest::newRow("x+neg(y)") << "add-neg" << "Sub" << 1;
-        QTest::newRow("(x*c1)*c2") << "mul-chain" << "Mul" << 1;
-        QTest::newRow("pow(x,1)") << "pow1" << "Pow" << 0;
+        QTest::newRow("x*1") << "x*1"
+                             << "Mul" << 0;
+        QTest::newRow("1*x") << "1*x"
+                             << "Mul" << 0;
+        QTest::newRow("x+0") << "x+0"
+                             << "Add" << 0;
+        QTest::newRow("x-0") << "x-0"
+                             << "Sub" << 0;
+        QTest::newRow("x/1") << "x/1"
+                             << "Div" << 0;
+        QTest::newRow("x*x") << "x*x"
+                             << "Pow" << 1;
+        QTest::newRow("x*x*x") << "x*x*x"
+                               << "Mul" << 0;
+        QTest::newRow("neg-neg") << "neg-neg"
+                                 << "Neg" << 0;
+        QTest::newRow("reciprocal-reciprocal") << "recip-recip"
+                                               << "Reciprocal" << 0;
+        QTest::newRow("a*s+b*s") << "factor"
+                                 << "Mul" << 1;
+        QTest::newRow("x+neg(y)") << "add-neg"
+                                  << "Sub" << 1;
+        QTest::newRow("(x*c1)*c2") << "mul-chain"
+                                   << "Mul" << 1;
+        QTest::newRow("pow(x,1)") << "pow1"
+                                  << "Pow" << 0;
         // Must not fire: the 1s broadcast x from [N,4] to [N,3,4].
-        QTest::newRow("x*ones-broadcasting") << "x*ones-broadcast" << "Mul" << 1;
+        QTest::newRow("x*ones-broadcasting") << "x*ones-broadcast"
+                                             << "Mul" << 1;
     }
 
     void algebraicSimplification()
@@ -332,25 +362,40 @@ private slots:
         ModelBuilder b;
         b.input("xin", {-1, 4}).input("zin", {-1, 4}).op("Relu", {"xin"}, {"x"}).op("Exp", {"zin"}, {"z"});
         b.constant("one", {}, {1.0f}).constant("zero", {1}, {0.0f}).randomConstant("s", {4});
-        if (c == "x*1") b.op("Mul", {"x", "one"}, {"y"});
-        else if (c == "1*x") b.op("Mul", {"one", "x"}, {"y"});
-        else if (c == "x+0") b.op("Add", {"x", "zero"}, {"y"});
-        else if (c == "x-0") b.op("Sub", {"x", "zero"}, {"y"});
-        else if (c == "x/1") b.op("Div", {"x", "one"}, {"y"});
-        else if (c == "x*x") b.op("Mul", {"x", "x"}, {"y"});
-        else if (c == "x*x*x") b.op("Mul", {"x", "x"}, {"sq"}).op("Mul", {"sq", "x"}, {"y"});
-        else if (c == "neg-neg") b.op("Neg", {"x"}, {"n"}).op("Neg", {"n"}, {"y"});
-        else if (c == "recip-recip") b.op("Reciprocal", {"z"}, {"n"}).op("Reciprocal", {"n"}, {"y"});
-        else if (c == "factor") b.op("Mul", {"x", "s"}, {"a"}).op("Mul", {"z", "s"}, {"bb"}).op("Add", {"a", "bb"}, {"y"});
-        else if (c == "add-neg") b.op("Neg", {"z"}, {"n"}).op("Add", {"x", "n"}, {"y"});
+        if (c == "x*1")
+            b.op("Mul", {"x", "one"}, {"y"});
+        else if (c == "1*x")
+            b.op("Mul", {"one", "x"}, {"y"});
+        else if (c == "x+0")
+            b.op("Add", {"x", "zero"}, {"y"});
+        else if (c == "x-0")
+            b.op("Sub", {"x", "zero"}, {"y"});
+        else if (c == "x/1")
+            b.op("Div", {"x", "one"}, {"y"});
+        else if (c == "x*x")
+            b.op("Mul", {"x", "x"}, {"y"});
+        else if (c == "x*x*x")
+            b.op("Mul", {"x", "x"}, {"sq"}).op("Mul", {"sq", "x"}, {"y"});
+        else if (c == "neg-neg")
+            b.op("Neg", {"x"}, {"n"}).op("Neg", {"n"}, {"y"});
+        else if (c == "recip-recip")
+            b.op("Reciprocal", {"z"}, {"n"}).op("Reciprocal", {"n"}, {"y"});
+        else if (c == "factor")
+            b.op("Mul", {"x", "s"}, {"a"}).op("Mul", {"z", "s"}, {"bb"}).op("Add", {"a", "bb"}, {"y"});
+        else if (c == "add-neg")
+            b.op("Neg", {"z"}, {"n"}).op("Add", {"x", "n"}, {"y"});
         else if (c == "mul-chain")
-            b.constant("c1", {}, {3.0f}).constant("c2", {}, {0.5f}).op("Mul", {"x", "c1"}, {"a"}).op("Mul", {"a", "c2"}, {"y"});
-        else if (c == "pow1") b.op("Pow", {"x", "one"}, {"y"});
+            b.constant("c1", {}, {3.0f})
+                .constant("c2", {}, {0.5f})
+                .op("Mul", {"x", "c1"}, {"a"})
+                .op("Mul", {"a", "c2"}, {"y"});
+        else if (c == "pow1")
+            b.op("Pow", {"x", "one"}, {"y"});
         else if (c == "x*ones-broadcast")
             b.constant("ones", {3, 1, 1}, {1, 1, 1}).op("Mul", {"x", "ones"}, {"y"});
         b.output("y");
-        const PassOutcome o = runAndCompare(b.build(), {"algebraic-simplification", "dead-code-elimination"}, {1, 3},
-                                            {1, 2, 7}, 1e-4, 1e-4);
+        const PassOutcome o = runAndCompare(b.build(), {"algebraic-simplification", "dead-code-elimination"},
+                                            {1, 3}, {1, 2, 7}, 1e-4, 1e-4);
         QCOMPARE(opCount(o.opsAfter, op.toStdString()), count);
     }
 };

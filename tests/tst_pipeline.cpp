@@ -92,8 +92,11 @@ private slots:
         const Model original = m;
         passes::PipelineOptions options;
         options.verify = true;
-        const passes::PipelineResult r = passes::runPipeline(
-            m, {"redundant-node-elimination", "conv-bn-fusion", "dead-code-elimination", "conv-activation-fusion"}, options);
+        const passes::PipelineResult r =
+            passes::runPipeline(m,
+                                {"redundant-node-elimination", "conv-bn-fusion", "dead-code-elimination",
+                                 "conv-activation-fusion"},
+                                options);
         QVERIFY2(r.status.isOk(), r.status.message().c_str());
         QCOMPARE(r.passes.size(), std::size_t(4));
         QCOMPARE(fingerprint(*r.initial), fingerprint(original));
@@ -116,11 +119,12 @@ private slots:
         const passes::PatternMatch &match = convBn.changes.matches[0];
         QCOMPARE(match.rule, std::string("conv-bn"));
         QCOMPARE(match.matchedNames.size(), std::size_t(2));
-        QCOMPARE(match.replacementNames, std::vector<std::string>{match.matchedNames[0]}); // the Conv, rewritten
+        QCOMPARE(match.replacementNames,
+                 std::vector<std::string>{match.matchedNames[0]}); // the Conv, rewritten
         // Modified: the Conv (new weights and bias) and the Relu (now reads the Conv directly).
         QCOMPARE(convBn.changes.modified.size(), std::size_t(2));
         QCOMPARE(m.graph.node(convBn.changes.modified[0]).opType, std::string("Conv"));
-        QCOMPARE(convBn.changes.removed.size(), std::size_t(1));  // the BatchNormalization
+        QCOMPARE(convBn.changes.removed.size(), std::size_t(1)); // the BatchNormalization
         QCOMPARE(convBn.changes.initializersAdded, std::size_t(2));
 
         const passes::PassRecord &dce = r.passes[2];
@@ -138,7 +142,8 @@ private slots:
         const Graph &first = r.passes[0].snapshot->graph;
         const ValueId w = first.findValue("W");
         QVERIFY(w.valid());
-        QCOMPARE(first.value(w).initializer->data.get(), original.graph.value(original.graph.findValue("W")).initializer->data.get());
+        QCOMPARE(first.value(w).initializer->data.get(),
+                 original.graph.value(original.graph.findValue("W")).initializer->data.get());
     }
 
     void brokenPassStopsAtTheLastGoodGraph()
@@ -223,7 +228,8 @@ private slots:
             Expected<ImportResult> loaded = loadModel(dir / "model.onnx", load);
             SessionOptions so;
             so.checkMemory = false;
-            auto before = loaded ? InferenceSession::create(loaded->model, so) : Expected<std::unique_ptr<InferenceSession>>(loaded.status());
+            auto before = loaded ? InferenceSession::create(loaded->model, so)
+                                 : Expected<std::unique_ptr<InferenceSession>>(loaded.status());
             const auto set = dir / "test_data_set_0";
             if (!before || !std::filesystem::exists(set)) {
                 ++skipped;
@@ -243,7 +249,9 @@ private slots:
                     feeds.emplace_back(infos[i]->name, std::move(*t));
             }
             Expected<std::vector<RuntimeTensor>> want =
-                usable && (*before)->checkFeeds(feeds) ? (*before)->run(feeds) : Expected<std::vector<RuntimeTensor>>(Status::invalid("unusable"));
+                usable && (*before)->checkFeeds(feeds)
+                    ? (*before)->run(feeds)
+                    : Expected<std::vector<RuntimeTensor>>(Status::invalid("unusable"));
             if (!want) {
                 ++skipped;
                 continue;
@@ -263,9 +271,11 @@ private slots:
                 // What optimize writes must pass onnx::checker (it runs on load).
                 const auto path = std::filesystem::path(tmp.path().toStdString()) / (name + ".onnx");
                 Expected<SaveResult> saved = saveModel(optimized, path);
-                Expected<ImportResult> back = saved ? loadModel(path) : Expected<ImportResult>(saved.status());
+                Expected<ImportResult> back =
+                    saved ? loadModel(path) : Expected<ImportResult>(saved.status());
                 if (!back) {
-                    failures.push_back(name + ": optimized model does not reload: " + back.status().message());
+                    failures.push_back(name +
+                                       ": optimized model does not reload: " + back.status().message());
                     continue;
                 }
                 for (const std::string &w : back->warnings)
@@ -289,11 +299,12 @@ private slots:
             }
             ++compared;
         }
-        qInfo("%d models compared before/after (%d changed by the pipeline), %d not runnable before", compared,
-              changed, skipped);
+        qInfo("%d models compared before/after (%d changed by the pipeline), %d not runnable before",
+              compared, changed, skipped);
         for (const std::string &f : failures)
             qWarning("%s", f.c_str());
-        QVERIFY2(failures.empty(), (std::to_string(failures.size()) + " models differ after optimization").c_str());
+        QVERIFY2(failures.empty(),
+                 (std::to_string(failures.size()) + " models differ after optimization").c_str());
         QVERIFY(compared > 900);
     }
 };

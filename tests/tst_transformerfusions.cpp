@@ -45,16 +45,17 @@ private slots:
     void layerNorm_data()
     {
         QTest::addColumn<int>("opset");
-        QTest::addColumn<QString>("square");  // Pow | Mul
-        QTest::addColumn<QString>("divide");  // Div | Reciprocal
+        QTest::addColumn<QString>("square"); // Pow | Mul
+        QTest::addColumn<QString>("divide"); // Div | Reciprocal
         QTest::addColumn<bool>("affine");
-        QTest::addColumn<int>("axes");        // normalized trailing axes
+        QTest::addColumn<int>("axes"); // normalized trailing axes
         for (int opset : {13, 17})
             for (const char *sq : {"Pow", "Mul"})
                 for (const char *dv : {"Div", "Reciprocal"})
                     for (bool affine : {true, false})
                         for (int axes : {1, 2})
-                            QTest::addRow("opset%d %s %s %s axes%d", opset, sq, dv, affine ? "affine" : "plain", axes)
+                            QTest::addRow("opset%d %s %s %s axes%d", opset, sq, dv,
+                                          affine ? "affine" : "plain", axes)
                                 << opset << QString(sq) << QString(dv) << affine << axes;
     }
     void layerNorm()
@@ -65,21 +66,28 @@ private slots:
         QFETCH(bool, affine);
         QFETCH(int, axes);
         ModelBuilder b(opset);
-        const std::vector<std::int64_t> reduce = axes == 1 ? std::vector<std::int64_t>{-1} : std::vector<std::int64_t>{-2, -1};
+        const std::vector<std::int64_t> reduce =
+            axes == 1 ? std::vector<std::int64_t>{-1} : std::vector<std::int64_t>{-2, -1};
         b.input("x", {-1, 5, 8}).constant("eps", {}, {1e-5f}).constant("two", {}, {2.0f});
         b.op("ReduceMean", {"x"}, {"mean"}, {intsAttr("axes", reduce)}).op("Sub", {"x", "mean"}, {"d"});
         if (square == "Pow")
             b.op("Pow", {"d", "two"}, {"sq"});
         else
             b.op("Mul", {"d", "d"}, {"sq"});
-        b.op("ReduceMean", {"sq"}, {"var"}, {intsAttr("axes", reduce)}).op("Add", {"var", "eps"}, {"ve"}).op("Sqrt", {"ve"}, {"sd"});
+        b.op("ReduceMean", {"sq"}, {"var"}, {intsAttr("axes", reduce)})
+            .op("Add", {"var", "eps"}, {"ve"})
+            .op("Sqrt", {"ve"}, {"sd"});
         if (divide == "Div")
             b.op("Div", {"d", "sd"}, {"n"});
         else
             b.op("Reciprocal", {"sd"}, {"r"}).op("Mul", {"d", "r"}, {"n"});
-        const std::vector<std::int64_t> normShape = axes == 1 ? std::vector<std::int64_t>{8} : std::vector<std::int64_t>{5, 8};
+        const std::vector<std::int64_t> normShape =
+            axes == 1 ? std::vector<std::int64_t>{8} : std::vector<std::int64_t>{5, 8};
         if (affine)
-            b.randomConstant("gamma", normShape, 0.5f, 1.5f).randomConstant("beta", normShape).op("Mul", {"n", "gamma"}, {"s"}).op("Add", {"s", "beta"}, {"y"});
+            b.randomConstant("gamma", normShape, 0.5f, 1.5f)
+                .randomConstant("beta", normShape)
+                .op("Mul", {"n", "gamma"}, {"s"})
+                .op("Add", {"s", "beta"}, {"y"});
         else
             b.op("Relu", {"n"}, {"y"});
         b.output("y");
@@ -113,8 +121,10 @@ private slots:
     {
         QFETCH(QString, why);
         ModelBuilder b(17);
-        const std::vector<std::int64_t> first = why == "leading-axis" ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{-1};
-        const std::vector<std::int64_t> second = why == "axes-differ" ? std::vector<std::int64_t>{-2, -1} : first;
+        const std::vector<std::int64_t> first =
+            why == "leading-axis" ? std::vector<std::int64_t>{1} : std::vector<std::int64_t>{-1};
+        const std::vector<std::int64_t> second =
+            why == "axes-differ" ? std::vector<std::int64_t>{-2, -1} : first;
         b.input("x", {-1, 5, 8}).constant("eps", {}, {1e-5f}).constant("two", {}, {2.0f});
         b.op("ReduceMean", {"x"}, {"mean"}, {intsAttr("axes", first)})
             .op("Sub", {"x", "mean"}, {"d"})

@@ -36,7 +36,8 @@ Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::
     if (force)
         return Status::ok();
     if (samePath(in, out))
-        return Status::invalid("output '" + out.string() + "' is the input model; pass --force to overwrite it");
+        return Status::invalid("output '" + out.string() +
+                               "' is the input model; pass --force to overwrite it");
     const fs::path data = externalDataPathFor(out, save);
     if (samePath(in, data))
         return Status::invalid("the external data file '" + data.string() +

@@ -6,9 +6,8 @@
 #include "onnx/modelio.h"
 #include "util/status.h"
 
-#include <filesystem>
-
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,7 +71,8 @@ struct RunArgs
     int iterations = 10;
     std::string saveDir;
     bool json = false;
-    bool profile = false; // time per operator type over the timed runs
+    bool profile = false;              // time per operator type over the timed runs
+    std::string optimize = "extended"; // pass level run first, or "none"
 };
 int runModel(const RunArgs &args);
 

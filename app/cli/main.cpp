@@ -61,6 +61,11 @@ int main(int argc, char **argv)
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
+    runCmd
+        ->add_option("--optimize", run.optimize,
+                     "Optimize first (like ONNX Runtime): basic, extended, layout, all, or none")
+        ->default_val("extended")
+        ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
 
     ConformanceArgs conformance;
     CLI::App *conformanceCmd = app.add_subcommand(
@@ -77,17 +82,21 @@ int main(int argc, char **argv)
     CLI::App *optimizeCmd = app.add_subcommand(
         "optimize", "Run optimization passes, print what each changed, and write the optimized model");
     optimizeCmd->add_option("IN", optimize.input, "ONNX model to optimize");
-    optimizeCmd->add_option("-o,--output", optimize.output, "Optimized model to write (atomically); omit to only report");
-    optimizeCmd->add_option("--level", optimize.level, "basic, extended, layout or all")->default_val("basic");
+    optimizeCmd->add_option("-o,--output", optimize.output,
+                            "Optimized model to write (atomically); omit to only report");
+    optimizeCmd->add_option("--level", optimize.level, "basic, extended, layout or all")
+        ->default_val("basic");
     optimizeCmd->add_option("--passes", optimize.passes, "Exact passes to run, in order (overrides --level)")
         ->delimiter(',');
     optimizeCmd->add_option("--disable", optimize.disabled, "Passes to leave out")->delimiter(',');
-    optimizeCmd->add_option("--target", optimize.target,
-                            "onnx: standard ONNX only; ort: also ONNX Runtime's com.microsoft fused ops")
+    optimizeCmd
+        ->add_option("--target", optimize.target,
+                     "onnx: standard ONNX only; ort: also ONNX Runtime's com.microsoft fused ops")
         ->default_val("onnx")
         ->check(CLI::IsMember({"onnx", "ort", "none"}));
     optimizeCmd->add_option("--report", optimize.report, "Write the per-pass records and op counts as JSON");
-    optimizeCmd->add_option("--dump-dir", optimize.dumpDir, "Write the model after each changing pass (NN-name.onnx)");
+    optimizeCmd->add_option("--dump-dir", optimize.dumpDir,
+                            "Write the model after each changing pass (NN-name.onnx)");
     optimizeCmd->add_flag("--force", optimize.force, "Allow OUT to replace the input model");
     optimizeCmd->add_flag("--list", optimize.list, "List the passes and levels");
     optimizeCmd->add_flag("-q,--quiet", optimize.quiet, "Print nothing on success");

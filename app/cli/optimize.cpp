@@ -2,18 +2,16 @@
 // the optimized model (atomically; never over the input unless --force).
 
 #include "commands.h"
-
 #include "onnx/modelio.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace opscope::cli {
@@ -53,8 +51,12 @@ std::vector<std::string> nodeNames(const Graph &graph, const std::vector<NodeId>
 
 nlohmann::json passJson(const PassRecord &r, const Graph &before, const Graph &after)
 {
-    nlohmann::json j{{"name", r.name},           {"changed", r.changed},   {"nodes_before", r.nodesBefore},
-                     {"nodes_after", r.nodesAfter}, {"ms", r.ms},           {"iterations", r.iterations}};
+    nlohmann::json j{{"name", r.name},
+                     {"changed", r.changed},
+                     {"nodes_before", r.nodesBefore},
+                     {"nodes_after", r.nodesAfter},
+                     {"ms", r.ms},
+                     {"iterations", r.iterations}};
     nlohmann::json matches = nlohmann::json::array();
     for (const passes::PatternMatch &m : r.changes.matches)
         matches.push_back({{"rule", m.rule},
@@ -94,7 +96,8 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
     for (const PassRecord &r : result.passes)
         width = std::max(width, r.name.size());
     std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "pass" << std::setw(9) << "changed"
-              << std::setw(18) << "nodes" << std::right << std::setw(9) << "ms" << "  matches\n";
+              << std::setw(18) << "nodes" << std::right << std::setw(9) << "ms"
+              << "  matches\n";
     for (const PassRecord &r : result.passes) {
         std::ostringstream nodes;
         nodes << r.nodesBefore << " → " << r.nodesAfter;
@@ -102,13 +105,13 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
         std::snprintf(ms, sizeof ms, "%.2f", r.ms);
         // "→" is 3 bytes but one column.
         std::cout << std::left << std::setw(static_cast<int>(width + 2)) << r.name << std::setw(9)
-                  << (r.changed ? "yes" : "no") << std::setw(20) << nodes.str() << std::right << std::setw(9) << ms
-                  << "  " << r.changes.matches.size() << '\n';
+                  << (r.changed ? "yes" : "no") << std::setw(20) << nodes.str() << std::right << std::setw(9)
+                  << ms << "  " << r.changes.matches.size() << '\n';
     }
     char total[32];
     std::snprintf(total, sizeof total, "%.2f", result.totalMs);
-    std::cout << "total " << before.graph.nodeCountWithSubgraphs() << " → " << after.graph.nodeCountWithSubgraphs()
-              << " nodes in " << total << " ms\n\n";
+    std::cout << "total " << before.graph.nodeCountWithSubgraphs() << " → "
+              << after.graph.nodeCountWithSubgraphs() << " nodes in " << total << " ms\n\n";
 
     const auto a = opCounts(before), b = opCounts(after);
     std::map<std::string, std::pair<int, int>> rows;
@@ -119,8 +122,8 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
     std::size_t opWidth = 2;
     for (const auto &[op, n] : rows)
         opWidth = std::max(opWidth, op.size());
-    std::cout << std::left << std::setw(static_cast<int>(opWidth + 2)) << "op" << std::right << std::setw(8) << "before"
-              << std::setw(8) << "after" << '\n';
+    std::cout << std::left << std::setw(static_cast<int>(opWidth + 2)) << "op" << std::right << std::setw(8)
+              << "before" << std::setw(8) << "after" << '\n';
     for (const auto &[op, n] : rows)
         std::cout << std::left << std::setw(static_cast<int>(opWidth + 2)) << op << std::right << std::setw(8)
                   << n.first << std::setw(8) << n.second << '\n';

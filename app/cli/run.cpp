@@ -1,6 +1,8 @@
 #include "commands.h"
 #include "infoformat.h"
 #include "onnx/modelio.h"
+#include "passes/pipeline.h"
+#include "passes/registry.h"
 #include "runtime/conformance.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
@@ -78,9 +80,31 @@ int runModel(const RunArgs &args)
     Expected<ImportResult> loaded = loadModel(args.model);
     if (!loaded)
         return reportError(loaded.status());
+    // Like ONNX Runtime, run the optimized graph unless told otherwise; the fused ops stay opscope's.
+    Model &model = loaded->model;
+    const std::size_t nodesBefore = model.graph.nodeCountWithSubgraphs();
+    double optimizeMs = 0.0;
+    if (args.optimize != "none") {
+        passes::PipelineSpec spec;
+        spec.level = args.optimize;
+        spec.target = "none";
+        Expected<std::vector<std::string>> pipeline = passes::resolvePipeline(spec);
+        if (!pipeline)
+            return reportError(pipeline.status());
+        Model optimized = model;
+        passes::PipelineOptions po;
+        po.keepSnapshots = false;
+        const passes::PipelineResult r = passes::runPipeline(optimized, *pipeline, po);
+        optimizeMs = r.totalMs;
+        if (r.status)
+            model = std::move(optimized);
+        else
+            std::cerr << "opscope-cli: warning: running the model unoptimized: " << r.status.message()
+                      << '\n';
+    }
     SessionOptions options;
     options.threads = args.threads;
-    Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(loaded->model, options);
+    Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, options);
     if (!session)
         return reportError(session.status());
 
@@ -184,6 +208,10 @@ int runModel(const RunArgs &args)
             std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
                       << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
     }
+    j["optimize"] = {{"level", args.optimize},
+                     {"ms", optimizeMs},
+                     {"nodes_before", nodesBefore},
+                     {"nodes_after", model.graph.nodeCountWithSubgraphs()}};
     j["latency_ms"] = {
         {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
     j["peak_rss_mb"] = peakRssMb();

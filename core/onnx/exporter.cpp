@@ -1,5 +1,6 @@
-#include "ir/dependencies.h"
 #include "onnx/exporter.h"
+
+#include "ir/dependencies.h"
 
 namespace opscope {
 namespace {

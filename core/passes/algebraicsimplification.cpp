@@ -49,8 +49,10 @@ void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matche
             bool commutes;
             const char *rule;
         };
-        static const Identity identities[] = {
-            {"Mul", 1.0, true, "x*1"}, {"Div", 1.0, false, "x/1"}, {"Add", 0.0, true, "x+0"}, {"Sub", 0.0, false, "x-0"}};
+        static const Identity identities[] = {{"Mul", 1.0, true, "x*1"},
+                                              {"Div", 1.0, false, "x/1"},
+                                              {"Add", 0.0, true, "x+0"},
+                                              {"Sub", 0.0, false, "x-0"}};
         for (const Identity &id : identities) {
             if (!isOp(node, id.op))
                 continue;
@@ -69,7 +71,8 @@ void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matche
                 const Node *p = producerNode(graph, inner);
                 if (!p || !hasSingleUse(graph, inner))
                     continue;
-                if (isOp(*p, "Pow") && p->inputs.size() == 2 && p->inputs[0] == x && scalarFloatConstant(graph, p->inputs[1]))
+                if (isOp(*p, "Pow") && p->inputs.size() == 2 && p->inputs[0] == x &&
+                    scalarFloatConstant(graph, p->inputs[1]))
                     return matches.push_back({"pow*x", {node.id, p->id}, {x, p->inputs[1]}, {}});
                 if (isOp(*p, "Mul") && p->inputs.size() == 2 && p->inputs[0] == x && p->inputs[1] == x)
                     return matches.push_back({"x*x*x", {node.id, p->id}, {x}, {3}});
@@ -101,7 +104,8 @@ void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matche
                 for (int side = 0; side < 2; ++side) {
                     const Node *p = producerNode(graph, node.inputs[side]);
                     if (p && isOp(*p, "Neg") && hasSingleUse(graph, node.inputs[side]))
-                        return matches.push_back({"x+neg(y)", {node.id, p->id}, {node.inputs[1 - side], p->inputs[0]}, {}});
+                        return matches.push_back(
+                            {"x+neg(y)", {node.id, p->id}, {node.inputs[1 - side], p->inputs[0]}, {}});
                 }
             }
         }
@@ -125,7 +129,8 @@ void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matche
                 continue;
             const Node *p = producerNode(graph, node.inputs[0]);
             if (p && isOp(*p, op))
-                matches.push_back({std::string(op) + "(" + op + "(x))", {node.id, p->id}, {p->inputs[0]}, {}});
+                matches.push_back(
+                    {std::string(op) + "(" + op + "(x))", {node.id, p->id}, {p->inputs[0]}, {}});
         }
     }
 }
@@ -133,7 +138,8 @@ void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matche
 Expected<bool> replaceWithNew(Graph &graph, NodeId old, const std::string &op, std::vector<ValueId> inputs,
                               std::vector<Attribute> attrs = {})
 {
-    Expected<NodeId> added = addNodeWithOutputs(graph, op, std::move(inputs), 1, graph.node(old).name + "_" + op, std::move(attrs));
+    Expected<NodeId> added = addNodeWithOutputs(graph, op, std::move(inputs), 1,
+                                                graph.node(old).name + "_" + op, std::move(attrs));
     if (!added)
         return added.status();
     graph.value(graph.node(*added).outputs[0]).type = graph.value(graph.node(old).outputs[0]).type;
@@ -164,18 +170,21 @@ Expected<bool> AlgebraicSimplification::apply(Model &, Graph &graph, const Match
         float exponent = static_cast<float>(m.ints.empty() ? 0 : m.ints[0]);
         if (r == "pow*x")
             exponent = constantFloats(graph, m.values[1])->at(0) + 1.0f;
-        const ValueId e = addConstant(graph, graph.node(node).name + "_exponent", floatTensor({}, {exponent}));
+        const ValueId e =
+            addConstant(graph, graph.node(node).name + "_exponent", floatTensor({}, {exponent}));
         OPSCOPE_TRY(replaceWithNew(graph, node, "Pow", {m.values[0], e}).status());
     } else if (r == "a*s+b*s" || r == "a*s-b*s") {
-        Expected<NodeId> sum = addNodeWithOutputs(graph, r == "a*s+b*s" ? "Add" : "Sub", {m.values[0], m.values[1]}, 1,
-                                                  graph.node(node).name + "_factored");
+        Expected<NodeId> sum =
+            addNodeWithOutputs(graph, r == "a*s+b*s" ? "Add" : "Sub", {m.values[0], m.values[1]}, 1,
+                               graph.node(node).name + "_factored");
         if (!sum)
             return sum.status();
         OPSCOPE_TRY(replaceWithNew(graph, node, "Mul", {graph.node(*sum).outputs[0], m.values[2]}).status());
     } else if (r == "x+neg(y)") {
         OPSCOPE_TRY(replaceWithNew(graph, node, "Sub", {m.values[0], m.values[1]}).status());
     } else if (r == "(x*c1)*c2" || r == "(x+c1)+c2") {
-        const float c1 = constantFloats(graph, m.values[1])->at(0), c2 = constantFloats(graph, m.values[2])->at(0);
+        const float c1 = constantFloats(graph, m.values[1])->at(0),
+                    c2 = constantFloats(graph, m.values[2])->at(0);
         const Tensor *shapeOf = constantTensor(graph, m.values[2]);
         const ValueId c = addConstant(graph, graph.node(node).name + "_merged",
                                       floatTensor(shapeOf->dims, {r == "(x*c1)*c2" ? c1 * c2 : c1 + c2}));

@@ -49,7 +49,8 @@ Expected<bool> BnScaleFusion::apply(Model &, Graph &graph, const Match &match) c
         return false;
     const bool mul = isOp(graph.node(match.nodes[1]), "Mul");
     const Node &b = graph.node(bn);
-    std::vector<float> gamma = *constantFloats(graph, b.inputs[1]), beta = *constantFloats(graph, b.inputs[2]);
+    std::vector<float> gamma = *constantFloats(graph, b.inputs[1]),
+                       beta = *constantFloats(graph, b.inputs[2]);
     for (std::size_t i = 0; i < gamma.size(); ++i) {
         if (mul) {
             gamma[i] *= (*c)[i];

@@ -50,7 +50,8 @@ Expected<bool> BnToScale::apply(Model &, Graph &graph, const Match &match) const
     const bool add = match.rule == "bn→add";
     const ValueId c = addConstant(graph, bn.name + (add ? "_shift" : "_scale"),
                                   floatTensor(dims, add ? affine.shift : affine.scale));
-    Expected<NodeId> op = addNodeWithOutputs(graph, add ? "Add" : "Mul", {x, c}, 1, bn.name + (add ? "_add" : "_mul"));
+    Expected<NodeId> op =
+        addNodeWithOutputs(graph, add ? "Add" : "Mul", {x, c}, 1, bn.name + (add ? "_add" : "_mul"));
     if (!op)
         return op.status();
     const ValueId out = graph.node(*op).outputs[0];

@@ -13,8 +13,8 @@ constexpr std::uint64_t kMaxMergedConstantBytes = 1 << 16;
 
 bool neverMerged(const Node &node)
 {
-    static const std::set<std::string> ops{"RandomUniform", "RandomNormal", "RandomUniformLike",
-                                           "RandomNormalLike", "Multinomial", "Bernoulli"};
+    static const std::set<std::string> ops{"RandomUniform",    "RandomNormal", "RandomUniformLike",
+                                           "RandomNormalLike", "Multinomial",  "Bernoulli"};
     return node.hasSubgraphs() || ops.count(node.opType) > 0;
 }
 
@@ -37,13 +37,15 @@ std::string nodeKey(const Node &node)
 
 } // namespace
 
-void CommonSubexpressionElimination::select(const Model &, const Graph &graph, std::vector<Match> &matches) const
+void CommonSubexpressionElimination::select(const Model &, const Graph &graph,
+                                            std::vector<Match> &matches) const
 {
     // Duplicate constants: rule "constant", values = {duplicate, kept}.
     std::map<std::tuple<DataType, std::vector<std::int64_t>>, std::vector<ValueId>> byShape;
     for (ValueId v : graph.initializers()) {
         const Value &value = graph.value(v);
-        if (value.isGraphInput || graph.isGraphOutput(v) || value.initializer->byteSize() > kMaxMergedConstantBytes ||
+        if (value.isGraphInput || graph.isGraphOutput(v) ||
+            value.initializer->byteSize() > kMaxMergedConstantBytes ||
             value.initializer->dtype == DataType::String)
             continue;
         auto &seen = byShape[{value.initializer->dtype, value.initializer->dims}];

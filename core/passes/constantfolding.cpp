@@ -13,8 +13,8 @@ namespace {
 
 bool neverFolded(const Node &node)
 {
-    static const std::set<std::string> ops{"RandomUniform",    "RandomNormal",    "RandomUniformLike",
-                                           "RandomNormalLike", "Multinomial",     "Bernoulli",
+    static const std::set<std::string> ops{"RandomUniform",    "RandomNormal",     "RandomUniformLike",
+                                           "RandomNormalLike", "Multinomial",      "Bernoulli",
                                            "QuantizeLinear",   "DequantizeLinear", "DynamicQuantizeLinear"};
     return node.hasSubgraphs() || ops.count(node.opType) > 0;
 }
@@ -23,9 +23,9 @@ bool neverFolded(const Node &node)
 // the output and it is under the limit.
 bool expands(const Node &node)
 {
-    static const std::set<std::string> ops{"Expand", "Tile", "ConstantOfShape", "Range", "Pad", "Resize",
-                                           "Upsample", "OneHot", "EyeLike", "MatMul", "Gemm", "Einsum",
-                                           "ConvTranspose", "Conv", "Col2Im"};
+    static const std::set<std::string> ops{"Expand", "Tile",     "ConstantOfShape", "Range",   "Pad",
+                                           "Resize", "Upsample", "OneHot",          "EyeLike", "MatMul",
+                                           "Gemm",   "Einsum",   "ConvTranspose",   "Conv",    "Col2Im"};
     return ops.count(node.opType) > 0;
 }
 
@@ -61,7 +61,9 @@ std::optional<Tensor> foldShapeOnly(const Graph &graph, const Node &node)
             return int64Tensor({}, {c.count});
         }
         const auto rank = static_cast<std::int64_t>(shape->size());
-        auto clampAxis = [rank](std::int64_t a) { return std::clamp(a < 0 ? a + rank : a, std::int64_t(0), rank); };
+        auto clampAxis = [rank](std::int64_t a) {
+            return std::clamp(a < 0 ? a + rank : a, std::int64_t(0), rank);
+        };
         const std::int64_t start = clampAxis(attrInt(node, "start", 0));
         const std::int64_t end = clampAxis(attrInt(node, "end", rank));
         std::vector<std::int64_t> dims;
@@ -283,7 +285,8 @@ void replaceByConstants(Graph &graph, NodeId id, std::vector<Tensor> results)
 
 } // namespace
 
-Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets, const PassOptions &options)
+Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets,
+                             const PassOptions &options)
 {
     Expected<std::vector<NodeId>> order = graph.topologicalOrder();
     if (!order)
@@ -303,7 +306,8 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
         }
         if (std::optional<Tensor> shape = constantReshapeShape(graph, node)) {
             const ValueId old = node.inputs[1];
-            graph.setNodeInput(id, 1, addConstant(graph, graph.value(old).name + "_const", std::move(*shape)));
+            graph.setNodeInput(id, 1,
+                               addConstant(graph, graph.value(old).name + "_const", std::move(*shape)));
             changed = true;
             continue;
         }

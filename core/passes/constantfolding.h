@@ -27,6 +27,7 @@ public:
 };
 
 // Folds one graph (not its subgraphs). Used by constant-propagation for If/Loop bodies.
-Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets, const PassOptions &options);
+Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets,
+                             const PassOptions &options);
 
 } // namespace opscope::passes

@@ -13,7 +13,8 @@ void ConvActivationFusion::select(const Model &, const Graph &graph, std::vector
             continue;
         const NodeId conv = graph.producer(act.inputs[0]);
         if (!conv.valid() || !isOp(graph.node(conv), "Conv") || graph.node(conv).outputs.size() != 1 ||
-            singleConsumer(graph, act.inputs[0]) != id || elementType(graph, act.inputs[0]) != DataType::Float)
+            singleConsumer(graph, act.inputs[0]) != id ||
+            elementType(graph, act.inputs[0]) != DataType::Float)
             continue;
         matches.push_back({"conv-" + act.opType, {conv, id}, {}, {}});
     }
@@ -26,8 +27,9 @@ Expected<bool> ConvActivationFusion::apply(Model &model, Graph &graph, const Mat
     std::vector<Attribute> attrs = graph.node(conv).attributes;
     for (Attribute &a : activationAttributes(*spec))
         attrs.push_back(std::move(a));
-    Expected<NodeId> fused = addNodeWithOutputs(graph, "FusedConv", graph.node(conv).inputs, 1,
-                                                graph.node(conv).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
+    Expected<NodeId> fused =
+        addNodeWithOutputs(graph, "FusedConv", graph.node(conv).inputs, 1,
+                           graph.node(conv).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
     if (!fused)
         return fused.status();
     const ValueId out = graph.node(*fused).outputs[0];

@@ -1,5 +1,6 @@
 #pragma once
-// conv-add-fusion: an Add of a constant that varies only along the output channels (shape [C,1,1], [1,C,1,1] or one value) becomes the Conv bias.
+// conv-add-fusion: an Add of a constant that varies only along the output channels (shape [C,1,1], [1,C,1,1]
+// or one value) becomes the Conv bias.
 //
 //     x ──► Conv(W,B) ──► Add(c) ──► y     →     x ──► Conv(W, B+c) ──► y
 //

@@ -15,7 +15,8 @@ void ConvBnFusion::select(const Model &, const Graph &graph, std::vector<Match> 
         if (!conv.valid() || !convFeedsOnly(graph, graph.node(conv), id))
             continue;
         const auto affine = batchNormAffine(graph, bn);
-        if (affine && static_cast<std::int64_t>(affine->scale.size()) == convOutputChannels(graph, graph.node(conv)))
+        if (affine &&
+            static_cast<std::int64_t>(affine->scale.size()) == convOutputChannels(graph, graph.node(conv)))
             matches.push_back({"conv-bn", {conv, id}, {}, {}});
     }
 }

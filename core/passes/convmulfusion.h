@@ -1,5 +1,6 @@
 #pragma once
-// conv-mul-fusion: a Mul by a constant that varies only along the output channels (shape [C,1,1], [1,C,1,1] or one value) scales the Conv weights and bias.
+// conv-mul-fusion: a Mul by a constant that varies only along the output channels (shape [C,1,1], [1,C,1,1]
+// or one value) scales the Conv weights and bias.
 //
 //     x ──► Conv(W,B) ──► Mul(c) ──► y     →     x ──► Conv(W·c, B·c) ──► y
 //

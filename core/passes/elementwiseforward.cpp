@@ -10,18 +10,21 @@ namespace {
 
 bool unaryElementwise(const Node &n)
 {
-    static const std::set<std::string> ops{"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Erf",
-                                           "LeakyRelu", "Elu", "Selu", "HardSigmoid", "HardSwish", "Softplus",
-                                           "Softsign", "Sin", "Cos", "Reciprocal", "Floor", "Ceil", "Round", "Sign",
-                                           "Not", "Cast", "IsNaN", "Gelu", "Mish", "Celu", "ThresholdedRelu"};
-    return n.alive && (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.opType) && n.inputs.size() == 1 &&
-           n.outputs.size() == 1;
+    static const std::set<std::string> ops{
+        "Relu",        "Sigmoid",   "Tanh",     "Exp",       "Log",  "Neg",
+        "Abs",         "Sqrt",      "Erf",      "LeakyRelu", "Elu",  "Selu",
+        "HardSigmoid", "HardSwish", "Softplus", "Softsign",  "Sin",  "Cos",
+        "Reciprocal",  "Floor",     "Ceil",     "Round",     "Sign", "Not",
+        "Cast",        "IsNaN",     "Gelu",     "Mish",      "Celu", "ThresholdedRelu"};
+    return n.alive && (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.opType) &&
+           n.inputs.size() == 1 && n.outputs.size() == 1;
 }
 
 bool scalarBinary(const Graph &graph, const Node &n)
 {
     static const std::set<std::string> ops{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-    if (!n.alive || !(n.domain.empty() || n.domain == "ai.onnx") || !ops.count(n.opType) || n.inputs.size() != 2)
+    if (!n.alive || !(n.domain.empty() || n.domain == "ai.onnx") || !ops.count(n.opType) ||
+        n.inputs.size() != 2)
         return false;
     const Tensor *c = constantTensor(graph, n.inputs[1]);
     const auto rank = knownRank(graph, n.inputs[0]);
@@ -51,7 +54,8 @@ Expected<bool> ElementwiseForward::apply(Model &, Graph &graph, const Match &mat
     const Node slice = graph.node(sliceId), op = graph.node(opId);
     std::vector<ValueId> sliceInputs = slice.inputs;
     sliceInputs[0] = op.inputs[0];
-    Expected<NodeId> moved = addNodeWithOutputs(graph, slice.opType, sliceInputs, 1, slice.name, slice.attributes);
+    Expected<NodeId> moved =
+        addNodeWithOutputs(graph, slice.opType, sliceInputs, 1, slice.name, slice.attributes);
     if (!moved)
         return moved.status();
     const ValueId slicedX = graph.node(*moved).outputs[0];

@@ -6,7 +6,8 @@
 
 namespace opscope::passes {
 
-Expected<std::vector<Tensor>> evaluateNode(const Graph &graph, NodeId id, const std::map<std::string, int> &opsets)
+Expected<std::vector<Tensor>> evaluateNode(const Graph &graph, NodeId id,
+                                           const std::map<std::string, int> &opsets)
 {
     const Node &node = graph.node(id);
     Graph mini("fold");

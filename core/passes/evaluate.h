@@ -14,6 +14,7 @@ namespace opscope::passes {
 // Every input of `node` must be a constant of `graph` (or omitted). Returns one tensor per
 // output slot (an empty Tensor for omitted outputs). Unsupported ops and kernel errors come back
 // as errors; the caller decides whether that matters.
-Expected<std::vector<Tensor>> evaluateNode(const Graph &graph, NodeId node, const std::map<std::string, int> &opsets);
+Expected<std::vector<Tensor>> evaluateNode(const Graph &graph, NodeId node,
+                                           const std::map<std::string, int> &opsets);
 
 } // namespace opscope::passes

@@ -56,8 +56,8 @@ std::optional<ActivationSpec> activationFromAttributes(const Node &node)
     return spec;
 }
 
-std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId constant, std::int64_t channels,
-                                                   std::size_t rank, std::size_t axis)
+std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId constant,
+                                                   std::int64_t channels, std::size_t rank, std::size_t axis)
 {
     const Tensor *t = constantTensor(graph, constant);
     const auto values = constantFloats(graph, constant);
@@ -80,7 +80,8 @@ std::optional<ChannelAffine> batchNormAffine(const Graph &graph, const Node &bn)
     if (!isOp(bn, "BatchNormalization") || bn.inputs.size() < 5 || attrInt(bn, "training_mode", 0) != 0)
         return std::nullopt;
     for (std::size_t i = 1; i < bn.outputs.size(); ++i)
-        if (bn.outputs[i].valid() && (!graph.uses(bn.outputs[i]).empty() || graph.isGraphOutput(bn.outputs[i])))
+        if (bn.outputs[i].valid() &&
+            (!graph.uses(bn.outputs[i]).empty() || graph.isGraphOutput(bn.outputs[i])))
             return std::nullopt;
     const auto scale = constantFloats(graph, bn.inputs[1]), bias = constantFloats(graph, bn.inputs[2]);
     const auto mean = constantFloats(graph, bn.inputs[3]), var = constantFloats(graph, bn.inputs[4]);
@@ -126,7 +127,8 @@ std::int64_t convOutputChannels(const Graph &graph, const Node &conv)
     return constantTensor(graph, conv.inputs[1])->dims[0];
 }
 
-void foldIntoConv(Graph &graph, NodeId convId, const std::vector<float> *scale, const std::vector<float> *shift)
+void foldIntoConv(Graph &graph, NodeId convId, const std::vector<float> *scale,
+                  const std::vector<float> *shift)
 {
     const Node &conv = graph.node(convId);
     const Tensor &w = *constantTensor(graph, conv.inputs[1]);

@@ -27,8 +27,8 @@ std::optional<ActivationSpec> activationFromAttributes(const Node &node);
 
 // The C values of a constant that, broadcast against a rank-`rank` tensor, varies only along
 // `axis` (shapes like [C,1,1], [1,C,1,1], [C] for axis = rank-1, or a single value). Float32 only.
-std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId constant, std::int64_t channels,
-                                                   std::size_t rank, std::size_t axis);
+std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId constant,
+                                                   std::int64_t channels, std::size_t rank, std::size_t axis);
 
 // BatchNormalization in inference form y = x·scale + shift per channel (axis 1), when all its
 // parameters are float constants and its training outputs are unused.
@@ -47,6 +47,7 @@ bool convFeedsOnly(const Graph &graph, const Node &conv, NodeId consumer);
 std::int64_t convOutputChannels(const Graph &graph, const Node &conv);
 // Conv output y → y·scale + shift per output channel, folded into new weight/bias constants.
 // Either may be null (scale 1 / shift 0).
-void foldIntoConv(Graph &graph, NodeId conv, const std::vector<float> *scale, const std::vector<float> *shift);
+void foldIntoConv(Graph &graph, NodeId conv, const std::vector<float> *scale,
+                  const std::vector<float> *shift);
 
 } // namespace opscope::passes

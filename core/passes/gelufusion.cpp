@@ -43,7 +43,8 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
         if (!x.valid() || elementType(graph, x) != DataType::Float)
             continue;
         const NodeId addId = singleConsumer(graph, erf.outputs[0]);
-        if (!addId.valid() || !isOp(graph.node(addId), "Add") || !near(graph, other(graph.node(addId), erf.outputs[0]), 1.0) ||
+        if (!addId.valid() || !isOp(graph.node(addId), "Add") ||
+            !near(graph, other(graph.node(addId), erf.outputs[0]), 1.0) ||
             !hasSingleUse(graph, graph.node(addId).outputs[0]))
             continue;
         const ValueId a = graph.node(addId).outputs[0];
@@ -57,7 +58,8 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
         if (o1 == x) {
             // (x·(erf+1))·0.5
             const NodeId m2 = singleConsumer(graph, m1.outputs[0]);
-            if (!m2.valid() || !isOp(graph.node(m2), "Mul") || !near(graph, other(graph.node(m2), m1.outputs[0]), 0.5))
+            if (!m2.valid() || !isOp(graph.node(m2), "Mul") ||
+                !near(graph, other(graph.node(m2), m1.outputs[0]), 0.5))
                 continue;
             nodes.push_back(m2);
             out = graph.node(m2).outputs[0];
@@ -84,8 +86,8 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
 Expected<bool> GeluFusion::apply(Model &model, Graph &graph, const Match &m) const
 {
     const ValueId x = m.values[0], out = m.values[1];
-    Expected<NodeId> gelu = addNodeWithOutputs(graph, "Gelu", {x}, 1, graph.node(m.nodes[0]).name + "_gelu", {},
-                                               kOpscopeDomain);
+    Expected<NodeId> gelu =
+        addNodeWithOutputs(graph, "Gelu", {x}, 1, graph.node(m.nodes[0]).name + "_gelu", {}, kOpscopeDomain);
     if (!gelu)
         return gelu.status();
     const ValueId g = graph.node(*gelu).outputs[0];

@@ -26,8 +26,9 @@ Expected<bool> GemmActivationFusion::apply(Model &model, Graph &graph, const Mat
     std::vector<Attribute> attrs = graph.node(gemm).attributes;
     for (Attribute &a : activationAttributes(*spec))
         attrs.push_back(std::move(a));
-    Expected<NodeId> fused = addNodeWithOutputs(graph, "FusedGemm", graph.node(gemm).inputs, 1,
-                                                graph.node(gemm).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
+    Expected<NodeId> fused =
+        addNodeWithOutputs(graph, "FusedGemm", graph.node(gemm).inputs, 1,
+                           graph.node(gemm).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
     if (!fused)
         return fused.status();
     const ValueId out = graph.node(*fused).outputs[0];

@@ -76,8 +76,8 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
         const ValueId x = sub.inputs[0], d = sub.outputs[0];
         const Node *mean = producerOf(graph, sub.inputs[1]);
         const auto rank = knownRank(graph, x);
-        if (!mean || mean->inputs.empty() || mean->inputs[0] != x || !rank || elementType(graph, x) != DataType::Float ||
-            !hasSingleUse(graph, sub.inputs[1]))
+        if (!mean || mean->inputs.empty() || mean->inputs[0] != x || !rank ||
+            elementType(graph, x) != DataType::Float || !hasSingleUse(graph, sub.inputs[1]))
             continue;
         const auto axes = meanAxes(graph, *mean, *rank);
         std::set<NodeId> readers;
@@ -123,21 +123,24 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
             // d · Reciprocal(√…)
             const NodeId recip = singleConsumer(graph, sqrtNode.outputs[0]);
             if (!recip.valid() || !isOp(graph.node(recip), "Reciprocal") ||
-                otherOperand(*divide, d) != graph.node(recip).outputs[0] || !hasSingleUse(graph, graph.node(recip).outputs[0]))
+                otherOperand(*divide, d) != graph.node(recip).outputs[0] ||
+                !hasSingleUse(graph, graph.node(recip).outputs[0]))
                 continue;
             nodes.push_back(recip);
         }
         // Optional γ then β.
         ValueId gamma, beta, out = divide->outputs[0];
         const std::size_t k = axes->size();
-        if (const NodeId m = singleConsumer(graph, out); m.valid() && isOp(graph.node(m), "Mul") &&
-                                                        normalizedShaped(graph, otherOperand(graph.node(m), out), k)) {
+        if (const NodeId m = singleConsumer(graph, out);
+            m.valid() && isOp(graph.node(m), "Mul") &&
+            normalizedShaped(graph, otherOperand(graph.node(m), out), k)) {
             gamma = otherOperand(graph.node(m), out);
             nodes.push_back(m);
             out = graph.node(m).outputs[0];
         }
-        if (const NodeId a = singleConsumer(graph, out); a.valid() && isOp(graph.node(a), "Add") &&
-                                                        normalizedShaped(graph, otherOperand(graph.node(a), out), k)) {
+        if (const NodeId a = singleConsumer(graph, out);
+            a.valid() && isOp(graph.node(a), "Add") &&
+            normalizedShaped(graph, otherOperand(graph.node(a), out), k)) {
             beta = otherOperand(graph.node(a), out);
             nodes.push_back(a);
             out = graph.node(a).outputs[0];
@@ -168,14 +171,16 @@ Expected<bool> LayerNormFusion::apply(Model &model, Graph &graph, const Match &m
         count *= d;
     const std::string base = graph.node(m.nodes[0]).name;
     if (!gamma.valid())
-        gamma = addConstant(graph, base + "_gamma", floatTensor(normDims, std::vector<float>(std::size_t(count), 1.0f)));
+        gamma = addConstant(graph, base + "_gamma",
+                            floatTensor(normDims, std::vector<float>(std::size_t(count), 1.0f)));
     const bool standard = model.opsetVersion("") >= 17;
     std::vector<ValueId> inputs{x, gamma};
     if (beta.valid())
         inputs.push_back(beta);
-    Expected<NodeId> ln = addNodeWithOutputs(
-        graph, "LayerNormalization", inputs, 1, base + "_layernorm",
-        {Attribute::makeInt("axis", axis), Attribute::makeFloat("epsilon", eps)}, standard ? "" : kOpscopeDomain);
+    Expected<NodeId> ln =
+        addNodeWithOutputs(graph, "LayerNormalization", inputs, 1, base + "_layernorm",
+                           {Attribute::makeInt("axis", axis), Attribute::makeFloat("epsilon", eps)},
+                           standard ? "" : kOpscopeDomain);
     if (!ln)
         return ln.status();
     const ValueId lnOut = graph.node(*ln).outputs[0];

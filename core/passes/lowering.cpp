@@ -16,14 +16,17 @@ Expected<ValueId> addActivation(Graph &graph, const Model &model, ValueId x, con
 {
     std::vector<ValueId> inputs{x};
     std::vector<Attribute> attrs;
-    const auto param = [&](std::size_t i, float fallback) { return i < act.params.size() ? act.params[i] : fallback; };
+    const auto param = [&](std::size_t i, float fallback) {
+        return i < act.params.size() ? act.params[i] : fallback;
+    };
     if (act.op == "LeakyRelu") {
         attrs.push_back(Attribute::makeFloat("alpha", param(0, 0.01f)));
     } else if (act.op == "HardSigmoid") {
         attrs.push_back(Attribute::makeFloat("alpha", param(0, 0.2f)));
         attrs.push_back(Attribute::makeFloat("beta", param(1, 0.5f)));
     } else if (act.op == "Clip") {
-        const float lo = param(0, std::numeric_limits<float>::lowest()), hi = param(1, std::numeric_limits<float>::max());
+        const float lo = param(0, std::numeric_limits<float>::lowest()),
+                    hi = param(1, std::numeric_limits<float>::max());
         if (model.opsetVersion("") >= 11) {
             inputs.push_back(addConstant(graph, base + "_min", floatTensor({}, {lo})));
             inputs.push_back(addConstant(graph, base + "_max", floatTensor({}, {hi})));
@@ -62,15 +65,19 @@ Expected<bool> lowerLayerNorm(Model &, Graph &graph, NodeId id)
     const std::int64_t axis = attrInt(n, "axis", -1);
     const auto rank = knownRank(graph, n.inputs[0]);
     if (axis >= 0 && !rank)
-        return Status::unsupported("LayerNormalization '" + base + "' with a positive axis needs a known rank");
+        return Status::unsupported("LayerNormalization '" + base +
+                                   "' with a positive axis needs a known rank");
     const std::int64_t first = axis < 0 ? axis : axis - static_cast<std::int64_t>(*rank);
     std::vector<std::int64_t> axes;
     for (std::int64_t a = first; a < 0; ++a)
         axes.push_back(a);
     const std::vector<Attribute> reduce{Attribute::makeInts("axes", axes), Attribute::makeInt("keepdims", 1)};
-    const ValueId eps = addConstant(graph, base + "_epsilon", floatTensor({}, {attrFloat(n, "epsilon", 1e-5f)}));
-    auto step = [&](const char *op, std::vector<ValueId> ins, std::vector<Attribute> attrs = {}) -> Expected<ValueId> {
-        Expected<NodeId> s = addNodeWithOutputs(graph, op, std::move(ins), 1, base + "_" + op, std::move(attrs));
+    const ValueId eps =
+        addConstant(graph, base + "_epsilon", floatTensor({}, {attrFloat(n, "epsilon", 1e-5f)}));
+    auto step = [&](const char *op, std::vector<ValueId> ins,
+                    std::vector<Attribute> attrs = {}) -> Expected<ValueId> {
+        Expected<NodeId> s =
+            addNodeWithOutputs(graph, op, std::move(ins), 1, base + "_" + op, std::move(attrs));
         if (!s)
             return s.status();
         return graph.node(*s).outputs[0];
@@ -115,8 +122,9 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
     const std::string base = n.name;
     if (n.opType == "FusedConv" || n.opType == "FusedGemm") {
         const bool conv = n.opType == "FusedConv";
-        Expected<NodeId> core = addNodeWithOutputs(graph, conv ? "Conv" : "Gemm", n.inputs, 1, base + (conv ? "_conv" : "_gemm"),
-                                                   withoutActivation(n.attributes));
+        Expected<NodeId> core =
+            addNodeWithOutputs(graph, conv ? "Conv" : "Gemm", n.inputs, 1, base + (conv ? "_conv" : "_gemm"),
+                               withoutActivation(n.attributes));
         if (!core)
             return core.status();
         ValueId out = graph.node(*core).outputs[0];
@@ -130,7 +138,8 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
         return true;
     }
     if (n.opType == "FusedMatMul") {
-        Expected<NodeId> mm = addNodeWithOutputs(graph, "MatMul", {n.inputs[0], n.inputs[1]}, 1, base + "_matmul");
+        Expected<NodeId> mm =
+            addNodeWithOutputs(graph, "MatMul", {n.inputs[0], n.inputs[1]}, 1, base + "_matmul");
         if (!mm)
             return mm.status();
         ValueId out = graph.node(*mm).outputs[0];
@@ -163,18 +172,21 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
         }();
         const std::int64_t g = attrInt(n, "group", 1);
         if (!shape || (*shape)[1] < 0 || (*shape)[2] < 0 || (*shape)[3] < 0 || g <= 0 || (*shape)[1] % g != 0)
-            return Status::unsupported("ChannelShuffle '" + base + "' needs a static [N,C,H,W] input to be lowered");
+            return Status::unsupported("ChannelShuffle '" + base +
+                                       "' needs a static [N,C,H,W] input to be lowered");
         const std::int64_t c = (*shape)[1], h = (*shape)[2], w = (*shape)[3];
         const ValueId split = addConstant(graph, base + "_split", int64Tensor({5}, {0, g, c / g, h, w}));
         const ValueId merge = addConstant(graph, base + "_merge", int64Tensor({4}, {0, c, h, w}));
         Expected<NodeId> r1 = addNodeWithOutputs(graph, "Reshape", {n.inputs[0], split}, 1, base + "_split");
         if (!r1)
             return r1.status();
-        Expected<NodeId> t = addNodeWithOutputs(graph, "Transpose", {graph.node(*r1).outputs[0]}, 1, base + "_transpose",
-                                                {Attribute::makeInts("perm", {0, 2, 1, 3, 4})});
+        Expected<NodeId> t =
+            addNodeWithOutputs(graph, "Transpose", {graph.node(*r1).outputs[0]}, 1, base + "_transpose",
+                               {Attribute::makeInts("perm", {0, 2, 1, 3, 4})});
         if (!t)
             return t.status();
-        Expected<NodeId> r2 = addNodeWithOutputs(graph, "Reshape", {graph.node(*t).outputs[0], merge}, 1, base + "_merge");
+        Expected<NodeId> r2 =
+            addNodeWithOutputs(graph, "Reshape", {graph.node(*t).outputs[0], merge}, 1, base + "_merge");
         if (!r2)
             return r2.status();
         OPSCOPE_TRY(replaceChain(graph, id, graph.node(*r2).outputs[0]));
@@ -202,7 +214,8 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
         OPSCOPE_TRY(replaceChain(graph, id, v));
         return true;
     }
-    return Status::unsupported("opscope has no lowering for " + std::string(kOpscopeDomain) + "::" + n.opType);
+    return Status::unsupported("opscope has no lowering for " + std::string(kOpscopeDomain) +
+                               "::" + n.opType);
 }
 
 void setRoiAlignDefaults(Graph &graph)
@@ -243,7 +256,8 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
 {
     Node &n = graph.node(id);
     const auto act = activationFromAttributes(n);
-    static const std::set<std::string> convActs{"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh"};
+    static const std::set<std::string> convActs{"Relu",        "LeakyRelu", "Clip",
+                                                "HardSigmoid", "Sigmoid",   "Tanh"};
     static const std::set<std::string> gemmActs{"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"};
     if (n.opType == "FusedConv" && act && convActs.count(act->op)) {
         n.domain = kMicrosoftDomain;
@@ -277,8 +291,8 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
                     knownDim(graph, a.inputs[1 - side], *last - 1) != bias->dims[0])
                     continue;
                 const ValueId z = a.inputs[1 - side], b = a.inputs[side];
-                Expected<NodeId> bg = addNodeWithOutputs(graph, "BiasGelu", {z, b}, 1, graph.node(id).name + "_biasgelu",
-                                                         {}, kMicrosoftDomain);
+                Expected<NodeId> bg = addNodeWithOutputs(
+                    graph, "BiasGelu", {z, b}, 1, graph.node(id).name + "_biasgelu", {}, kMicrosoftDomain);
                 if (!bg)
                     return bg.status();
                 ensureOpset(model, kMicrosoftDomain, 1);
@@ -306,14 +320,15 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
             return true;
         }
         Expected<NodeId> mm =
-            alpha == 1.0f ? addNodeWithOutputs(graph, "MatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul")
-                          : addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
-                                               {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
+            alpha == 1.0f
+                ? addNodeWithOutputs(graph, "MatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul")
+                : addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
+                                     {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
         if (!mm)
             return mm.status();
         graph.value(graph.node(*mm).outputs[0]).type = graph.value(graph.node(id).outputs[0]).type;
-        Expected<NodeId> add =
-            addNodeWithOutputs(graph, "Add", {graph.node(*mm).outputs[0], inputs[2]}, 1, graph.node(id).name + "_bias");
+        Expected<NodeId> add = addNodeWithOutputs(graph, "Add", {graph.node(*mm).outputs[0], inputs[2]}, 1,
+                                                  graph.node(id).name + "_bias");
         if (!add)
             return add.status();
         ensureOpset(model, kMicrosoftDomain, 1);
@@ -345,7 +360,8 @@ Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
     bool changed = false;
     // Gelu last: BiasGelu absorbs the bias Add a FusedMatMul in front of it becomes.
     std::vector<NodeId> order = graph.nodeIds();
-    std::stable_partition(order.begin(), order.end(), [&](NodeId id) { return graph.node(id).opType != "Gelu"; });
+    std::stable_partition(order.begin(), order.end(),
+                          [&](NodeId id) { return graph.node(id).opType != "Gelu"; });
     for (NodeId id : order) {
         for (Attribute &a : graph.node(id).attributes) {
             if (a.g) {

@@ -39,7 +39,8 @@ void MatMulAddFusion::select(const Model &, const Graph &graph, std::vector<Matc
             continue;
         for (int side = 0; side < 2; ++side) {
             const NodeId mm = graph.producer(add.inputs[side]);
-            if (!mm.valid() || !isOp(graph.node(mm), "MatMul") || singleConsumer(graph, add.inputs[side]) != id)
+            if (!mm.valid() || !isOp(graph.node(mm), "MatMul") ||
+                singleConsumer(graph, add.inputs[side]) != id)
                 continue;
             const Node &m = graph.node(mm);
             const ValueId bias = add.inputs[1 - side];

@@ -52,7 +52,8 @@ void MatMulScaleFusion::select(const Model &, const Graph &graph, std::vector<Ma
         for (std::size_t side = 0; side < 2; ++side) {
             const NodeId p = graph.producer(node.inputs[side]);
             ValueId x;
-            if (p.valid() && scaleOf(graph, graph.node(p), x) && singleConsumer(graph, node.inputs[side]) == id) {
+            if (p.valid() && scaleOf(graph, graph.node(p), x) &&
+                singleConsumer(graph, node.inputs[side]) == id) {
                 matches.push_back({"matmul-input-scale", {p, id}, {x}, {static_cast<std::int64_t>(side)}});
                 break;
             }
@@ -74,8 +75,8 @@ Expected<bool> MatMulScaleFusion::apply(Model &model, Graph &graph, const Match 
         std::vector<float> scaled = *constantFloats(graph, old);
         for (float &x : scaled)
             x *= s;
-        const ValueId c =
-            addConstant(graph, graph.value(old).name + "_scaled", floatTensor(constantTensor(graph, old)->dims, scaled));
+        const ValueId c = addConstant(graph, graph.value(old).name + "_scaled",
+                                      floatTensor(constantTensor(graph, old)->dims, scaled));
         graph.setNodeInput(mm, slot, c);
         eraseConstantIfUnused(graph, old);
     };

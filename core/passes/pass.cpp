@@ -14,7 +14,8 @@ Expected<bool> RewritePass::runOnGraph(Model &model, Graph &graph, const std::st
     if (visitsSubgraphs()) {
         for (NodeId id : graph.nodeIds()) {
             for (Attribute &a : graph.node(id).attributes) {
-                const std::string where = (path.empty() ? "" : path + "/") + graph.node(id).name + "/" + a.name;
+                const std::string where =
+                    (path.empty() ? "" : path + "/") + graph.node(id).name + "/" + a.name;
                 if (a.type == AttributeType::Graph && a.g) {
                     Expected<bool> sub = runOnGraph(model, *a.g, where, context);
                     if (!sub)
@@ -53,7 +54,8 @@ Expected<bool> RewritePass::runOnGraph(Model &model, Graph &graph, const std::st
         const std::size_t slotsBefore = graph.nodeSlots();
         Expected<bool> applied = apply(model, graph, m);
         if (!applied)
-            return applied.status().withContext("rule '" + m.rule + "' at node '" + record.matchedNames.front() + "'");
+            return applied.status().withContext("rule '" + m.rule + "' at node '" +
+                                                record.matchedNames.front() + "'");
         if (!*applied)
             continue;
         changed = true;

@@ -96,7 +96,8 @@ std::optional<std::int64_t> knownDim(const Graph &graph, ValueId v, std::size_t 
         return std::nullopt;
     const Value &value = graph.value(v);
     if (value.initializer)
-        return axis < value.initializer->dims.size() ? std::optional(value.initializer->dims[axis]) : std::nullopt;
+        return axis < value.initializer->dims.size() ? std::optional(value.initializer->dims[axis])
+                                                     : std::nullopt;
     if (!value.type.isTensor() || !value.type.shape || axis >= value.type.shape->dims.size() ||
         !value.type.shape->dims[axis].isKnown())
         return std::nullopt;
@@ -167,7 +168,8 @@ std::string attrString(const Node &node, std::string_view name, std::string fall
     return a && a->type == AttributeType::String ? a->s : fallback;
 }
 
-std::vector<std::int64_t> attrInts(const Node &node, std::string_view name, std::vector<std::int64_t> fallback)
+std::vector<std::int64_t> attrInts(const Node &node, std::string_view name,
+                                   std::vector<std::int64_t> fallback)
 {
     const Attribute *a = node.attribute(name);
     return a && a->type == AttributeType::Ints ? a->ints : fallback;
@@ -302,7 +304,8 @@ Status replaceValue(Graph &graph, ValueId from, ValueId to)
         Node &p = graph.node(producer);
         for (ValueId &out : p.outputs)
             if (out == from) {
-                Expected<ValueId> fresh = graph.createValue(freshValueName(graph, graph.value(from).name + "_old"));
+                Expected<ValueId> fresh =
+                    graph.createValue(freshValueName(graph, graph.value(from).name + "_old"));
                 if (!fresh)
                     return fresh.status();
                 out = *fresh;
@@ -310,8 +313,8 @@ Status replaceValue(Graph &graph, ValueId from, ValueId to)
             }
         graph.value(from).producer = NodeId();
     }
-    Expected<NodeId> id =
-        graph.addNode("Identity", {to}, {from}, {}, freshNodeName(graph, graph.value(from).name + "_identity"));
+    Expected<NodeId> id = graph.addNode("Identity", {to}, {from}, {},
+                                        freshNodeName(graph, graph.value(from).name + "_identity"));
     return id ? Status::ok() : id.status();
 }
 

@@ -65,9 +65,9 @@ Expected<NodeId> addNodeWithOutputs(Graph &graph, const std::string &opType, std
 
 // A graph output, or read by name inside a subgraph (If/Loop/Scan bodies): its name must stay.
 bool keepsName(const Graph &graph, ValueId v);
-// Every use of `from` now uses `to`. When `from` is a graph output or read by a subgraph, `to` takes over its name (so
-// the model's interface is unchanged) or, if `to` cannot be renamed (a graph input, an
-// initializer, another output), an Identity keeps the output.
+// Every use of `from` now uses `to`. When `from` is a graph output or read by a subgraph, `to` takes over its
+// name (so the model's interface is unchanged) or, if `to` cannot be renamed (a graph input, an initializer,
+// another output), an Identity keeps the output.
 Status replaceValue(Graph &graph, ValueId from, ValueId to);
 // `v` is produced by a node and its name is free to change (so it can take over another's).
 bool canTakeName(const Graph &graph, ValueId v);

@@ -90,7 +90,8 @@ bool verifyPassesByDefault()
 #endif
 }
 
-PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNames, const PipelineOptions &options)
+PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNames,
+                           const PipelineOptions &options)
 {
     std::vector<std::unique_ptr<Pass>> passes;
     for (const std::string &name : passNames) {
@@ -98,14 +99,16 @@ PipelineResult runPipeline(Model &model, const std::vector<std::string> &passNam
         if (!passes.back()) {
             PipelineResult result;
             result.initial = std::make_shared<const Model>(model);
-            result.status = Status::invalid("unknown pass '" + name + "' (see `opscope-cli optimize --list`)");
+            result.status =
+                Status::invalid("unknown pass '" + name + "' (see `opscope-cli optimize --list`)");
             return result;
         }
     }
     return runPasses(model, passes, options);
 }
 
-PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> &passes, const PipelineOptions &options)
+PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> &passes,
+                         const PipelineOptions &options)
 {
     using Clock = std::chrono::steady_clock;
     PipelineResult result;

@@ -43,10 +43,10 @@ struct PassRecord
 struct PipelineOptions
 {
     PassOptions passOptions;
-    bool verify = false;      // run the verifier after every pass (tests and debug builds turn it on)
+    bool verify = false; // run the verifier after every pass (tests and debug builds turn it on)
     bool keepSnapshots = true;
     bool refreshShapes = true; // re-run ONNX shape inference after every changing pass
-    int maxIterations = 8;    // fixed-point passes stop after this many runs
+    int maxIterations = 8;     // fixed-point passes stop after this many runs
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const PassRecord &)> onPass; // after each pass (from the running thread)
 };

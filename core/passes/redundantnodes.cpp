@@ -20,15 +20,15 @@ bool losslessCast(DataType from, DataType to)
     if (from == to || from == D::Bool)
         return true;
     static const std::set<std::pair<D, D>> exact{
-        {D::Float16, D::Float},  {D::Float16, D::Double}, {D::BFloat16, D::Float}, {D::BFloat16, D::Double},
-        {D::Float, D::Double},   {D::Int8, D::Int16},     {D::Int8, D::Int32},     {D::Int8, D::Int64},
-        {D::Int8, D::Float16},   {D::Int8, D::Float},     {D::Int8, D::Double},    {D::UInt8, D::Int16},
-        {D::UInt8, D::Int32},    {D::UInt8, D::Int64},    {D::UInt8, D::UInt16},   {D::UInt8, D::UInt32},
-        {D::UInt8, D::UInt64},   {D::UInt8, D::Float16},  {D::UInt8, D::Float},    {D::UInt8, D::Double},
-        {D::Int16, D::Int32},    {D::Int16, D::Int64},    {D::Int16, D::Float},    {D::Int16, D::Double},
-        {D::UInt16, D::Int32},   {D::UInt16, D::Int64},   {D::UInt16, D::UInt32},  {D::UInt16, D::UInt64},
-        {D::UInt16, D::Float},   {D::UInt16, D::Double},  {D::Int32, D::Int64},    {D::Int32, D::Double},
-        {D::UInt32, D::Int64},   {D::UInt32, D::UInt64},  {D::UInt32, D::Double}};
+        {D::Float16, D::Float}, {D::Float16, D::Double}, {D::BFloat16, D::Float}, {D::BFloat16, D::Double},
+        {D::Float, D::Double},  {D::Int8, D::Int16},     {D::Int8, D::Int32},     {D::Int8, D::Int64},
+        {D::Int8, D::Float16},  {D::Int8, D::Float},     {D::Int8, D::Double},    {D::UInt8, D::Int16},
+        {D::UInt8, D::Int32},   {D::UInt8, D::Int64},    {D::UInt8, D::UInt16},   {D::UInt8, D::UInt32},
+        {D::UInt8, D::UInt64},  {D::UInt8, D::Float16},  {D::UInt8, D::Float},    {D::UInt8, D::Double},
+        {D::Int16, D::Int32},   {D::Int16, D::Int64},    {D::Int16, D::Float},    {D::Int16, D::Double},
+        {D::UInt16, D::Int32},  {D::UInt16, D::Int64},   {D::UInt16, D::UInt32},  {D::UInt16, D::UInt64},
+        {D::UInt16, D::Float},  {D::UInt16, D::Double},  {D::Int32, D::Int64},    {D::Int32, D::Double},
+        {D::UInt32, D::Int64},  {D::UInt32, D::UInt64},  {D::UInt32, D::Double}};
     return exact.count({from, to}) > 0;
 }
 
@@ -143,13 +143,15 @@ void selectSingle(const Graph &graph, const Node &node, std::vector<Match> &matc
     }
     if (isOp(node, "Slice")) {
         const auto steps = sliceParam(graph, node, 4, "steps");
-        if (steps && (steps->empty() || allEqual(steps, 1)) && sameShape(graph, node.inputs[0], node.outputs[0]))
+        if (steps && (steps->empty() || allEqual(steps, 1)) &&
+            sameShape(graph, node.inputs[0], node.outputs[0]))
             bypass("noop-slice");
         return;
     }
     if (isOp(node, "Pad")) {
-        const auto pads = node.inputs.size() > 1 ? constantInts(graph, node.inputs[1])
-                                                 : std::optional(attrInts(node, "pads", attrInts(node, "paddings")));
+        const auto pads = node.inputs.size() > 1
+                              ? constantInts(graph, node.inputs[1])
+                              : std::optional(attrInts(node, "pads", attrInts(node, "paddings")));
         if (allEqual(pads, 0))
             bypass("noop-pad");
         return;
@@ -193,13 +195,15 @@ void selectPair(const Graph &graph, const Node &node, std::vector<Match> &matche
     if (isOp(node, "Cast") && isOp(inner, "Cast")) {
         const DataType a = elementType(graph, x);
         const auto b = static_cast<DataType>(attrInt(inner, "to", 0));
-        if (a != DataType::Undefined && attrInt(node, "to", -1) == static_cast<std::int64_t>(a) && losslessCast(a, b))
+        if (a != DataType::Undefined && attrInt(node, "to", -1) == static_cast<std::int64_t>(a) &&
+            losslessCast(a, b))
             matches.push_back({"cast-roundtrip", {node.id, innerId}, {x}, {}});
         return;
     }
     if (isOp(node, "Reshape") && isOp(inner, "Reshape") && node.inputs.size() > 1) {
         const auto shape = constantInts(graph, node.inputs[1]);
-        if (shape && (attrInt(node, "allowzero", 0) != 0 || std::find(shape->begin(), shape->end(), 0) == shape->end()))
+        if (shape && (attrInt(node, "allowzero", 0) != 0 ||
+                      std::find(shape->begin(), shape->end(), 0) == shape->end()))
             matches.push_back({"reshape-reshape", {node.id, innerId}, {x}, {}});
         return;
     }
@@ -236,7 +240,9 @@ void selectPair(const Graph &graph, const Node &node, std::vector<Match> &matche
             sizes.push_back(*d);
             total += sizes.back();
         }
-        auto clampIndex = [total](std::int64_t i) { return std::clamp(i < 0 ? i + total : i, std::int64_t(0), total); };
+        auto clampIndex = [total](std::int64_t i) {
+            return std::clamp(i < 0 ? i + total : i, std::int64_t(0), total);
+        };
         const std::int64_t start = clampIndex((*starts)[0]), end = clampIndex((*ends)[0]);
         for (std::size_t k = 0; k < sizes.size(); offset += sizes[k], ++k)
             if (start == offset && end == offset + sizes[k] && sizes[k] > 0) {

@@ -20,8 +20,9 @@
 //  noop-transpose          Transpose by the identity permutation.
 //  noop-pool               Max/AveragePool with 1×1 kernel, stride 1, no padding (MaxPool: indices unused).
 //  view-pair               Two views (Reshape/Flatten/Squeeze/Unsqueeze) whose outer shapes agree.
-//  cast-roundtrip          Cast A→B→A where B represents every A value exactly (f32→f64, i32→i64, bool→any...).
-//  reshape-reshape         Reshape(Reshape(x), s) → Reshape(x, s) when s is constant without 0 entries
+//  cast-roundtrip          Cast A→B→A where B represents every A value exactly (f32→f64, i32→i64,
+//  bool→any...). reshape-reshape         Reshape(Reshape(x), s) → Reshape(x, s) when s is constant without 0
+//  entries
 //                          (a 0 would copy a dim of the intermediate, not of x).
 //  transpose-transpose     Two Transposes: composed into one, or removed when they cancel.
 //  concat-slice            A Slice (steps 1, one axis) of a Concat taking back exactly one input.

@@ -46,16 +46,23 @@ Entry entry(const char *summary, const char *level)
 const std::vector<Entry> &entries()
 {
     static const std::vector<Entry> all{
-        entry<ConstantFolding>("evaluate nodes whose inputs are all constant; Shape/Size of static shapes", "basic"),
-        entry<ConstantPropagation>("inline If on a constant condition; carry constants into subgraphs and fold there", "basic"),
-        entry<RedundantNodeElimination>("drop Identity, Dropout, no-op views/Slice/Pad/Tile/Transpose/pooling, cancelling pairs", "basic"),
-        entry<AlgebraicSimplification>("x·1, x+0, x·x→Pow, Neg(Neg(x)), a·s+b·s→(a+b)·s, merged constants", "basic"),
+        entry<ConstantFolding>("evaluate nodes whose inputs are all constant; Shape/Size of static shapes",
+                               "basic"),
+        entry<ConstantPropagation>(
+            "inline If on a constant condition; carry constants into subgraphs and fold there", "basic"),
+        entry<RedundantNodeElimination>(
+            "drop Identity, Dropout, no-op views/Slice/Pad/Tile/Transpose/pooling, cancelling pairs",
+            "basic"),
+        entry<AlgebraicSimplification>("x·1, x+0, x·x→Pow, Neg(Neg(x)), a·s+b·s→(a+b)·s, merged constants",
+                                       "basic"),
         entry<CommonSubexpressionElimination>("merge identical nodes and duplicate small constants", "basic"),
         entry<DeadCodeElimination>("remove nodes, initializers and captures nothing reads", "basic"),
-        entry<LayerNormFusion>("ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add) → LayerNormalization", "extended"),
+        entry<LayerNormFusion>("ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add) → LayerNormalization",
+                               "extended"),
         entry<GeluFusion>("the erf GELU written out (Div, Erf, Add, Mul, Mul) → Gelu", "extended"),
         entry<PReluToLeakyRelu>("PRelu with one slope value → LeakyRelu", "extended"),
-        entry<ChannelShuffleCanonicalization>("Reshape-Transpose-Reshape channel shuffle → ChannelShuffle", "extended"),
+        entry<ChannelShuffleCanonicalization>("Reshape-Transpose-Reshape channel shuffle → ChannelShuffle",
+                                              "extended"),
         entry<ElementwiseForward>("move elementwise ops after the Slice/Gather that reads them", "extended"),
         entry<BnScaleFusion>("fold a per-channel Mul/Add after BatchNormalization into it", "extended"),
         entry<ConvBnFusion>("fold BatchNormalization into the preceding Conv", "extended"),
@@ -65,7 +72,8 @@ const std::vector<Entry> &entries()
         entry<ConvAddFusion>("fold a per-channel constant Add into the Conv bias", "extended"),
         entry<MatMulScaleFusion>("fold a scalar Mul/Div around MatMul into weights or alpha", "extended"),
         entry<MatMulAddFusion>("MatMul + bias Add → Gemm (2-D) or FusedMatMul", "extended"),
-        entry<ConvActivationFusion>("Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
+        entry<ConvActivationFusion>(
+            "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
         entry<LowerToOnnx>("export target: opscope ops back to standard ONNX", "target"),
         entry<LowerToOrt>("export target: opscope ops to ONNX Runtime's com.microsoft ops", "target"),
@@ -83,10 +91,12 @@ const std::vector<std::string> kBasic{"constant-folding",
 std::vector<std::string> extendedPipeline()
 {
     std::vector<std::string> p = kBasic;
-    for (const char *name : {"layernorm-fusion", "gelu-fusion", "prelu-to-leakyrelu", "channel-shuffle-canonicalization", "elementwise-forward",
-                             "bn-scale-fusion", "conv-bn-fusion", "matmul-bn-fusion", "bn-to-scale", "conv-mul-fusion",
-                             "conv-add-fusion", "matmul-scale-fusion", "matmul-add-fusion", "conv-activation-fusion",
-                             "gemm-activation-fusion", "common-subexpression-elimination", "dead-code-elimination"})
+    for (const char *name :
+         {"layernorm-fusion", "gelu-fusion", "prelu-to-leakyrelu", "channel-shuffle-canonicalization",
+          "elementwise-forward", "bn-scale-fusion", "conv-bn-fusion", "matmul-bn-fusion", "bn-to-scale",
+          "conv-mul-fusion", "conv-add-fusion", "matmul-scale-fusion", "matmul-add-fusion",
+          "conv-activation-fusion", "gemm-activation-fusion", "common-subexpression-elimination",
+          "dead-code-elimination"})
         p.emplace_back(name);
     return p;
 }

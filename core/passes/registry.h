@@ -28,10 +28,10 @@ const std::vector<std::string> &levelNames();
 
 struct PipelineSpec
 {
-    std::string level = "basic";         // used when `passes` is empty
-    std::vector<std::string> passes;     // an explicit list and order
-    std::vector<std::string> disabled;   // dropped from the list
-    std::string target = "onnx";         // onnx | ort | none: the lowering appended last
+    std::string level = "basic";       // used when `passes` is empty
+    std::vector<std::string> passes;   // an explicit list and order
+    std::vector<std::string> disabled; // dropped from the list
+    std::string target = "onnx";       // onnx | ort | none: the lowering appended last
 };
 
 // The pass list a spec denotes; unknown names, levels and targets are errors listing the valid ones.

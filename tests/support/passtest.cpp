@@ -1,10 +1,10 @@
 #include "passtest.h"
-#include "testsupport.h"
 
 #include "onnx/modelio.h"
 #include "runtime/conformance.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
+#include "testsupport.h"
 
 #include <QTest>
 #include <random>
@@ -67,7 +67,8 @@ ModelBuilder::ModelBuilder(int opset)
     m_proto.mutable_graph()->set_name("test");
 }
 
-ModelBuilder &ModelBuilder::input(const std::string &name, const std::vector<std::int64_t> &dims, int elemType)
+ModelBuilder &ModelBuilder::input(const std::string &name, const std::vector<std::int64_t> &dims,
+                                  int elemType)
 {
     auto *vi = m_proto.mutable_graph()->add_input();
     vi->set_name(name);
@@ -91,8 +92,8 @@ ModelBuilder &ModelBuilder::constant(const std::string &name, const std::vector<
     return *this;
 }
 
-ModelBuilder &ModelBuilder::randomConstant(const std::string &name, const std::vector<std::int64_t> &dims, float lo,
-                                           float hi)
+ModelBuilder &ModelBuilder::randomConstant(const std::string &name, const std::vector<std::int64_t> &dims,
+                                           float lo, float hi)
 {
     std::int64_t n = 1;
     for (std::int64_t d : dims)
@@ -119,8 +120,8 @@ ModelBuilder &ModelBuilder::intConstant(const std::string &name, const std::vect
 }
 
 ModelBuilder &ModelBuilder::op(const std::string &type, const std::vector<std::string> &inputs,
-                               const std::vector<std::string> &outputs, const std::vector<onnx::AttributeProto> &attrs,
-                               const std::string &domain)
+                               const std::vector<std::string> &outputs,
+                               const std::vector<onnx::AttributeProto> &attrs, const std::string &domain)
 {
     onnx::NodeProto n = node(type, inputs, outputs);
     n.set_domain(domain);
@@ -141,8 +142,9 @@ ModelBuilder &ModelBuilder::output(const std::string &name, int elemType)
 Model ModelBuilder::build() const
 {
     const std::string bytes = m_proto.SerializeAsString();
-    Expected<ImportResult> loaded = loadModelFromBytes(
-        std::span(reinterpret_cast<const std::byte *>(bytes.data()), bytes.size()), std::filesystem::current_path());
+    Expected<ImportResult> loaded =
+        loadModelFromBytes(std::span(reinterpret_cast<const std::byte *>(bytes.data()), bytes.size()),
+                           std::filesystem::current_path());
     if (!loaded) {
         QTest::qFail(("building the test model: " + loaded.status().message()).c_str(), __FILE__, __LINE__);
         return {};
@@ -203,7 +205,8 @@ PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &pa
     auto before = InferenceSession::create(model);
     auto after = InferenceSession::create(out.after);
     if (!before || !after) {
-        QTest::qFail(("session: " + (before ? after.status() : before.status()).message()).c_str(), __FILE__, __LINE__);
+        QTest::qFail(("session: " + (before ? after.status() : before.status()).message()).c_str(), __FILE__,
+                     __LINE__);
         return out;
     }
     for (std::int64_t batch : batchSizes)
@@ -219,7 +222,8 @@ PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &pa
             auto want = (*before)->run(*feeds);
             auto got = (*after)->run(*feeds);
             if (!want || !got) {
-                QTest::qFail(("run: " + (want ? got.status() : want.status()).message()).c_str(), __FILE__, __LINE__);
+                QTest::qFail(("run: " + (want ? got.status() : want.status()).message()).c_str(), __FILE__,
+                             __LINE__);
                 return out;
             }
             if (want->size() != got->size()) {
@@ -231,8 +235,8 @@ PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &pa
                 const Status same = compareTensors((*got)[i], (*want)[i], rtol, atol, diff);
                 out.maxAbsDiff = std::max(out.maxAbsDiff, diff);
                 if (!same) {
-                    QTest::qFail(("output " + std::to_string(i) + " (seed " + std::to_string(seed) + ", N=" +
-                                  std::to_string(batch) + "): " + same.message())
+                    QTest::qFail(("output " + std::to_string(i) + " (seed " + std::to_string(seed) +
+                                  ", N=" + std::to_string(batch) + "): " + same.message())
                                      .c_str(),
                                  __FILE__, __LINE__);
                     return out;

@@ -29,13 +29,13 @@ public:
     ModelBuilder &constant(const std::string &name, const std::vector<std::int64_t> &dims,
                            const std::vector<float> &values);
     // Uniform in [lo, hi), seeded by the name.
-    ModelBuilder &randomConstant(const std::string &name, const std::vector<std::int64_t> &dims, float lo = -1.0f,
-                                 float hi = 1.0f);
+    ModelBuilder &randomConstant(const std::string &name, const std::vector<std::int64_t> &dims,
+                                 float lo = -1.0f, float hi = 1.0f);
     ModelBuilder &intConstant(const std::string &name, const std::vector<std::int64_t> &dims,
                               const std::vector<std::int64_t> &values);
     ModelBuilder &op(const std::string &type, const std::vector<std::string> &inputs,
-                     const std::vector<std::string> &outputs, const std::vector<onnx::AttributeProto> &attrs = {},
-                     const std::string &domain = {});
+                     const std::vector<std::string> &outputs,
+                     const std::vector<onnx::AttributeProto> &attrs = {}, const std::string &domain = {});
     ModelBuilder &output(const std::string &name, int elemType = 1);
     onnx::ModelProto &proto() { return m_proto; }
     // Serialized and loaded with shape inference; fails the test on error.
@@ -61,7 +61,8 @@ std::map<std::string, int> countOps(const Model &model);
 // symbolic dim "N". Fails the current test (QTest) on a pipeline error, a run error or a difference
 // beyond atol + rtol·|want|.
 PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &passes,
-                          std::vector<std::int64_t> batchSizes = {1, 3}, std::vector<std::uint64_t> seeds = {1, 2, 7},
-                          double rtol = 1e-4, double atol = 1e-5);
+                          std::vector<std::int64_t> batchSizes = {1, 3},
+                          std::vector<std::uint64_t> seeds = {1, 2, 7}, double rtol = 1e-4,
+                          double atol = 1e-5);
 
 } // namespace opscope::test

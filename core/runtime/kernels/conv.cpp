@@ -235,7 +235,8 @@ Status convKernel(KernelContext &ctx)
             // CPU, so with constant weights (a model's convolutions) both are timed once, here.
             if (constant && state->variants[0].srcReorder) {
                 try {
-                    Expected<ConvVariant> plain = makeVariant(*geo, xUser, wUser, yUser, call, constant, *act);
+                    Expected<ConvVariant> plain =
+                        makeVariant(*geo, xUser, wUser, yUser, call, constant, *act);
                     if (plain)
                         state->variants.push_back(std::move(*plain));
                 } catch (const dnnl::error &) {

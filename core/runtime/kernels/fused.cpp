@@ -48,15 +48,19 @@ Status fusedMatMulKernel(KernelContext &ctx)
         return ctx.unsupported("FusedMatMul scaling is implemented for float32");
     const std::int64_t n = y->shape().back();
     if (bias && (bias->dtype() != DataType::Float || bias->elementCount() != n))
-        return ctx.fail("bias " + bias->shapeText() + " must have the " + std::to_string(n) + " values of the last axis");
+        return ctx.fail("bias " + bias->shapeText() + " must have the " + std::to_string(n) +
+                        " values of the last axis");
     float *p = y->mutableData<float>();
     const float *b = bias ? bias->data<float>() : nullptr;
     const std::int64_t rows = n == 0 ? 0 : y->elementCount() / n;
-    parallelFor(rows, [&](std::int64_t r) {
-        float *row = p + r * n;
-        for (std::int64_t j = 0; j < n; ++j)
-            row[j] = alpha * row[j] + (b ? b[j] : 0.0f);
-    }, 256);
+    parallelFor(
+        rows,
+        [&](std::int64_t r) {
+            float *row = p + r * n;
+            for (std::int64_t j = 0; j < n; ++j)
+                row[j] = alpha * row[j] + (b ? b[j] : 0.0f);
+        },
+        256);
     return Status::ok();
 }
 
@@ -69,7 +73,8 @@ Status biasGeluKernel(KernelContext &ctx)
         return ctx.unsupported("BiasGelu is implemented for float32");
     const std::int64_t n = a.rank() ? a.shape().back() : 1;
     if (b.elementCount() != n)
-        return ctx.fail("bias " + b.shapeText() + " must have the " + std::to_string(n) + " values of the last axis");
+        return ctx.fail("bias " + b.shapeText() + " must have the " + std::to_string(n) +
+                        " values of the last axis");
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, a.shape());
     if (!out)
         return out.status();
@@ -96,17 +101,20 @@ Status channelShuffleKernel(KernelContext &ctx)
     if (!out)
         return out.status();
     const std::int64_t per = c / g;
-    const std::size_t plane = static_cast<std::size_t>(c == 0 || n == 0 ? 0 : x.elementCount() / (n * c)) *
-                              dataTypeSize(x.dtype());
+    const std::size_t plane =
+        static_cast<std::size_t>(c == 0 || n == 0 ? 0 : x.elementCount() / (n * c)) * dataTypeSize(x.dtype());
     const std::byte *src = x.bytes();
     std::byte *dst = (*out)->mutableBytes();
-    parallelFor(n * c, [&](std::int64_t i) {
-        const std::int64_t batch = i / c, oc = i % c;
-        const std::int64_t a = oc / g, b = oc % g;
-        const std::int64_t ic = b * per + a;
-        std::memcpy(dst + static_cast<std::size_t>(i) * plane, src + static_cast<std::size_t>(batch * c + ic) * plane,
-                    plane);
-    }, 64);
+    parallelFor(
+        n * c,
+        [&](std::int64_t i) {
+            const std::int64_t batch = i / c, oc = i % c;
+            const std::int64_t a = oc / g, b = oc % g;
+            const std::int64_t ic = b * per + a;
+            std::memcpy(dst + static_cast<std::size_t>(i) * plane,
+                        src + static_cast<std::size_t>(batch * c + ic) * plane, plane);
+        },
+        64);
     return Status::ok();
 }
 
