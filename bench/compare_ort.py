@@ -74,6 +74,16 @@ def model_table():
     ]
 
 
+def write_inputs(folder, inputs):
+    """Saves each input as .npy in folder; returns the --input NAME=FILE flags both runners take."""
+    flags = []
+    for k, v in inputs.items():
+        fn = os.path.join(folder, k.replace("/", "_").replace(".", "_") + ".npy")
+        np.save(fn, v)
+        flags += ["--input", f"{k}={fn}"]
+    return flags
+
+
 def timed(cmd):
     p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -115,11 +125,7 @@ def main():
         if args.only and name not in args.only.split(","):
             continue
         work = tempfile.mkdtemp(prefix=f"opscope-{name}-")
-        flags = []
-        for k, v in inputs.items():
-            fn = os.path.join(work, k.replace("/", "_").replace(".", "_") + ".npy")
-            np.save(fn, v)
-            flags += ["--input", f"{k}={fn}"]
+        flags = write_inputs(work, inputs)
         for threads in [int(t) for t in args.threads.split(",")]:
             ours_dir, ort_dir = os.path.join(work, f"ours{threads}"), os.path.join(work, f"ort{threads}")
             # Size the timed runs to ~1 s per process.

@@ -78,11 +78,7 @@ def main():
         if args.only and name not in args.only.split(","):
             continue
         work = tempfile.mkdtemp(prefix=f"opscope-opt-{name}-")
-        flags = []
-        for k, v in inputs.items():
-            fn = os.path.join(work, k.replace("/", "_").replace(".", "_") + ".npy")
-            np.save(fn, v)
-            flags += ["--input", f"{k}={fn}"]
+        flags = compare_ort.write_inputs(work, inputs)
         ours = os.path.join(work, "opscope.onnx")
         report = os.path.join(work, "report.json")
         t0 = time.perf_counter()

@@ -23,6 +23,18 @@ ModelBuilder unary(const std::vector<std::int64_t> &dims = {-1, 4})
     return b;
 }
 
+// A one-node If branch: out = op(input), output type float with shape left to inference.
+onnx::GraphProto branch(const std::string &name, const std::string &op, const std::string &input,
+                        const std::string &out)
+{
+    onnx::GraphProto g;
+    g.set_name(name);
+    *g.add_node() = node(op, {input}, {out});
+    *g.add_output() = tensorInfo(out, F, {});
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    return g;
+}
+
 } // namespace
 
 class TestPasses : public QObject
@@ -123,15 +135,8 @@ private slots:
 
     void constantPropagationInlinesIfOnConstantCondition()
     {
-        onnx::GraphProto thenG, elseG;
-        thenG.set_name("then");
-        *thenG.add_node() = node("Relu", {"x"}, {"t"});
-        *thenG.add_output() = tensorInfo("t", F, {});
-        thenG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-        elseG.set_name("else");
-        *elseG.add_node() = node("Neg", {"x"}, {"e"});
-        *elseG.add_output() = tensorInfo("e", F, {});
-        elseG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+        const onnx::GraphProto thenG = branch("then", "Relu", "x", "t"),
+                               elseG = branch("else", "Neg", "x", "e");
         ModelBuilder b = unary({-1, 4});
         auto *c = b.proto().mutable_graph()->add_initializer();
         c->set_name("cond");
@@ -149,15 +154,8 @@ private slots:
     void valuesReadBySubgraphsKeepTheirNames()
     {
         // Silero VAD's shape: a value the If branches read by name sits behind a removable node.
-        onnx::GraphProto thenG, elseG;
-        thenG.set_name("then");
-        *thenG.add_node() = node("Sigmoid", {"r"}, {"t"});
-        *thenG.add_output() = tensorInfo("t", F, {});
-        thenG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-        elseG.set_name("else");
-        *elseG.add_node() = node("Neg", {"r"}, {"e"});
-        *elseG.add_output() = tensorInfo("e", F, {});
-        elseG.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+        const onnx::GraphProto thenG = branch("then", "Sigmoid", "r", "t"),
+                               elseG = branch("else", "Neg", "r", "e");
         ModelBuilder b = unary({-1, 4});
         b.input("cond", {}, 9)
             .op("Relu", {"x"}, {"a"})

@@ -62,23 +62,6 @@ Model convBnRelu()
     return m;
 }
 
-std::vector<std::filesystem::path> numberedInputs(const std::filesystem::path &set)
-{
-    std::vector<std::pair<int, std::filesystem::path>> files;
-    const std::regex re("input_([0-9]+)\\.pb");
-    for (const auto &e : std::filesystem::directory_iterator(set)) {
-        std::smatch m;
-        const std::string name = e.path().filename().string();
-        if (std::regex_match(name, m, re))
-            files.emplace_back(std::stoi(m[1]), e.path());
-    }
-    std::sort(files.begin(), files.end());
-    std::vector<std::filesystem::path> out;
-    for (auto &f : files)
-        out.push_back(f.second);
-    return out;
-}
-
 } // namespace
 
 class TestPipeline : public QObject
@@ -241,7 +224,7 @@ private slots:
                 if (!i.hasDefault)
                     infos.push_back(&i);
             bool usable = true;
-            const auto files = numberedInputs(set);
+            const auto files = numberedTensorFiles(set, "input");
             for (std::size_t i = 0; i < files.size() && usable; ++i) {
                 Expected<RuntimeTensor> t = readTensorFile(files[i]);
                 usable = t && i < infos.size();

@@ -5,35 +5,11 @@
 
 namespace opscope::passes {
 
-namespace {
-
-// The per-channel values of the constant operand, when node = Conv output Mul constant.
-std::optional<std::vector<float>> channelOperand(const Graph &graph, const Node &node, NodeId &conv)
-{
-    if (!isOp(node, "Mul") || node.inputs.size() != 2)
-        return std::nullopt;
-    for (int side = 0; side < 2; ++side) {
-        const NodeId p = graph.producer(node.inputs[side]);
-        if (!p.valid() || !convFeedsOnly(graph, graph.node(p), node.id))
-            continue;
-        const std::size_t rank = constantTensor(graph, graph.node(p).inputs[1])->dims.size();
-        const auto values =
-            perChannelValues(graph, node.inputs[1 - side], convOutputChannels(graph, graph.node(p)), rank, 1);
-        if (values) {
-            conv = p;
-            return values;
-        }
-    }
-    return std::nullopt;
-}
-
-} // namespace
-
 void ConvMulFusion::select(const Model &, const Graph &graph, std::vector<Match> &matches) const
 {
     for (NodeId id : graph.nodeIds()) {
         NodeId conv;
-        if (channelOperand(graph, graph.node(id), conv))
+        if (convChannelOperand(graph, graph.node(id), "Mul", conv))
             matches.push_back({"conv-mul", {conv, id}, {}, {}});
     }
 }
@@ -41,7 +17,7 @@ void ConvMulFusion::select(const Model &, const Graph &graph, std::vector<Match>
 Expected<bool> ConvMulFusion::apply(Model &, Graph &graph, const Match &match) const
 {
     NodeId conv;
-    const auto values = channelOperand(graph, graph.node(match.nodes[1]), conv);
+    const auto values = convChannelOperand(graph, graph.node(match.nodes[1]), "Mul", conv);
     if (!values || conv != match.nodes[0])
         return false;
     foldIntoConv(graph, conv, &*values, nullptr);

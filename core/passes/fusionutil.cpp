@@ -127,6 +127,48 @@ std::int64_t convOutputChannels(const Graph &graph, const Node &conv)
     return constantTensor(graph, conv.inputs[1])->dims[0];
 }
 
+std::optional<std::vector<float>> convChannelOperand(const Graph &graph, const Node &node,
+                                                     std::string_view op, NodeId &conv)
+{
+    if (!isOp(node, op) || node.inputs.size() != 2)
+        return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+        const NodeId p = graph.producer(node.inputs[side]);
+        if (!p.valid() || !convFeedsOnly(graph, graph.node(p), node.id))
+            continue;
+        const std::size_t rank = constantTensor(graph, graph.node(p).inputs[1])->dims.size();
+        const auto values =
+            perChannelValues(graph, node.inputs[1 - side], convOutputChannels(graph, graph.node(p)), rank, 1);
+        if (values) {
+            conv = p;
+            return values;
+        }
+    }
+    return std::nullopt;
+}
+
+Expected<bool> fuseActivation(Model &model, Graph &graph, NodeId producer, NodeId activation,
+                              const std::string &fusedOp)
+{
+    const auto spec = fusableActivation(graph, graph.node(activation));
+    if (!spec)
+        return false;
+    std::vector<Attribute> attrs = graph.node(producer).attributes;
+    for (Attribute &a : activationAttributes(*spec))
+        attrs.push_back(std::move(a));
+    Expected<NodeId> fused =
+        addNodeWithOutputs(graph, fusedOp, graph.node(producer).inputs, 1,
+                           graph.node(producer).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
+    if (!fused)
+        return fused.status();
+    const ValueId out = graph.node(*fused).outputs[0];
+    graph.value(out).type = graph.value(graph.node(activation).outputs[0]).type;
+    OPSCOPE_TRY(bypassNode(graph, activation, out));
+    eraseNode(graph, producer);
+    ensureOpset(model, kOpscopeDomain, 1);
+    return true;
+}
+
 void foldIntoConv(Graph &graph, NodeId convId, const std::vector<float> *scale,
                   const std::vector<float> *shift)
 {

@@ -2,10 +2,12 @@
 // Shared pieces of the fusion passes: which activations a Conv/Gemm can absorb, per-channel
 // constants, and BatchNormalization as a per-channel affine map.
 
-#include "ir/graph.h"
+#include "ir/model.h"
+#include "util/status.h"
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opscope::passes {
@@ -45,6 +47,14 @@ namespace opscope::passes {
 // A float Conv with constant weights (and bias, if any) whose output only `consumer` reads.
 bool convFeedsOnly(const Graph &graph, const Node &conv, NodeId consumer);
 std::int64_t convOutputChannels(const Graph &graph, const Node &conv);
+// node = Conv output <op> constant, op Add or Mul: the constant's per-output-channel values, and
+// the Conv in `conv` (conv-add-fusion, conv-mul-fusion).
+std::optional<std::vector<float>> convChannelOperand(const Graph &graph, const Node &node,
+                                                     std::string_view op, NodeId &conv);
+// Replaces producer → activation by one fused node (op in ai.opscope: producer's inputs and
+// attributes plus the activation's), for conv-activation-fusion and gemm-activation-fusion.
+Expected<bool> fuseActivation(Model &model, Graph &graph, NodeId producer, NodeId activation,
+                              const std::string &fusedOp);
 // Conv output y → y·scale + shift per output channel, folded into new weight/bias constants.
 // Either may be null (scale 1 / shift 0).
 void foldIntoConv(Graph &graph, NodeId conv, const std::vector<float> *scale,

@@ -14,13 +14,6 @@ bool near(const Graph &graph, ValueId v, double value)
     return f && f->size() == 1 && std::fabs((*f)[0] - value) <= 1e-4 * std::fabs(value);
 }
 
-ValueId other(const Node &n, ValueId one)
-{
-    if (n.inputs.size() != 2)
-        return ValueId();
-    return n.inputs[0] == one ? n.inputs[1] : n.inputs[1] == one ? n.inputs[0] : ValueId();
-}
-
 } // namespace
 
 void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &matches) const
@@ -44,7 +37,7 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
             continue;
         const NodeId addId = singleConsumer(graph, erf.outputs[0]);
         if (!addId.valid() || !isOp(graph.node(addId), "Add") ||
-            !near(graph, other(graph.node(addId), erf.outputs[0]), 1.0) ||
+            !near(graph, otherOperand(graph.node(addId), erf.outputs[0]), 1.0) ||
             !hasSingleUse(graph, graph.node(addId).outputs[0]))
             continue;
         const ValueId a = graph.node(addId).outputs[0];
@@ -52,21 +45,21 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
         if (!m1Id.valid() || !isOp(graph.node(m1Id), "Mul"))
             continue;
         const Node &m1 = graph.node(m1Id);
-        const ValueId o1 = other(m1, a);
+        const ValueId o1 = otherOperand(m1, a);
         std::vector<NodeId> nodes{m1Id, scaleId, id, addId};
         ValueId out;
         if (o1 == x) {
             // (x·(erf+1))·0.5
             const NodeId m2 = singleConsumer(graph, m1.outputs[0]);
             if (!m2.valid() || !isOp(graph.node(m2), "Mul") ||
-                !near(graph, other(graph.node(m2), m1.outputs[0]), 0.5))
+                !near(graph, otherOperand(graph.node(m2), m1.outputs[0]), 0.5))
                 continue;
             nodes.push_back(m2);
             out = graph.node(m2).outputs[0];
         } else if (near(graph, o1, 0.5)) {
             // x·((erf+1)·0.5)
             const NodeId m2 = singleConsumer(graph, m1.outputs[0]);
-            if (!m2.valid() || !isOp(graph.node(m2), "Mul") || other(graph.node(m2), m1.outputs[0]) != x)
+            if (!m2.valid() || !isOp(graph.node(m2), "Mul") || otherOperand(graph.node(m2), m1.outputs[0]) != x)
                 continue;
             nodes.push_back(m2);
             out = graph.node(m2).outputs[0];
@@ -74,7 +67,7 @@ void GeluFusion::select(const Model &, const Graph &graph, std::vector<Match> &m
             // (x·0.5)·(erf+1)
             const NodeId half = o1.valid() ? graph.producer(o1) : NodeId();
             if (!half.valid() || !isOp(graph.node(half), "Mul") || !hasSingleUse(graph, o1) ||
-                other(graph.node(half), x) == ValueId() || !near(graph, other(graph.node(half), x), 0.5))
+                otherOperand(graph.node(half), x) == ValueId() || !near(graph, otherOperand(graph.node(half), x), 0.5))
                 continue;
             nodes.push_back(half);
             out = m1.outputs[0];

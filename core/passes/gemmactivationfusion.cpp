@@ -21,22 +21,7 @@ void GemmActivationFusion::select(const Model &, const Graph &graph, std::vector
 
 Expected<bool> GemmActivationFusion::apply(Model &model, Graph &graph, const Match &match) const
 {
-    const NodeId gemm = match.nodes[0], act = match.nodes[1];
-    const auto spec = fusableActivation(graph, graph.node(act));
-    std::vector<Attribute> attrs = graph.node(gemm).attributes;
-    for (Attribute &a : activationAttributes(*spec))
-        attrs.push_back(std::move(a));
-    Expected<NodeId> fused =
-        addNodeWithOutputs(graph, "FusedGemm", graph.node(gemm).inputs, 1,
-                           graph.node(gemm).name + "_" + spec->op, std::move(attrs), kOpscopeDomain);
-    if (!fused)
-        return fused.status();
-    const ValueId out = graph.node(*fused).outputs[0];
-    graph.value(out).type = graph.value(graph.node(act).outputs[0]).type;
-    OPSCOPE_TRY(bypassNode(graph, act, out));
-    eraseNode(graph, gemm);
-    ensureOpset(model, kOpscopeDomain, 1);
-    return true;
+    return fuseActivation(model, graph, match.nodes[0], match.nodes[1], "FusedGemm");
 }
 
 } // namespace opscope::passes

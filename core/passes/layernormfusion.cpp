@@ -57,14 +57,6 @@ bool normalizedShaped(const Graph &graph, ValueId v, std::size_t k)
     return true;
 }
 
-// The other operand of a binary node, given one.
-ValueId otherOperand(const Node &n, ValueId one)
-{
-    if (n.inputs.size() != 2)
-        return ValueId();
-    return n.inputs[0] == one ? n.inputs[1] : n.inputs[1] == one ? n.inputs[0] : ValueId();
-}
-
 } // namespace
 
 void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Match> &matches) const

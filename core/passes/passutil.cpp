@@ -144,10 +144,11 @@ NodeId singleConsumer(const Graph &graph, ValueId v)
     return hasSingleUse(graph, v) ? graph.uses(v).front().node : NodeId();
 }
 
-bool isGraphInputOrConstant(const Graph &graph, ValueId v)
+ValueId otherOperand(const Node &node, ValueId one)
 {
-    const Value &value = graph.value(v);
-    return value.isGraphInput || value.initializer.has_value() || value.outerScope;
+    if (node.inputs.size() != 2)
+        return ValueId();
+    return node.inputs[0] == one ? node.inputs[1] : node.inputs[1] == one ? node.inputs[0] : ValueId();
 }
 
 std::int64_t attrInt(const Node &node, std::string_view name, std::int64_t fallback)

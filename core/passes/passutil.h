@@ -42,7 +42,8 @@ bool sameShape(const Graph &graph, ValueId a, ValueId b);
 // Exactly one consumer node and not a graph output.
 bool hasSingleUse(const Graph &graph, ValueId v);
 NodeId singleConsumer(const Graph &graph, ValueId v); // invalid unless hasSingleUse
-bool isGraphInputOrConstant(const Graph &graph, ValueId v);
+// The other input of a two-input node, given one of them (invalid if `one` is not an input).
+ValueId otherOperand(const Node &node, ValueId one);
 
 std::int64_t attrInt(const Node &node, std::string_view name, std::int64_t fallback);
 float attrFloat(const Node &node, std::string_view name, float fallback);

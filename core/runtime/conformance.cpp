@@ -15,23 +15,6 @@
 namespace opscope {
 namespace {
 
-std::vector<std::filesystem::path> numbered(const std::filesystem::path &dir, const std::string &prefix)
-{
-    std::vector<std::pair<int, std::filesystem::path>> files;
-    const std::regex re(prefix + "_([0-9]+)\\.pb");
-    for (const auto &e : std::filesystem::directory_iterator(dir)) {
-        std::smatch m;
-        const std::string name = e.path().filename().string();
-        if (std::regex_match(name, m, re))
-            files.emplace_back(std::stoi(m[1]), e.path());
-    }
-    std::sort(files.begin(), files.end());
-    std::vector<std::filesystem::path> out;
-    for (auto &f : files)
-        out.push_back(f.second);
-    return out;
-}
-
 // The suite stores bfloat16 data as uint16 (numpy has no bfloat16): same bits, other label.
 RuntimeTensor asDeclared(RuntimeTensor t, DataType declared)
 {
@@ -172,7 +155,7 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
 
     for (const auto &set : sets) {
         Feeds feeds;
-        const auto inputs = numbered(set, "input");
+        const auto inputs = numberedTensorFiles(set, "input");
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             Expected<RuntimeTensor> t = readTensorFile(inputs[i]);
             if (!t)
@@ -191,7 +174,7 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
         if (!outs)
             return outs.status().kind() == ErrorKind::Unsupported ? unsupported(outs.status().message())
                                                                   : fail("run: " + outs.status().message());
-        const auto expected = numbered(set, "output");
+        const auto expected = numberedTensorFiles(set, "output");
         if (expected.size() != outs->size())
             return fail(std::to_string(outs->size()) + " outputs, expected " +
                         std::to_string(expected.size()));
@@ -223,6 +206,24 @@ std::vector<std::filesystem::path> findConformanceTests(const std::filesystem::p
         if (it->is_regular_file() && it->path().filename() == "model.onnx")
             out.push_back(it->path().parent_path());
     std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::filesystem::path> numberedTensorFiles(const std::filesystem::path &dir,
+                                                       const std::string &prefix)
+{
+    std::vector<std::pair<int, std::filesystem::path>> files;
+    const std::regex re(prefix + "_([0-9]+)\\.pb");
+    for (const auto &e : std::filesystem::directory_iterator(dir)) {
+        std::smatch m;
+        const std::string name = e.path().filename().string();
+        if (std::regex_match(name, m, re))
+            files.emplace_back(std::stoi(m[1]), e.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::filesystem::path> out;
+    for (auto &f : files)
+        out.push_back(f.second);
     return out;
 }
 

@@ -39,6 +39,10 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir,
 // Test directories under `root` (itself, if it holds a model.onnx), sorted.
 std::vector<std::filesystem::path> findConformanceTests(const std::filesystem::path &root);
 
+// PREFIX_0.pb, PREFIX_1.pb, … in a test_data_set folder, by number (not name: 10 after 9).
+std::vector<std::filesystem::path> numberedTensorFiles(const std::filesystem::path &dir,
+                                                       const std::string &prefix);
+
 // Reads a serialized TensorProto (input_0.pb ...). Sequence/optional/map protos are Unsupported.
 Expected<RuntimeTensor> readTensorFile(const std::filesystem::path &path);
 
