@@ -1,0 +1,97 @@
+// opscope: the desktop app. `opscope [MODEL]` opens a model (a bundled sample without one).
+// --screenshot FILE renders the window once it is idle and exits (docs/ screenshots, CI checks).
+
+#include "graphpane.h"
+#include "mainwindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+
+#ifndef OPSCOPE_VERSION
+#define OPSCOPE_VERSION "0.0.0"
+#endif
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("opscope"));
+    QApplication::setOrganizationName(QStringLiteral("opscope"));
+    QApplication::setApplicationVersion(QStringLiteral(OPSCOPE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("See every optimization pass as a visual diff."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Save a PNG of the window and exit"),
+                                        QStringLiteral("file"));
+    const QCommandLineOption run(QStringLiteral("run"),
+                                 QStringLiteral("Run the pass pipeline after loading"));
+    const QCommandLineOption step(QStringLiteral("step"),
+                                  QStringLiteral("Show this pass (by name) after --run"),
+                                  QStringLiteral("pass"));
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and inspect this node"),
+                                    QStringLiteral("node"));
+    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare with another model"),
+                                     QStringLiteral("model"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"),
+                                  QStringLiteral("size"), QStringLiteral("1600x1000"));
+    parser.addOptions({screenshot, run, step, select, compare, size});
+    parser.process(app);
+
+    opscope::MainWindow window;
+    const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+    if (parser.isSet(screenshot) && wh.size() == 2)
+        window.resize(wh[0].toInt(), wh[1].toInt());
+    window.show();
+    const QStringList args = parser.positionalArguments();
+    if (args.isEmpty())
+        window.openBundledSample();
+    else
+        window.openFile(args.front());
+
+    if (parser.isSet(screenshot)) {
+        // A script of stages, each run when the window is idle.
+        auto stage = std::make_shared<int>(0);
+        const QString out = parser.value(screenshot);
+        auto advance = [&, stage, out] {
+            switch ((*stage)++) {
+            case 0:
+                if (parser.isSet(compare)) {
+                    window.compareWith(parser.value(compare));
+                    return;
+                }
+                if (parser.isSet(run)) {
+                    window.runPipeline();
+                    return;
+                }
+                [[fallthrough]];
+            case 1:
+                if (parser.isSet(step) && window.pipelineResult()) {
+                    const auto &passes = window.pipelineResult()->passes;
+                    for (std::size_t i = 0; i < passes.size(); ++i)
+                        if (QString::fromStdString(passes[i].name) == parser.value(step)) {
+                            window.showStep(int(i));
+                            if (window.isBusy())
+                                return;
+                        }
+                }
+                [[fallthrough]];
+            default:
+                if (parser.isSet(select))
+                    window.selectNode(parser.value(select));
+                QTimer::singleShot(300, &window, [&window, out] {
+                    const bool ok = window.grab().save(out);
+                    QApplication::exit(ok && window.lastError().isEmpty() ? 0 : 1);
+                });
+            }
+        };
+        QObject::connect(&window, &opscope::MainWindow::idle, &window,
+                         [advance] { QTimer::singleShot(100, advance); });
+        QObject::connect(&window, &opscope::MainWindow::loadFailed, &window, [] { QApplication::exit(1); });
+        QTimer::singleShot(60000, &app, [] { QApplication::exit(2); }); // never hang a script
+    }
+    return QApplication::exec();
+}

@@ -1,0 +1,670 @@
+#include "mainwindow.h"
+
+#include "graphpane.h"
+#include "inspectormodel.h"
+#include "ir/inspection.h"
+#include "ir/summary.h"
+#include "layoutservice.h"
+#include "modelsummarymodel.h"
+#include "onnx/modelio.h"
+#include "passes/registry.h"
+#include "passpanel.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QShortcut>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeView>
+#include <QtConcurrent/QtConcurrentRun>
+
+// The bundled samples live in this static library's resources; Q_INIT_RESOURCE must be called from
+// the global namespace.
+static void initResources()
+{
+    Q_INIT_RESOURCE(opscope);
+}
+
+namespace opscope {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+constexpr std::int64_t kStatsLimit = 4 << 20; // elements: bigger initializers skip statistics
+
+std::shared_ptr<Model> withNames(Model model)
+{
+    model.graph.assignNodeNames();
+    return std::make_shared<Model>(std::move(model));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent), m_layouts(new LayoutService(this)), m_graph(new GraphPane(m_layouts, this)),
+      m_passes(new PassPanel(this)), m_inspector(new InspectorModel(this)),
+      m_summary(new ModelSummaryModel(this))
+{
+    initResources();
+    setWindowTitle(QStringLiteral("opscope"));
+    setAcceptDrops(true);
+    setCentralWidget(m_graph);
+    buildDocks();
+    buildMenus();
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 0);
+    m_progress->setMaximumWidth(160);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_statusText = new QLabel(this);
+    statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    m_progress->hide();
+    m_cancel->hide();
+    connect(m_cancel, &QPushButton::clicked, this, &MainWindow::cancelWork);
+
+    connect(m_graph, &GraphPane::layoutStarted, this,
+            [this](int items) { setBusy(tr("Laying out %1 items…").arg(items), true); });
+    connect(m_graph, &GraphPane::layoutFinished, this, [this](double ms, int items) {
+        m_statusText->setText(tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0));
+        updateBusy();
+    });
+    connect(m_graph, &GraphPane::layoutFailed, this, [this](const QString &m) {
+        showError(tr("Layout failed"), m);
+        updateBusy();
+    });
+    connect(m_graph, &GraphPane::nodeSelected, this, &MainWindow::inspectNode);
+    connect(m_graph, &GraphPane::tensorSelected, this, &MainWindow::inspectTensor);
+    connect(m_graph, &GraphPane::bodyRequested, this, &MainWindow::showBody);
+
+    connect(m_passes, &PassPanel::runRequested, this, [this] { runPipeline(); });
+    connect(m_passes, &PassPanel::cancelRequested, this, &MainWindow::cancelWork);
+    connect(m_passes, &PassPanel::stepNext, this, &MainWindow::stepNext);
+    connect(m_passes, &PassPanel::stepPrevious, this, &MainWindow::stepPrevious);
+    connect(m_passes, &PassPanel::originalVsFinal, this, [this] { showStep(-1); });
+    connect(m_passes, &PassPanel::nextMatch, this, &MainWindow::nextMatch);
+    connect(m_passes, &PassPanel::previousMatch, this, &MainWindow::previousMatch);
+    connect(m_passes, &PassPanel::rowActivated, this, [this](int row) {
+        const int record = m_passes->model()->recordOf(row);
+        if (record >= 0)
+            showStep(record);
+    });
+    connect(m_passes, &PassPanel::overlayToggled, this, [this](bool overlay) {
+        if (m_graph->graph(1))
+            m_graph->setMode(overlay ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide);
+    });
+
+    QSettings settings;
+    resize(1400, 900);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    rebuildRecentMenu();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildDocks()
+{
+    auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
+    inspectorDock->setObjectName(QStringLiteral("inspector"));
+    m_inspectorTabs = new QTabWidget(inspectorDock);
+    auto *selection = new QTreeView(m_inspectorTabs);
+    selection->setModel(m_inspector);
+    selection->setAlternatingRowColors(true);
+    selection->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    connect(m_inspector, &QAbstractItemModel::modelReset, selection, &QTreeView::expandAll);
+    auto *summary = new QTreeView(m_inspectorTabs);
+    summary->setModel(m_summary);
+    summary->setAlternatingRowColors(true);
+    summary->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    connect(m_summary, &QAbstractItemModel::modelReset, summary, &QTreeView::expandAll);
+    m_inspectorTabs->addTab(selection, tr("Selection"));
+    m_inspectorTabs->addTab(summary, tr("Model"));
+    inspectorDock->setWidget(m_inspectorTabs);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+    auto *passDock = new QDockWidget(tr("Passes"), this);
+    passDock->setObjectName(QStringLiteral("passes"));
+    passDock->setWidget(m_passes);
+    addDockWidget(Qt::LeftDockWidgetArea, passDock);
+    resizeDocks({passDock, inspectorDock}, {440, 400}, Qt::Horizontal);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), {},
+                                                          tr("ONNX models (*.onnx);;All files (*)"));
+        if (!path.isEmpty())
+            openFile(path);
+    });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    QMenu *samples = file->addMenu(tr("Open &sample"));
+    for (const char *name : {"inception_block.onnx", "transformer_block.onnx"})
+        samples->addAction(QString::fromLatin1(name), this,
+                           [this, name] { openBundledSample(QString::fromLatin1(name)); });
+    file->addAction(tr("&Compare with…"), this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Compare with model"), {}, tr("ONNX models (*.onnx)"));
+        if (!path.isEmpty())
+            compareWith(path);
+    });
+    file->addSeparator();
+    file->addAction(tr("&Save model at this step…"), QKeySequence::Save, this, &MainWindow::saveAtStep);
+    file->addAction(tr("&Export graph as SVG/PNG…"), this, &MainWindow::exportGraph);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), m_graph, &GraphPane::fit);
+    view->addAction(tr("Zoom &in"), QKeySequence(Qt::Key_Plus), m_graph, &GraphPane::zoomIn);
+    view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_Minus), m_graph, &GraphPane::zoomOut);
+    new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Equal), this, [this] { m_graph->zoomIn(); });
+    QAction *labels = view->addAction(tr("Tensor &labels on edges"));
+    labels->setCheckable(true);
+    labels->setChecked(true);
+    connect(labels, &QAction::toggled, m_graph, &GraphPane::setShowEdgeLabels);
+
+    QMenu *passes = menuBar()->addMenu(tr("&Passes"));
+    passes->addAction(tr("&Run pipeline"), QKeySequence(Qt::Key_F5), this, &MainWindow::runPipeline);
+    passes->addAction(tr("&Next pass"), QKeySequence(Qt::Key_PageDown), this, &MainWindow::stepNext);
+    passes->addAction(tr("&Previous pass"), QKeySequence(Qt::Key_PageUp), this, &MainWindow::stepPrevious);
+    passes->addAction(tr("Original vs &final"), this, [this] { showStep(-1); });
+
+    QToolBar *bar = addToolBar(tr("Search"));
+    bar->setObjectName(QStringLiteral("search"));
+    m_search = new QLineEdit(bar);
+    m_search->setPlaceholderText(tr("Find node, op or tensor (Ctrl+F)"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setMaximumWidth(320);
+    m_searchStatus = new QLabel(bar);
+    bar->addWidget(m_search);
+    auto showPosition = [this] {
+        m_searchStatus->setText(m_graph->currentHit() < 0
+                                    ? QString()
+                                    : tr(" %1 of %2").arg(m_graph->currentHit() + 1).arg(m_hits));
+    };
+    bar->addAction(tr("◂"), this, [this, showPosition] {
+        m_graph->findPrevious();
+        showPosition();
+    });
+    bar->addAction(tr("▸"), this, [this, showPosition] {
+        m_graph->findNext();
+        showPosition();
+    });
+    bar->addWidget(m_searchStatus);
+    new QShortcut(QKeySequence::Find, this, [this] {
+        m_search->setFocus();
+        m_search->selectAll();
+    });
+    connect(m_search, &QLineEdit::returnPressed, this, [this, showPosition] {
+        if (m_search->text() == m_lastQuery && m_hits > 0) {
+            m_graph->findNext();
+        } else {
+            m_lastQuery = m_search->text();
+            m_hits = m_graph->find(m_lastQuery);
+        }
+        if (m_hits == 0 && !m_lastQuery.isEmpty())
+            m_searchStatus->setText(tr(" not found"));
+        else
+            showPosition();
+    });
+    new QShortcut(QKeySequence::FindNext, this, [this, showPosition] {
+        m_graph->findNext();
+        showPosition();
+    });
+    new QShortcut(QKeySequence::FindPrevious, this, [this, showPosition] {
+        m_graph->findPrevious();
+        showPosition();
+    });
+}
+
+bool MainWindow::isBusy() const
+{
+    return m_loading > 0 || m_optimizing || m_graph->layoutPending();
+}
+
+void MainWindow::setBusy(const QString &what, bool cancellable)
+{
+    m_statusText->setText(what);
+    m_progress->show();
+    m_cancel->setVisible(cancellable);
+}
+
+void MainWindow::updateBusy()
+{
+    if (isBusy())
+        return;
+    m_progress->hide();
+    m_cancel->hide();
+    emit idle();
+}
+
+void MainWindow::cancelWork()
+{
+    if (m_cancelPipeline)
+        m_cancelPipeline->store(true);
+    if (m_loading) {
+        ++m_generation; // the load still finishes in the background; its result is dropped
+        m_loading = 0;
+        m_statusText->setText(tr("Loading cancelled"));
+    }
+    m_layouts->cancelAll();
+    updateBusy();
+}
+
+void MainWindow::showError(const QString &title, const QString &message)
+{
+    m_lastError = message;
+    auto *box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open(); // not exec(): the window stays responsive (and tests can continue)
+}
+
+void MainWindow::openFile(const QString &path)
+{
+    const std::string p = path.toStdString();
+    loadAsync(
+        path,
+        [p]() -> Expected<std::shared_ptr<Model>> {
+            Expected<ImportResult> r = loadModel(p);
+            if (!r)
+                return r.status();
+            return withNames(std::move(r->model));
+        },
+        false);
+}
+
+void MainWindow::openBundledSample(const QString &fileName)
+{
+    QFile f(QStringLiteral(":/models/") + fileName);
+    if (!f.open(QIODevice::ReadOnly)) {
+        showError(tr("Cannot open sample"), tr("The bundled sample %1 is missing").arg(fileName));
+        return;
+    }
+    const QByteArray bytes = f.readAll();
+    loadAsync(
+        QStringLiteral("sample: ") + fileName,
+        [bytes]() -> Expected<std::shared_ptr<Model>> {
+            Expected<ImportResult> r = loadModelFromBytes(
+                std::span(reinterpret_cast<const std::byte *>(bytes.constData()), std::size_t(bytes.size())),
+                {});
+            if (!r)
+                return r.status();
+            return withNames(std::move(r->model));
+        },
+        false);
+}
+
+void MainWindow::compareWith(const QString &path)
+{
+    if (!m_model) {
+        openFile(path);
+        return;
+    }
+    const std::string p = path.toStdString();
+    loadAsync(
+        path,
+        [p]() -> Expected<std::shared_ptr<Model>> {
+            Expected<ImportResult> r = loadModel(p);
+            if (!r)
+                return r.status();
+            return withNames(std::move(r->model));
+        },
+        true);
+}
+
+void MainWindow::loadAsync(const QString &source, std::function<Expected<std::shared_ptr<Model>>()> load,
+                           bool compare)
+{
+    const int generation = ++m_generation;
+    ++m_loading;
+    setBusy(tr("Loading %1…").arg(source), true);
+    auto *watcher = new QFutureWatcher<Expected<std::shared_ptr<Model>>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, source, compare] {
+        watcher->deleteLater();
+        if (generation != m_generation)
+            return; // cancelled or superseded
+        m_loading = std::max(0, m_loading - 1);
+        Expected<std::shared_ptr<Model>> r = watcher->result();
+        if (!r) {
+            const QString message = QString::fromStdString(r.status().message());
+            showError(tr("Cannot open %1").arg(source), message);
+            emit loadFailed(message);
+            updateBusy();
+            return;
+        }
+        if (compare) {
+            m_step = -2;
+            m_graph->showComparison(m_model, &m_model->graph, *r, &(*r)->graph,
+                                    m_passes->overlay() ? GraphPane::Mode::Overlay
+                                                        : GraphPane::Mode::SideBySide);
+            m_statusText->setText(tr("Comparing with %1").arg(source));
+            emit modelLoaded(source);
+        } else {
+            setModel(*r, source);
+        }
+        updateBusy();
+    });
+    watcher->setFuture(QtConcurrent::run(std::move(load)));
+}
+
+void MainWindow::setModel(std::shared_ptr<Model> model, const QString &source)
+{
+    m_model = std::move(model);
+    m_source = source;
+    m_result.reset();
+    m_step = -2;
+    m_passes->model()->clearResult();
+    m_passes->setStepEnabled(false, false);
+    m_passes->setStatus({});
+    m_graph->showGraph(m_model, &m_model->graph);
+    m_summary->setSummary(summarizeModel(*m_model, 10));
+    m_inspector->clear();
+    m_inspectorTabs->setCurrentIndex(1);
+    setWindowTitle(QStringLiteral("%1 — opscope").arg(QFileInfo(source).fileName()));
+    if (QFileInfo::exists(source))
+        addRecent(source);
+    emit modelLoaded(source);
+}
+
+void MainWindow::runPipeline()
+{
+    if (!m_model || m_optimizing)
+        return;
+    std::vector<std::string> list = m_passes->model()->enabledPasses();
+    const QString target = m_passes->target();
+    if (target == QStringLiteral("onnx"))
+        list.emplace_back("lower-to-onnx");
+    else if (target == QStringLiteral("ort"))
+        list.emplace_back("lower-to-ort");
+    m_optimizing = true;
+    m_passes->setRunning(true);
+    m_cancelPipeline = std::make_shared<std::atomic<bool>>(false);
+    setBusy(tr("Optimizing…"), true);
+    auto cancel = m_cancelPipeline;
+    auto model = m_model;
+    auto *watcher = new QFutureWatcher<std::shared_ptr<passes::PipelineResult>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        m_optimizing = false;
+        m_passes->setRunning(false);
+        m_result = watcher->result();
+        m_passes->model()->setResult(*m_result);
+        const auto steps = changingSteps();
+        m_passes->setStatus(m_result->status
+                                ? tr("%1 → %2 nodes in %3 ms; %4 passes changed the graph")
+                                      .arg(m_result->initial->graph.nodeCount())
+                                      .arg(m_result->passes.empty() ? 0 : m_result->passes.back().nodesAfter)
+                                      .arg(m_result->totalMs, 0, 'f', 1)
+                                      .arg(steps.size())
+                                : QString::fromStdString(m_result->status.message()));
+        if (!m_result->status && m_result->status.message().find("cancelled") == std::string::npos)
+            showError(tr("Optimization stopped"), QString::fromStdString(m_result->status.message()));
+        if (!steps.empty())
+            showStep(steps.front());
+        emit pipelineFinished();
+        updateBusy();
+    });
+    watcher->setFuture(QtConcurrent::run([model, list, cancel]() {
+        auto result = std::make_shared<passes::PipelineResult>();
+        Model working = *model;
+        passes::PipelineOptions options;
+        options.verify = true;
+        options.cancel = cancel.get();
+        *result = passes::runPipeline(working, list, options);
+        return result;
+    }));
+}
+
+std::vector<int> MainWindow::changingSteps() const
+{
+    std::vector<int> out;
+    if (m_result)
+        for (std::size_t i = 0; i < m_result->passes.size(); ++i)
+            if (m_result->passes[i].changed && m_result->passes[i].snapshot)
+                out.push_back(int(i));
+    return out;
+}
+
+std::shared_ptr<const Model> MainWindow::modelBefore(int record) const
+{
+    std::shared_ptr<const Model> m = m_result->initial;
+    for (int i = 0; i < record; ++i)
+        if (m_result->passes[std::size_t(i)].snapshot)
+            m = m_result->passes[std::size_t(i)].snapshot;
+    return m;
+}
+
+std::shared_ptr<const Model> MainWindow::modelAfter(int record) const
+{
+    if (record < 0) {
+        std::shared_ptr<const Model> m = m_result->initial;
+        for (const auto &p : m_result->passes)
+            if (p.snapshot)
+                m = p.snapshot;
+        return m;
+    }
+    const auto &snap = m_result->passes[std::size_t(record)].snapshot;
+    return snap ? snap : modelBefore(record);
+}
+
+void MainWindow::showStep(int record)
+{
+    if (!m_result || record >= int(m_result->passes.size()))
+        return;
+    m_step = record;
+    m_match = -1;
+    const auto before = record < 0 ? m_result->initial : modelBefore(record);
+    const auto after = modelAfter(record);
+    m_graph->showComparison(before, &before->graph, after, &after->graph,
+                            m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide);
+    m_passes->model()->setCurrentRow(record < 0 ? -1 : m_passes->model()->rowOfRecord(record));
+    const auto steps = changingSteps();
+    m_passes->setStepEnabled(!steps.empty() && (record < 0 || record > steps.front()),
+                             !steps.empty() && record < steps.back());
+    const GraphDiff &d = m_graph->diff();
+    const QString what = record < 0 ? tr("original vs final")
+                                    : QString::fromStdString(m_result->passes[std::size_t(record)].name);
+    m_statusText->setText(tr("%1: %2 removed, %3 added, %4 modified")
+                              .arg(what)
+                              .arg(d.removed.size())
+                              .arg(d.added.size())
+                              .arg(d.modified.size()));
+}
+
+void MainWindow::stepNext()
+{
+    for (int s : changingSteps())
+        if (s > m_step) {
+            showStep(s);
+            return;
+        }
+}
+
+void MainWindow::stepPrevious()
+{
+    const auto steps = changingSteps();
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+        if (*it < m_step || m_step < 0) {
+            showStep(*it);
+            return;
+        }
+}
+
+void MainWindow::nextMatch()
+{
+    if (!m_result || m_step < 0)
+        return;
+    const auto &matches = m_result->passes[std::size_t(m_step)].changes.matches;
+    if (matches.empty())
+        return;
+    m_match = (m_match + 1) % int(matches.size());
+    const auto &m = matches[std::size_t(m_match)];
+    std::vector<std::string> names = m.matchedNames;
+    names.insert(names.end(), m.replacementNames.begin(), m.replacementNames.end());
+    m_graph->focusNodes(names);
+    m_statusText->setText(
+        tr("change %1 of %2: %3").arg(m_match + 1).arg(matches.size()).arg(QString::fromStdString(m.rule)));
+}
+
+void MainWindow::previousMatch()
+{
+    if (!m_result || m_step < 0)
+        return;
+    const auto &matches = m_result->passes[std::size_t(m_step)].changes.matches;
+    if (matches.empty())
+        return;
+    m_match = (m_match <= 0 ? int(matches.size()) : m_match) - 2;
+    nextMatch();
+}
+
+void MainWindow::selectNode(const QString &name)
+{
+    const std::string key = m_graph->visibleKeyFor(name.toStdString());
+    for (int side = 0; side < 2; ++side)
+        if (auto *item = m_graph->scene(side)->itemForKey(key)) {
+            m_graph->scene(side)->clearSelection();
+            item->setSelected(true);
+            m_graph->view(side)->centerOnItem(item);
+            return;
+        }
+}
+
+void MainWindow::inspectNode(int side, const Graph *graph, NodeId node)
+{
+    const std::shared_ptr<const Model> model =
+        m_graph->graph(side) == graph && side == 1 && m_result ? modelAfter(m_step) : m_model;
+    const Model &m = model ? *model : *m_model;
+    std::vector<PropertySection> sections = opscope::inspectNode(m, *graph, node);
+    for (ValueId v : graph->node(node).inputs) {
+        if (!v.valid() || !graph->value(v).initializer || graph->value(v).isGraphInput)
+            continue;
+        if (graph->value(v).initializer->elementCount() > kStatsLimit)
+            continue;
+        for (PropertySection &s : inspectInitializer(*graph, v)) {
+            s.title += QStringLiteral(": ").toStdString() + graph->value(v).name;
+            sections.push_back(std::move(s));
+        }
+    }
+    m_inspector->setSections(std::move(sections));
+    m_inspectorTabs->setCurrentIndex(0);
+}
+
+void MainWindow::inspectTensor(int, const Graph *graph, const QString &tensor)
+{
+    const ValueId v = graph ? graph->findValue(tensor.toStdString()) : ValueId();
+    if (!v.valid())
+        return;
+    m_inspector->setSections(opscope::inspectTensor(*graph, v));
+    m_inspectorTabs->setCurrentIndex(0);
+}
+
+void MainWindow::showBody(std::shared_ptr<const Model> model, const Graph *body, const QString &title)
+{
+    auto *dock = new QDockWidget(title, this);
+    dock->setObjectName(QStringLiteral("body:") + title);
+    dock->setAttribute(Qt::WA_DeleteOnClose);
+    auto *pane = new GraphPane(m_layouts, dock);
+    dock->setWidget(pane);
+    addDockWidget(Qt::BottomDockWidgetArea, dock);
+    connect(pane, &GraphPane::nodeSelected, this, &MainWindow::inspectNode);
+    connect(pane, &GraphPane::bodyRequested, this, &MainWindow::showBody);
+    pane->showGraph(std::move(model), body);
+}
+
+void MainWindow::saveAtStep()
+{
+    if (!m_model)
+        return;
+    const std::shared_ptr<const Model> model =
+        m_result ? (m_step >= -1 ? modelAfter(m_step) : modelAfter(-1)) : m_model;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save model"), {}, tr("ONNX models (*.onnx)"));
+    if (path.isEmpty())
+        return;
+    if (QFileInfo(path) == QFileInfo(m_source) &&
+        QMessageBox::question(this, tr("Overwrite the input model?"),
+                              tr("%1 is the model you opened. Replace it?").arg(path)) != QMessageBox::Yes)
+        return;
+    Expected<SaveResult> saved = saveModel(*model, path.toStdString());
+    if (!saved)
+        showError(tr("Cannot save"), QString::fromStdString(saved.status().message()));
+    else
+        m_statusText->setText(tr("Saved %1").arg(path));
+}
+
+void MainWindow::exportGraph()
+{
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export graph"), {}, tr("SVG (*.svg);;PNG (*.png)"));
+    if (path.isEmpty())
+        return;
+    const bool ok = path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ? m_graph->exportPng(path)
+                                                                               : m_graph->exportSvg(path);
+    if (!ok)
+        showError(tr("Cannot export"), tr("Writing %1 failed").arg(path));
+}
+
+void MainWindow::addRecent(const QString &path)
+{
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString &path : recent)
+        m_recentMenu->addAction(path, this, [this, path] { openFile(path); });
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    cancelWork();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile())
+        openFile(urls.front().toLocalFile());
+}
+
+} // namespace opscope

@@ -1,0 +1,117 @@
+#pragma once
+// The opscope desktop window: graph panel in the centre; inspector and passes as docks. Loading,
+// optimizing and layout run off the GUI thread with progress and Cancel; errors from core are
+// shown as they come, nothing crashes.
+
+#include "ir/model.h"
+#include "passes/pipeline.h"
+
+#include <QMainWindow>
+#include <QPointer>
+#include <atomic>
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTreeView;
+
+namespace opscope {
+
+class GraphPane;
+class InspectorModel;
+class LayoutService;
+class ModelSummaryModel;
+class PassPanel;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    void openFile(const QString &path);
+    void openBundledSample(const QString &fileName = QStringLiteral("inception_block.onnx"));
+    void compareWith(const QString &path);
+    void runPipeline();
+    void cancelWork();
+    // Shows pass `record` of the last run (BEFORE | AFTER); -1: original vs final.
+    void showStep(int record);
+    void stepNext();
+    void stepPrevious();
+    void nextMatch();
+    void previousMatch();
+
+    // For tests and --screenshot.
+    GraphPane *graphPane() const { return m_graph; }
+    PassPanel *passPanel() const { return m_passes; }
+    InspectorModel *inspector() const { return m_inspector; }
+    bool isBusy() const;
+    const passes::PipelineResult *pipelineResult() const { return m_result.get(); }
+    int currentStep() const { return m_step; }
+    const QString &lastError() const { return m_lastError; }
+    std::shared_ptr<const Model> model() const { return m_model; }
+    void selectNode(const QString &name);
+
+signals:
+    void modelLoaded(const QString &source);
+    void loadFailed(const QString &message);
+    void pipelineFinished();
+    void idle(); // nothing loading, optimizing or laying out
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void buildMenus();
+    void buildDocks();
+    void loadAsync(const QString &source, std::function<Expected<std::shared_ptr<Model>>()> load,
+                   bool compare);
+    void setModel(std::shared_ptr<Model> model, const QString &source);
+    void showError(const QString &title, const QString &message);
+    void setBusy(const QString &what, bool cancellable);
+    void updateBusy();
+    void addRecent(const QString &path);
+    void rebuildRecentMenu();
+    void saveAtStep();
+    void exportGraph();
+    void showBody(std::shared_ptr<const Model> model, const Graph *body, const QString &title);
+    void inspectNode(int side, const Graph *graph, NodeId node);
+    void inspectTensor(int side, const Graph *graph, const QString &tensor);
+    std::shared_ptr<const Model> modelBefore(int record) const;
+    std::shared_ptr<const Model> modelAfter(int record) const;
+    std::vector<int> changingSteps() const;
+
+    LayoutService *m_layouts;
+    GraphPane *m_graph;
+    PassPanel *m_passes;
+    InspectorModel *m_inspector;
+    ModelSummaryModel *m_summary;
+    QTabWidget *m_inspectorTabs = nullptr;
+    QLineEdit *m_search = nullptr;
+    QLabel *m_searchStatus = nullptr;
+    QProgressBar *m_progress = nullptr;
+    QPushButton *m_cancel = nullptr;
+    QLabel *m_statusText = nullptr;
+    QMenu *m_recentMenu = nullptr;
+
+    std::shared_ptr<const Model> m_model;
+    QString m_source;
+    std::shared_ptr<passes::PipelineResult> m_result;
+    int m_step = -2; // -2: no comparison shown
+    int m_match = -1;
+    std::shared_ptr<std::atomic<bool>> m_cancelPipeline;
+    int m_loading = 0;
+    int m_generation = 0; // a newer open supersedes an older one still loading
+    bool m_optimizing = false;
+    QString m_lastError;
+    QString m_lastQuery;
+    int m_hits = 0;
+};
+
+} // namespace opscope

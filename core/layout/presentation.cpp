@@ -1,0 +1,303 @@
+#include "layout/presentation.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace opscope::layout {
+
+namespace {
+
+// "/encoder/layer.0/attention/MatMul" → "/encoder/layer.0/attention"; "Conv_3" → "".
+std::string scopeOf(const std::string &name)
+{
+    const auto slash = name.rfind('/');
+    if (slash == std::string::npos || slash == 0)
+        return {};
+    return name.substr(0, slash);
+}
+
+std::vector<std::string> prefixes(const std::string &scope)
+{
+    std::vector<std::string> out;
+    for (std::size_t pos = scope.find('/', 1); pos != std::string::npos; pos = scope.find('/', pos + 1))
+        out.push_back(scope.substr(0, pos));
+    if (!scope.empty())
+        out.push_back(scope);
+    return out;
+}
+
+std::vector<std::string> nodeOrder(const std::vector<const Graph *> &graphs)
+{
+    std::vector<std::string> order;
+    std::set<std::string> seen;
+    for (const Graph *g : graphs) {
+        Expected<std::vector<NodeId>> topo = g->topologicalOrder();
+        const std::vector<NodeId> ids = topo ? *topo : g->nodeIds();
+        for (NodeId id : ids)
+            if (seen.insert(g->node(id).name).second)
+                order.push_back(g->node(id).name);
+    }
+    return order;
+}
+
+std::string shortType(const TypeInfo &t)
+{
+    return t.isKnown() ? t.toString() : std::string();
+}
+
+std::string constantLine(const Value &v)
+{
+    std::string dims;
+    for (std::int64_t d : v.initializer->dims)
+        dims += (dims.empty() ? "" : "×") + std::to_string(d);
+    return v.name + "  " + std::string(dataTypeName(v.initializer->dtype)) + "[" + dims + "]";
+}
+
+} // namespace
+
+Grouping Grouping::build(const std::vector<const Graph *> &graphs, std::size_t blockSize,
+                         std::size_t minGroup)
+{
+    Grouping g;
+    const std::vector<std::string> order = nodeOrder(graphs);
+    // Count nodes under every scope prefix.
+    std::map<std::string, std::size_t> count;
+    for (const std::string &name : order)
+        for (const std::string &p : prefixes(scopeOf(name)))
+            ++count[p];
+    // A node's group: its longest scope prefix that is big enough.
+    for (const std::string &name : order) {
+        std::string group;
+        for (const std::string &p : prefixes(scopeOf(name)))
+            if (count[p] >= minGroup)
+                group = p;
+        g.m_nodeGroup[name] = group;
+    }
+    // Parents: the nearest enclosing real group.
+    auto realParent = [&](const std::string &group) {
+        const std::vector<std::string> ps = prefixes(group);
+        for (auto it = ps.rbegin() + 1; it < ps.rend(); ++it)
+            if (count[*it] >= minGroup)
+                return *it;
+        return std::string();
+    };
+    for (const auto &[p, n] : count)
+        if (n >= minGroup)
+            g.m_parent[p] = realParent(p);
+    // Unscoped crowds: topological blocks.
+    std::map<std::string, std::vector<std::string>> direct;
+    for (const std::string &name : order)
+        direct[g.m_nodeGroup[name]].push_back(name);
+    for (auto &[group, names] : direct) {
+        if (names.size() <= blockSize)
+            continue;
+        const std::size_t blocks = (names.size() + blockSize - 1) / blockSize;
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const std::size_t first = b * blockSize, last = std::min(names.size(), first + blockSize);
+            const std::string path =
+                group + "/[" + std::to_string(first + 1) + "–" + std::to_string(last) + "]";
+            g.m_parent[path] = group;
+            for (std::size_t i = first; i < last; ++i)
+                g.m_nodeGroup[names[i]] = path;
+        }
+    }
+    for (const auto &[name, group] : g.m_nodeGroup) {
+        ++g.m_direct[group];
+        for (std::string p = group; !p.empty(); p = g.m_parent[p])
+            ++g.m_size[p];
+    }
+    g.m_size[""] = order.size();
+    for (const auto &[child, parent] : g.m_parent)
+        if (g.m_size.count(child))
+            g.m_children[parent].push_back(child);
+    return g;
+}
+
+const std::string &Grouping::groupOf(const std::string &nodeName) const
+{
+    static const std::string root;
+    const auto it = m_nodeGroup.find(nodeName);
+    return it == m_nodeGroup.end() ? root : it->second;
+}
+
+std::string Grouping::parentOf(const std::string &group) const
+{
+    const auto it = m_parent.find(group);
+    return it == m_parent.end() ? std::string() : it->second;
+}
+
+std::size_t Grouping::size(const std::string &group) const
+{
+    const auto it = m_size.find(group);
+    return it == m_size.end() ? 0 : it->second;
+}
+
+const std::vector<std::string> &Grouping::childGroups(const std::string &group) const
+{
+    static const std::vector<std::string> none;
+    const auto it = m_children.find(group);
+    return it == m_children.end() ? none : it->second;
+}
+
+std::size_t Grouping::directNodes(const std::string &group) const
+{
+    const auto it = m_direct.find(group);
+    return it == m_direct.end() ? 0 : it->second;
+}
+
+std::set<std::string> Grouping::initialExpansion(std::size_t budget) const
+{
+    std::set<std::string> open{""};
+    std::size_t visible = directNodes("") + childGroups("").size();
+    std::deque<std::string> queue(childGroups("").begin(), childGroups("").end());
+    while (!queue.empty()) {
+        const std::string g = queue.front();
+        queue.pop_front();
+        const std::size_t grows = directNodes(g) + childGroups(g).size();
+        if (visible + grows - 1 > budget)
+            continue;
+        visible += grows - 1;
+        open.insert(g);
+        for (const std::string &c : childGroups(g))
+            queue.push_back(c);
+    }
+    return open;
+}
+
+Presentation present(const std::vector<const Graph *> &graphs, const Grouping &grouping,
+                     const std::set<std::string> &expanded)
+{
+    Presentation p;
+    // The visible item a node stands under: its outermost closed group, else itself.
+    auto representative = [&](const std::string &nodeName) -> std::string {
+        std::vector<std::string> chain;
+        for (std::string g = grouping.groupOf(nodeName); !g.empty(); g = grouping.parentOf(g))
+            chain.push_back(g);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+            if (!expanded.count(*it))
+                return "group:" + *it;
+        return nodeName;
+    };
+    auto item = [&](const std::string &key, unsigned bit) -> VisualItem & {
+        auto [it, inserted] = p.index.emplace(key, p.items.size());
+        if (inserted) {
+            p.items.emplace_back();
+            p.items.back().key = key;
+            p.items.back().presentIn = 0;
+        }
+        VisualItem &v = p.items[it->second];
+        v.presentIn |= bit;
+        return v;
+    };
+    std::map<std::string, std::map<OpCategory, std::size_t>> groupCategories;
+
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+        const Graph &g = *graphs[gi];
+        const unsigned bit = 1u << gi;
+        for (ValueId v : g.inputs()) {
+            if (g.value(v).initializer)
+                continue;
+            VisualItem &it = item("in:" + g.value(v).name, bit);
+            it.kind = VisualItem::Kind::Input;
+            it.title = g.value(v).name;
+            it.subtitle = shortType(g.value(v).type);
+        }
+        for (NodeId id : g.nodeIds()) {
+            const Node &n = g.node(id);
+            const std::string rep = representative(n.name);
+            VisualItem &it = item(rep, bit);
+            const OpCategory cat = opCategory(n.opType, n.domain);
+            if (rep == n.name) {
+                it.kind = VisualItem::Kind::Node;
+                it.title = n.opType;
+                it.subtitle = n.name;
+                it.category = cat;
+                it.groupPath = grouping.groupOf(n.name);
+                it.hasSubgraphs = n.hasSubgraphs();
+                it.node[gi] = id;
+                if (gi == 0 || it.constants.empty()) {
+                    it.constants.clear();
+                    for (ValueId in : n.inputs)
+                        if (in.valid() && g.value(in).initializer && !g.value(in).isGraphInput)
+                            it.constants.push_back(constantLine(g.value(in)));
+                }
+            } else {
+                const std::string path = rep.substr(6);
+                it.kind = VisualItem::Kind::Group;
+                it.groupPath = path;
+                const auto slash = path.rfind('/');
+                it.title = slash == std::string::npos ? path : path.substr(slash + 1);
+                it.members = grouping.size(path);
+                it.subtitle = std::to_string(it.members) + " nodes";
+                if (gi == 0 || !(it.presentIn & 1))
+                    ++groupCategories[rep][cat];
+            }
+        }
+        for (ValueId v : g.outputs()) {
+            VisualItem &it = item("out:" + g.value(v).name, bit);
+            it.kind = VisualItem::Kind::Output;
+            it.title = g.value(v).name;
+            it.subtitle = shortType(g.value(v).type);
+        }
+    }
+    for (auto &[key, cats] : groupCategories) {
+        OpCategory best = OpCategory::Other;
+        std::size_t most = 0;
+        for (const auto &[c, n] : cats)
+            if (n > most && c != OpCategory::ShapeLayout && c != OpCategory::Elementwise)
+                best = c, most = n;
+        p.items[p.index[key]].category = most ? best : cats.begin()->first;
+    }
+
+    // Edges: producer (or graph input) → consumer (or graph output), between representatives.
+    std::map<std::tuple<std::size_t, std::size_t, std::string>, std::size_t> edgeIndex;
+    auto edge = [&](const std::string &fromKey, const std::string &toKey, const Value &v, unsigned bit) {
+        const auto f = p.index.find(fromKey), t = p.index.find(toKey);
+        if (f == p.index.end() || t == p.index.end() || f->second == t->second)
+            return;
+        auto [it, inserted] = edgeIndex.emplace(std::tuple(f->second, t->second, v.name), p.edges.size());
+        if (inserted)
+            p.edges.push_back({f->second, t->second, v.name, shortType(v.type), 0});
+        p.edges[it->second].presentIn |= bit;
+    };
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+        const Graph &g = *graphs[gi];
+        const unsigned bit = 1u << gi;
+        auto sourceKey = [&](ValueId v) -> std::string {
+            const NodeId prod = g.producer(v);
+            if (prod.valid())
+                return representative(g.node(prod).name);
+            if (g.value(v).isGraphInput && !g.value(v).initializer)
+                return "in:" + g.value(v).name;
+            return {};
+        };
+        for (NodeId id : g.nodeIds()) {
+            const Node &n = g.node(id);
+            const std::string to = representative(n.name);
+            for (ValueId v : n.inputs)
+                if (v.valid())
+                    if (const std::string from = sourceKey(v); !from.empty())
+                        edge(from, to, g.value(v), bit);
+        }
+        for (ValueId v : g.outputs())
+            if (const std::string from = sourceKey(v); !from.empty())
+                edge(from, "out:" + g.value(v).name, g.value(v), bit);
+    }
+    return p;
+}
+
+LayoutRequest layoutRequest(const Presentation &p, const std::function<Point(const VisualItem &)> &size)
+{
+    LayoutRequest r;
+    r.nodes.reserve(p.items.size());
+    for (const VisualItem &it : p.items) {
+        const Point s = size(it);
+        r.nodes.push_back({s.x, s.y});
+    }
+    for (const VisualEdge &e : p.edges)
+        r.edges.push_back({e.from, e.to});
+    r.fast = p.items.size() > 400;
+    return r;
+}
+
+} // namespace opscope::layout

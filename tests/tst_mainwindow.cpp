@@ -1,0 +1,218 @@
+// The desktop app under QT_QPA_PLATFORM=offscreen: a fixture loads into a scene with the right
+// items and colours; the pipeline runs in the background and fills the passes panel; stepping
+// shows each pass's BEFORE | AFTER with diff colours; search finds nodes and tensors; a bad file
+// shows the core's message; item models pass QAbstractItemModelTester.
+
+#include "graphpane.h"
+#include "inspectormodel.h"
+#include "mainwindow.h"
+#include "passpanel.h"
+#include "testsupport.h"
+
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace opscope;
+
+namespace {
+
+bool waitIdle(MainWindow &w, int ms = 30000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms) {
+        QTest::qWait(20);
+        if (!w.isBusy())
+            return true;
+    }
+    return false;
+}
+
+QString sample(const char *name)
+{
+    return QString::fromStdString(test::samplePath(name).string());
+}
+
+int countDiff(const GraphScene *s, DiffState state)
+{
+    int n = 0;
+    for (const NodeItem *item : s->nodeItems())
+        n += item->diffState() == state ? 1 : 0;
+    return n;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("opscope-tests"));
+        QStandardPaths::setTestModeEnabled(true);
+    }
+
+    void loadsAFixtureIntoTheScene()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        const GraphScene *scene = w.graphPane()->scene(0);
+        // 25 nodes + 1 input + 1 output; one edge per (producer, consumer, tensor).
+        QCOMPARE(int(scene->nodeItems().size()), 27);
+        QCOMPARE(int(scene->edgeItems().size()), 29);
+        int convs = 0;
+        for (const NodeItem *n : scene->nodeItems())
+            if (n->visual().title == "Conv") {
+                ++convs;
+                QCOMPARE(n->visual().category, OpCategory::Compute);
+                QCOMPARE(int(n->visual().constants.size()), 2); // weight and bias shown inside
+            }
+        QCOMPARE(convs, 8);
+        new QAbstractItemModelTester(w.inspector(), QAbstractItemModelTester::FailureReportingMode::QtTest,
+                                     &w);
+        new QAbstractItemModelTester(w.passPanel()->model(),
+                                     QAbstractItemModelTester::FailureReportingMode::QtTest, &w);
+        // Selecting a node fills the inspector with its sections.
+        w.selectNode(QStringLiteral("/stem/conv1/Conv"));
+        QVERIFY(w.inspector()->rowCount() >= 4);
+        QCOMPARE(w.inspector()->index(0, 0).data().toString(), QStringLiteral("Node"));
+    }
+
+    void pipelineRunsAndStepsShowDiffs()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QSignalSpy finished(&w, &MainWindow::pipelineFinished);
+        w.runPipeline();
+        QVERIFY(finished.wait(30000));
+        QVERIFY(waitIdle(w));
+        const passes::PipelineResult *r = w.pipelineResult();
+        QVERIFY(r && r->status.isOk());
+        // The panel lists every pass with its outcome.
+        PassListModel *model = w.passPanel()->model();
+        QCOMPARE(model->rowCount(), int(r->passes.size()));
+        const int fusionRow = model->rowOfRecord(
+            int(std::find_if(r->passes.begin(), r->passes.end(),
+                             [](const auto &p) { return p.name == "conv-activation-fusion"; }) -
+                r->passes.begin()));
+        QVERIFY(fusionRow >= 0);
+        QCOMPARE(model->index(fusionRow, PassListModel::ChangedColumn).data().toString(),
+                 QStringLiteral("yes"));
+        QCOMPARE(model->index(fusionRow, PassListModel::MatchesColumn).data().toInt(), 8);
+        // The first changing pass is shown: 8 Conv + 8 Relu removed, 8 FusedConv added.
+        QCOMPARE(r->passes[std::size_t(w.currentStep())].name, std::string("conv-activation-fusion"));
+        QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Removed), 16);
+        QCOMPARE(countDiff(w.graphPane()->scene(1), DiffState::Added), 8);
+        QVERIFY(countDiff(w.graphPane()->scene(1), DiffState::Modified) >= 1);
+        QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Added), 0);
+        // Unchanged nodes keep their position between BEFORE and AFTER.
+        const NodeItem *before = w.graphPane()->scene(0)->itemForKey("/head/Softmax");
+        const NodeItem *after = w.graphPane()->scene(1)->itemForKey("/head/Softmax");
+        QVERIFY(before && after);
+        QCOMPARE(before->pos(), after->pos());
+        // Next step: the lowering back to ONNX, the reverse diff.
+        const int first = w.currentStep();
+        w.stepNext();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.currentStep() > first);
+        QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Removed), 8);
+        QCOMPARE(countDiff(w.graphPane()->scene(1), DiffState::Added), 16);
+        w.stepPrevious();
+        QVERIFY(waitIdle(w));
+        QCOMPARE(w.currentStep(), first);
+        // Pattern instances: jumping to one highlights its nodes.
+        w.nextMatch();
+        QVERIFY(waitIdle(w));
+        int highlighted = 0;
+        for (const NodeItem *n : w.graphPane()->scene(1)->nodeItems())
+            highlighted += n->isHighlighted() ? 1 : 0;
+        QVERIFY(highlighted >= 1);
+        // Selecting an AFTER-only node centres both views on it (synchronized pan and zoom).
+        w.selectNode(QStringLiteral("/inception/branch3x3/Conv_Relu"));
+        GraphView *v0 = w.graphPane()->view(0), *v1 = w.graphPane()->view(1);
+        const QPointF c0 = v0->mapToScene(v0->viewport()->rect().center());
+        const QPointF c1 = v1->mapToScene(v1->viewport()->rect().center());
+        QVERIFY2(
+            QLineF(c0, c1).length() < 5.0,
+            qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(c0.x()).arg(c0.y()).arg(c1.x()).arg(c1.y())));
+        QCOMPARE(v0->transform(), v1->transform());
+        // Overlay mode: one view with both sides.
+        w.graphPane()->setMode(GraphPane::Mode::Overlay);
+        QCOMPARE(int(w.graphPane()->scene(0)->nodeItems().size()),
+                 int(w.graphPane()->presentation().items.size()));
+    }
+
+    void searchFindsNodesAndTensors()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        GraphPane *pane = w.graphPane();
+        QCOMPARE(pane->find(QStringLiteral("maxpool")), 2);
+        QCOMPARE(pane->currentHit(), 0);
+        pane->findNext();
+        QCOMPARE(pane->currentHit(), 1);
+        pane->findNext();
+        QCOMPARE(pane->currentHit(), 0);
+        QVERIFY(pane->find(QStringLiteral("branch3x3/Relu_output")) >= 1 ||
+                pane->find(QStringLiteral("branch3x3")) >= 1);
+        QCOMPARE(pane->find(QStringLiteral("no such thing")), 0);
+        // A tensor highlights its producer and consumers.
+        const GraphScene *scene = pane->scene(0);
+        const std::string tensor = scene->edgeItems().front()->visual().tensor;
+        pane->scene(0)->highlightTensor(tensor);
+        int lit = 0;
+        for (const NodeItem *n : scene->nodeItems())
+            lit += n->isHighlighted() ? 1 : 0;
+        QVERIFY(lit >= 2);
+    }
+
+    void badFileShowsTheCoreMessage()
+    {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath(QStringLiteral("bad.onnx"));
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a protobuf model at all");
+        f.close();
+        MainWindow w;
+        w.show();
+        QSignalSpy failed(&w, &MainWindow::loadFailed);
+        w.openFile(bad);
+        QVERIFY(failed.wait(10000));
+        QVERIFY(!w.lastError().isEmpty());
+        QVERIFY(!w.model()); // nothing half-loaded
+        w.openFile(dir.filePath(QStringLiteral("missing.onnx")));
+        QVERIFY(failed.wait(10000));
+        QVERIFY2(w.lastError().contains(QStringLiteral("missing.onnx")), qPrintable(w.lastError()));
+    }
+
+    void opensTheBundledSampleAndComparesModels()
+    {
+        MainWindow w;
+        w.show();
+        w.openBundledSample();
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.model());
+        QCOMPARE(int(w.model()->graph.nodeCount()), 25);
+        w.compareWith(sample("transformer_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.graphPane()->graph(1));
+        QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Removed), 25);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,226 @@
+#include "graphitems.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+#include <QtMath>
+
+namespace opscope {
+
+namespace {
+
+constexpr double kPadX = 10.0, kPadY = 6.0;
+constexpr int kMaxConstants = 3;
+
+QFont titleFont()
+{
+    QFont f(QStringLiteral("DejaVu Sans"), 10);
+    f.setBold(true);
+    return f;
+}
+
+QFont smallFont()
+{
+    return QFont(QStringLiteral("DejaVu Sans"), 8);
+}
+
+QFont monoFont()
+{
+    return QFont(QStringLiteral("DejaVu Sans Mono"), 7);
+}
+
+QStringList constantLines(const layout::VisualItem &item)
+{
+    QStringList lines;
+    for (std::size_t i = 0; i < item.constants.size() && i < kMaxConstants; ++i)
+        lines << QString::fromStdString(item.constants[i]);
+    if (item.constants.size() > kMaxConstants)
+        lines << QStringLiteral("+%1 more").arg(item.constants.size() - kMaxConstants);
+    return lines;
+}
+
+QString elided(const QString &s, int max = 48)
+{
+    return s.size() > max ? s.left(max - 1) + QChar(0x2026) : s;
+}
+
+QString titleText(const layout::VisualItem &item)
+{
+    if (item.kind == layout::VisualItem::Kind::Group)
+        return QStringLiteral("▸ ") + elided(QString::fromStdString(item.title));
+    return elided(QString::fromStdString(item.title));
+}
+
+} // namespace
+
+layout::Point visualItemSize(const layout::VisualItem &item)
+{
+    const QFontMetricsF title(titleFont()), small(smallFont()), mono(monoFont());
+    double w = title.horizontalAdvance(titleText(item));
+    double h = title.height();
+    if (!item.subtitle.empty()) {
+        w = std::max(w, small.horizontalAdvance(elided(QString::fromStdString(item.subtitle))));
+        h += small.height();
+    }
+    for (const QString &line : constantLines(item)) {
+        w = std::max(w, mono.horizontalAdvance(line));
+        h += mono.height();
+    }
+    return {std::max(w + 2 * kPadX, 70.0), h + 2 * kPadY};
+}
+
+NodeItem::NodeItem(const layout::VisualItem &item, QPointF center, QSizeF size)
+    : m_item(item), m_rect(-size.width() / 2, -size.height() / 2, size.width(), size.height())
+{
+    setPos(center);
+    setFlag(ItemIsSelectable);
+    setAcceptHoverEvents(true);
+    QString tip = QString::fromStdString(item.title);
+    if (!item.subtitle.empty())
+        tip += QStringLiteral("\n") + QString::fromStdString(item.subtitle);
+    if (item.kind == layout::VisualItem::Kind::Group)
+        tip += QStringLiteral("\ndouble-click to open");
+    else if (item.hasSubgraphs)
+        tip += QStringLiteral("\ndouble-click to open its body");
+    for (const std::string &c : item.constants)
+        tip += QStringLiteral("\n") + QString::fromStdString(c);
+    setToolTip(tip);
+    setZValue(1);
+}
+
+QRectF NodeItem::boundingRect() const
+{
+    return m_rect.adjusted(-4, -4, 4, 4);
+}
+
+void NodeItem::setDiffState(DiffState s)
+{
+    m_diff = s;
+    update();
+}
+
+void NodeItem::setHighlighted(bool on)
+{
+    m_highlighted = on;
+    update();
+}
+
+void NodeItem::setGhost(bool on)
+{
+    m_ghost = on;
+    update();
+}
+
+void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
+{
+    const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+    using Kind = layout::VisualItem::Kind;
+    const bool io = m_item.kind == Kind::Input || m_item.kind == Kind::Output;
+    QColor fill = io ? QColor(0xfa, 0xfa, 0xfa) : categoryFill(m_item.category);
+    QColor border = io ? QColor(0x80, 0x80, 0x80) : categoryBorder(m_item.category);
+    double borderWidth = 1.0;
+    if (m_diff != DiffState::None) {
+        border = diffColor(m_diff);
+        fill = QColor::fromRgbF(0.75 * fill.redF() + 0.25 * border.redF(),
+                                0.75 * fill.greenF() + 0.25 * border.greenF(),
+                                0.75 * fill.blueF() + 0.25 * border.blueF());
+        borderWidth = 2.5;
+    }
+    if (isSelected() || m_highlighted) {
+        border = QColor(0x1e, 0x66, 0xf5);
+        borderWidth = 3.0;
+    }
+    if (m_ghost) {
+        fill.setAlpha(70);
+        border.setAlpha(110);
+    }
+    const double radius = io ? m_rect.height() / 2 : 6.0;
+    painter->setPen(QPen(border, borderWidth, m_ghost ? Qt::DashLine : Qt::SolidLine));
+    painter->setBrush(fill);
+    painter->drawRoundedRect(m_rect, radius, radius);
+    if (m_item.kind == Kind::Group) // a stack: a second outline hints "more inside"
+        painter->drawRoundedRect(m_rect.adjusted(3, 3, 3, 3).intersected(m_rect.adjusted(-1, -1, 4, 4)),
+                                 radius, radius);
+    if (lod < 0.3)
+        return; // unreadable: boxes only
+    QColor text = m_ghost ? QColor(0, 0, 0, 110) : QColor(0x20, 0x20, 0x20);
+    painter->setPen(text);
+    const QFontMetricsF title(titleFont()), small(smallFont()), mono(monoFont());
+    double y = m_rect.top() + kPadY;
+    painter->setFont(titleFont());
+    painter->drawText(QRectF(m_rect.left(), y, m_rect.width(), title.height()), Qt::AlignHCenter,
+                      titleText(m_item));
+    y += title.height();
+    if (lod < 0.5)
+        return;
+    if (!m_item.subtitle.empty()) {
+        painter->setFont(smallFont());
+        painter->setPen(m_ghost ? text : QColor(0x50, 0x50, 0x50));
+        painter->drawText(QRectF(m_rect.left(), y, m_rect.width(), small.height()), Qt::AlignHCenter,
+                          elided(QString::fromStdString(m_item.subtitle)));
+        y += small.height();
+    }
+    painter->setFont(monoFont());
+    painter->setPen(m_ghost ? text : QColor(0x45, 0x45, 0x70));
+    for (const QString &line : constantLines(m_item)) {
+        painter->drawText(QRectF(m_rect.left() + kPadX, y, m_rect.width() - 2 * kPadX, mono.height()),
+                          Qt::AlignLeft, line);
+        y += mono.height();
+    }
+}
+
+EdgeItem::EdgeItem(const layout::VisualEdge &edge, const std::vector<layout::Point> &spline) : m_edge(edge)
+{
+    if (!spline.empty()) {
+        m_path.moveTo(spline[0].x, spline[0].y);
+        for (std::size_t i = 1; i + 2 < spline.size(); i += 3)
+            m_path.cubicTo(spline[i].x, spline[i].y, spline[i + 1].x, spline[i + 1].y, spline[i + 2].x,
+                           spline[i + 2].y);
+        m_tip = QPointF(spline.back().x, spline.back().y);
+        m_tipFrom = m_path.pointAtPercent(0.97);
+    }
+    setToolTip(QString::fromStdString(edge.tensor + (edge.label.empty() ? "" : "\n" + edge.label)));
+    setZValue(0);
+}
+
+QRectF EdgeItem::boundingRect() const
+{
+    return m_path.boundingRect().adjusted(-60, -10, 60, 10);
+}
+
+QPainterPath EdgeItem::shape() const
+{
+    QPainterPathStroker stroker;
+    stroker.setWidth(6);
+    return stroker.createStroke(m_path);
+}
+
+void EdgeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *)
+{
+    if (m_path.isEmpty())
+        return;
+    const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+    QColor color = m_highlighted ? QColor(0x1e, 0x66, 0xf5) : QColor(0x70, 0x70, 0x70);
+    if (m_diff != DiffState::None)
+        color = diffColor(m_diff);
+    painter->setPen(QPen(color, m_highlighted ? 2.2 : 1.1));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawPath(m_path);
+    // Arrowhead.
+    const QLineF dir(m_tipFrom, m_tip);
+    if (dir.length() > 0.01) {
+        const double angle = std::atan2(-dir.dy(), dir.dx());
+        const QPointF a = m_tip - QPointF(std::cos(angle - M_PI / 7) * 7, -std::sin(angle - M_PI / 7) * 7);
+        const QPointF b = m_tip - QPointF(std::cos(angle + M_PI / 7) * 7, -std::sin(angle + M_PI / 7) * 7);
+        painter->setBrush(color);
+        painter->drawPolygon(QPolygonF{m_tip, a, b});
+    }
+    if (!m_showLabel || lod < 0.55 || m_edge.label.empty())
+        return;
+    painter->setFont(QFont(QStringLiteral("DejaVu Sans"), 7));
+    painter->setPen(QColor(0x55, 0x55, 0x55));
+    const QPointF mid = m_path.pointAtPercent(0.5);
+    painter->drawText(mid + QPointF(4, 3), QString::fromStdString(m_edge.label));
+}
+
+} // namespace opscope

@@ -1,0 +1,399 @@
+#include "graphpane.h"
+
+#include "layoutservice.h"
+
+#include <QGraphicsItem>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QLabel>
+#include <QPainter>
+#include <QSplitter>
+#include <QSvgGenerator>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace opscope {
+
+namespace {
+
+constexpr std::size_t kVisibleBudget = 250; // items laid out at once: dot stays well under a second
+
+} // namespace
+
+GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent), m_layouts(layouts)
+{
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    for (int side = 0; side < 2; ++side) {
+        auto *box = new QWidget(m_splitter);
+        auto *v = new QVBoxLayout(box);
+        v->setContentsMargins(0, 0, 0, 0);
+        v->setSpacing(0);
+        m_titles[side] = new QLabel(box);
+        m_titles[side]->setContentsMargins(8, 3, 8, 3);
+        m_titles[side]->setStyleSheet(QStringLiteral("font-weight: bold; background: #eceae4;"));
+        m_scenes[side] = new GraphScene(this);
+        m_views[side] = new GraphView(box);
+        m_views[side]->setScene(m_scenes[side]);
+        v->addWidget(m_titles[side]);
+        v->addWidget(m_views[side]);
+        m_splitter->addWidget(box);
+        connect(m_scenes[side], &GraphScene::itemActivated, this,
+                [this, side](const QString &key) { onActivated(side, key); });
+        connect(m_scenes[side], &QGraphicsScene::selectionChanged, this,
+                [this, side] { onSelectionChanged(side); });
+        connect(m_scenes[side], &GraphScene::tensorClicked, this, [this, side](const QString &tensor) {
+            const int graphSide = m_scenes[side]->side() == GraphScene::Overlay ? 1 : side;
+            emit tensorSelected(graphSide, m_graphs[std::size_t(graphSide)], tensor);
+        });
+    }
+    m_views[0]->syncWith(m_views[1]);
+    outer->addWidget(m_splitter);
+    m_minimap = new MiniMap(m_views[0], this);
+    m_minimap->setFixedSize(180, 140);
+    m_minimap->raise();
+    connect(m_layouts, &LayoutService::finished, this, &GraphPane::onLayoutFinished);
+    setMode(Mode::Single);
+}
+
+void GraphPane::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    m_minimap->move(width() - m_minimap->width() - 12, height() - m_minimap->height() - 12);
+}
+
+GraphScene *GraphPane::scene(int side) const
+{
+    return m_scenes[std::size_t(side)];
+}
+
+GraphView *GraphPane::view(int side) const
+{
+    return m_views[std::size_t(side)];
+}
+
+std::vector<const Graph *> GraphPane::graphList() const
+{
+    std::vector<const Graph *> out{m_graphs[0]};
+    if (m_graphs[1])
+        out.push_back(m_graphs[1]);
+    return out;
+}
+
+void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph)
+{
+    m_models = {std::move(model), nullptr};
+    m_graphs = {graph, nullptr};
+    m_diff = {};
+    m_cache.clear();
+    m_fitAfterLayout = true;
+    setMode(Mode::Single);
+    rebuildGrouping();
+    relayout();
+}
+
+void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
+                               std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode)
+{
+    const bool sameGraphs = m_graphs[0] == beforeGraph && m_graphs[1] == afterGraph;
+    m_models = {std::move(before), std::move(after)};
+    m_graphs = {beforeGraph, afterGraph};
+    m_diff = diffGraphsByName(*beforeGraph, *afterGraph);
+    if (!sameGraphs) {
+        m_cache.clear();
+        rebuildGrouping();
+    }
+    m_fitAfterLayout = !sameGraphs || m_mode == Mode::Single;
+    setMode(mode == Mode::Single ? Mode::SideBySide : mode);
+    relayout();
+}
+
+void GraphPane::setMode(Mode mode)
+{
+    m_mode = mode;
+    const bool two = mode == Mode::SideBySide && m_graphs[1];
+    m_splitter->widget(1)->setVisible(two);
+    m_titles[0]->setVisible(mode != Mode::Single);
+    m_titles[1]->setVisible(two);
+    m_titles[0]->setText(mode == Mode::Overlay
+                             ? tr("BEFORE + AFTER (removed dashed red, added green, modified amber)")
+                             : tr("BEFORE"));
+    m_titles[1]->setText(tr("AFTER"));
+    if (!m_presentation.items.empty() && !layoutPending()) {
+        const auto cached = m_cache.value(cacheKey());
+        if (cached)
+            applyLayout(*cached);
+    }
+}
+
+void GraphPane::rebuildGrouping()
+{
+    m_grouping = layout::Grouping::build(graphList());
+    m_expanded = m_grouping.initialExpansion(kVisibleBudget);
+}
+
+QString GraphPane::cacheKey() const
+{
+    QString key =
+        QString::number(quintptr(m_graphs[0])) + QLatin1Char('|') + QString::number(quintptr(m_graphs[1]));
+    for (const std::string &g : m_expanded)
+        key += QLatin1Char('|') + QString::fromStdString(g);
+    return key;
+}
+
+void GraphPane::relayout()
+{
+    if (!m_graphs[0])
+        return;
+    m_presentation = layout::present(graphList(), m_grouping, m_expanded);
+    if (const auto cached = m_cache.value(cacheKey())) {
+        m_pendingTicket = 0;
+        applyLayout(*cached);
+        emit layoutFinished(0.0, int(m_presentation.items.size()));
+        return;
+    }
+    m_pendingTicket = m_layouts->request(layout::layoutRequest(m_presentation, visualItemSize));
+    emit layoutStarted(int(m_presentation.items.size()));
+}
+
+void GraphPane::onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
+                                 const QString &error, double ms)
+{
+    if (ticket != m_pendingTicket)
+        return; // another pane's request, or superseded
+    m_pendingTicket = 0;
+    if (!result) {
+        emit layoutFailed(error);
+        return;
+    }
+    m_cache.insert(cacheKey(), result);
+    applyLayout(*result);
+    emit layoutFinished(ms, int(m_presentation.items.size()));
+}
+
+void GraphPane::applyLayout(const layout::LayoutResult &result)
+{
+    const bool compare = m_graphs[1] != nullptr;
+    const double zoom = m_views[0]->zoom();
+    if (m_mode == Mode::Overlay && compare) {
+        m_scenes[0]->build(m_presentation, result, GraphScene::Overlay);
+    } else {
+        m_scenes[0]->build(m_presentation, result, 0);
+        if (compare)
+            m_scenes[1]->build(m_presentation, result, 1);
+    }
+    for (GraphScene *s : m_scenes) {
+        s->setShowEdgeLabels(m_edgeLabels);
+        if (compare)
+            s->applyDiff(m_diff);
+    }
+    m_minimap->refresh();
+    if (m_fitAfterLayout) {
+        m_fitAfterLayout = false;
+        fit();
+        QTimer::singleShot(0, this, &GraphPane::fit); // again once a newly shown side has its size
+    } else if (!m_centerKey.empty()) {
+        m_views[0]->setTransform(QTransform::fromScale(zoom, zoom));
+        if (NodeItem *n = m_scenes[0]->itemForKey(m_centerKey))
+            m_views[0]->centerOnItem(n);
+        m_centerKey.clear();
+    }
+    if (!m_hits.empty())
+        showHit();
+}
+
+void GraphPane::setGroupExpanded(const std::string &path, bool expanded)
+{
+    if (expanded)
+        m_expanded.insert(path);
+    else if (!path.empty())
+        m_expanded.erase(path);
+    m_centerKey = expanded ? std::string() : "group:" + path;
+    relayout();
+}
+
+std::string GraphPane::visibleKeyFor(const std::string &nodeName) const
+{
+    std::vector<std::string> chain;
+    for (std::string g = m_grouping.groupOf(nodeName); !g.empty(); g = m_grouping.parentOf(g))
+        chain.push_back(g);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        if (!m_expanded.count(*it))
+            return "group:" + *it;
+    return nodeName;
+}
+
+void GraphPane::onActivated(int side, const QString &qkey)
+{
+    const std::string key = qkey.toStdString();
+    const auto it = m_presentation.index.find(key);
+    if (it == m_presentation.index.end())
+        return;
+    const layout::VisualItem &v = m_presentation.items[it->second];
+    if (v.kind == layout::VisualItem::Kind::Group) {
+        m_centerKey.clear();
+        setGroupExpanded(v.groupPath, true);
+        return;
+    }
+    const int graphSide =
+        m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (v.node[1].valid() ? 1 : 0) : side;
+    const Graph *g = m_graphs[std::size_t(graphSide)];
+    const NodeId id = v.node[std::size_t(graphSide)];
+    if (!g || !id.valid() || !v.hasSubgraphs)
+        return;
+    for (const Attribute &a : g->node(id).attributes) {
+        if (a.g)
+            emit bodyRequested(m_models[std::size_t(graphSide)], a.g.get(),
+                               QString::fromStdString(g->node(id).name + " ▸ " + a.name));
+        for (std::size_t i = 0; i < a.graphs.size(); ++i)
+            emit bodyRequested(
+                m_models[std::size_t(graphSide)], a.graphs[i].get(),
+                QString::fromStdString(g->node(id).name + " ▸ " + a.name + "[" + std::to_string(i) + "]"));
+    }
+}
+
+void GraphPane::onSelectionChanged(int side)
+{
+    const auto selected = m_scenes[std::size_t(side)]->selectedItems();
+    if (selected.isEmpty())
+        return;
+    auto *n = dynamic_cast<NodeItem *>(selected.front());
+    if (!n)
+        return;
+    const layout::VisualItem &v = n->visual();
+    const int graphSide =
+        m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (v.node[1].valid() ? 1 : 0) : side;
+    if (v.node[std::size_t(graphSide)].valid())
+        emit nodeSelected(graphSide, m_graphs[std::size_t(graphSide)], v.node[std::size_t(graphSide)]);
+}
+
+int GraphPane::find(const QString &text)
+{
+    m_hits = m_scenes[0]->search(text);
+    // Nodes inside closed groups are found too: their group stands for them.
+    if (!text.isEmpty())
+        for (const Graph *g : graphList())
+            for (NodeId id : g->nodeIds()) {
+                const Node &n = g->node(id);
+                const bool match = QString::fromStdString(n.name).contains(text, Qt::CaseInsensitive) ||
+                                   QString::fromStdString(n.opType).contains(text, Qt::CaseInsensitive);
+                const std::string key = visibleKeyFor(n.name);
+                if (match && key != n.name && std::find(m_hits.begin(), m_hits.end(), key) == m_hits.end())
+                    m_hits.push_back(key);
+            }
+    m_hit = m_hits.empty() ? -1 : 0;
+    if (m_hits.empty())
+        for (GraphScene *s : m_scenes)
+            s->clearHighlight();
+    else
+        showHit();
+    return int(m_hits.size());
+}
+
+void GraphPane::findNext()
+{
+    if (m_hits.empty())
+        return;
+    m_hit = (m_hit + 1) % int(m_hits.size());
+    showHit();
+}
+
+void GraphPane::findPrevious()
+{
+    if (m_hits.empty())
+        return;
+    m_hit = (m_hit + int(m_hits.size()) - 1) % int(m_hits.size());
+    showHit();
+}
+
+void GraphPane::showHit()
+{
+    if (m_hit < 0 || m_hit >= int(m_hits.size()))
+        return;
+    const std::string &key = m_hits[std::size_t(m_hit)];
+    for (GraphScene *s : m_scenes)
+        s->highlight(m_hits);
+    for (GraphScene *s : m_scenes)
+        if (NodeItem *n = s->itemForKey(key)) {
+            s->clearSelection();
+            n->setSelected(true);
+        }
+    if (NodeItem *n = m_scenes[0]->itemForKey(key))
+        m_views[0]->centerOnItem(n);
+    else if (NodeItem *n1 = m_scenes[1]->itemForKey(key))
+        m_views[1]->centerOnItem(n1);
+}
+
+void GraphPane::focusNodes(const std::vector<std::string> &names)
+{
+    bool opened = false;
+    for (const std::string &name : names)
+        for (std::string g = m_grouping.groupOf(name); !g.empty(); g = m_grouping.parentOf(g))
+            opened = m_expanded.insert(g).second || opened;
+    m_hits.clear();
+    for (const std::string &n : names)
+        m_hits.push_back(n);
+    m_hit = m_hits.empty() ? -1 : 0;
+    if (opened)
+        relayout(); // showHit runs when the layout lands
+    else
+        showHit();
+}
+
+void GraphPane::fit()
+{
+    m_views[0]->fit();
+    if (m_splitter->widget(1)->isVisible())
+        m_views[1]->fit();
+}
+
+void GraphPane::zoomIn()
+{
+    m_views[0]->zoomBy(1.25);
+}
+
+void GraphPane::zoomOut()
+{
+    m_views[0]->zoomBy(0.8);
+}
+
+void GraphPane::setShowEdgeLabels(bool on)
+{
+    m_edgeLabels = on;
+    for (GraphScene *s : m_scenes)
+        s->setShowEdgeLabels(on);
+}
+
+bool GraphPane::exportSvg(const QString &path) const
+{
+    QGraphicsScene *s = m_scenes[0];
+    const QRectF r = s->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(r.size().toSize());
+    svg.setViewBox(QRectF(QPointF(0, 0), r.size()));
+    svg.setTitle(QStringLiteral("opscope graph"));
+    QPainter p;
+    if (!p.begin(&svg))
+        return false;
+    s->render(&p, QRectF(QPointF(0, 0), r.size()), r);
+    return p.end();
+}
+
+bool GraphPane::exportPng(const QString &path) const
+{
+    QGraphicsScene *s = m_scenes[0];
+    const QRectF r = s->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+    // 2× for crisp text, capped so huge graphs stay a sane file.
+    const double scale = std::min(2.0, 16000.0 / std::max(r.width(), r.height()));
+    QImage img((r.size() * scale).toSize(), QImage::Format_ARGB32);
+    img.fill(Qt::white);
+    QPainter p(&img);
+    p.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    s->render(&p, QRectF(QPointF(0, 0), r.size() * scale), r);
+    p.end();
+    return img.save(path);
+}
+
+} // namespace opscope

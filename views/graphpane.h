@@ -1,0 +1,122 @@
+#pragma once
+// The graph panel: one graph, or two compared (BEFORE | AFTER side by side with synchronized
+// pan/zoom, or overlaid in one view), laid out in the background, grouped by name scope so big
+// models open fast; groups open on double-click, If/Loop bodies open as nested views.
+
+#include "graphscene.h"
+#include "graphview.h"
+#include "ir/graphdiff.h"
+#include "ir/model.h"
+#include "layout/presentation.h"
+
+#include <QHash>
+#include <QSharedPointer>
+#include <QWidget>
+#include <memory>
+#include <optional>
+
+class QSplitter;
+class QLabel;
+
+namespace opscope {
+
+class LayoutService;
+
+class GraphPane : public QWidget
+{
+    Q_OBJECT
+public:
+    enum class Mode
+    {
+        Single,
+        SideBySide,
+        Overlay,
+    };
+
+    explicit GraphPane(LayoutService *layouts, QWidget *parent = nullptr);
+
+    // The models are kept alive; the graphs point into them (a body graph for nested views).
+    void showGraph(std::shared_ptr<const Model> model, const Graph *graph);
+    void showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
+                        std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode);
+    void setMode(Mode mode);
+    Mode mode() const { return m_mode; }
+    const Graph *graph(int side) const { return m_graphs[std::size_t(side)]; }
+    const GraphDiff &diff() const { return m_diff; }
+
+    GraphScene *scene(int side) const;
+    GraphView *view(int side) const;
+    const layout::Presentation &presentation() const { return m_presentation; }
+    bool layoutPending() const { return m_pendingTicket != 0; }
+    const layout::Grouping &grouping() const { return m_grouping; }
+    const std::set<std::string> &expandedGroups() const { return m_expanded; }
+
+    // Opens (or closes) a group and lays out again.
+    void setGroupExpanded(const std::string &path, bool expanded);
+    // The item standing for a node now (itself, or the closed group it is in).
+    std::string visibleKeyFor(const std::string &nodeName) const;
+
+    // Search by node name, op type or tensor name; returns the number of hits and shows the first.
+    int find(const QString &text);
+    void findNext();
+    void findPrevious();
+    int currentHit() const { return m_hit; }
+    // Highlights these nodes (opening their groups) and centres on them: a pattern instance.
+    void focusNodes(const std::vector<std::string> &names);
+
+    void fit();
+    void zoomIn();
+    void zoomOut();
+    void setShowEdgeLabels(bool on);
+    bool exportSvg(const QString &path) const;
+    bool exportPng(const QString &path) const;
+
+signals:
+    void layoutStarted(int items);
+    void layoutFinished(double milliseconds, int items);
+    void layoutFailed(const QString &message);
+    void nodeSelected(int side, const opscope::Graph *graph, opscope::NodeId node);
+    void tensorSelected(int side, const opscope::Graph *graph, const QString &tensor);
+    void bodyRequested(std::shared_ptr<const opscope::Model> model, const opscope::Graph *body,
+                       const QString &title);
+
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    void rebuildGrouping();
+    void relayout();
+    void onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
+                          const QString &error, double ms);
+    void applyLayout(const layout::LayoutResult &result);
+    void onActivated(int side, const QString &key);
+    void onSelectionChanged(int side);
+    void showHit();
+    QString cacheKey() const;
+    std::vector<const Graph *> graphList() const;
+
+    LayoutService *m_layouts;
+    Mode m_mode = Mode::Single;
+    std::array<std::shared_ptr<const Model>, 2> m_models;
+    std::array<const Graph *, 2> m_graphs{nullptr, nullptr};
+    GraphDiff m_diff;
+    layout::Grouping m_grouping;
+    std::set<std::string> m_expanded;
+    layout::Presentation m_presentation;
+    QHash<QString, QSharedPointer<const layout::LayoutResult>> m_cache;
+    quint64 m_pendingTicket = 0;
+    bool m_fitAfterLayout = true;
+    std::string m_centerKey; // keep this item in view after the next layout
+
+    std::array<GraphScene *, 2> m_scenes{};
+    std::array<GraphView *, 2> m_views{};
+    std::array<QLabel *, 2> m_titles{};
+    QSplitter *m_splitter = nullptr;
+    MiniMap *m_minimap = nullptr;
+    bool m_edgeLabels = true;
+
+    std::vector<std::string> m_hits;
+    int m_hit = -1;
+};
+
+} // namespace opscope

@@ -1,0 +1,177 @@
+#include "graphscene.h"
+
+#include <QGraphicsSceneMouseEvent>
+#include <algorithm>
+#include <set>
+
+namespace opscope {
+
+GraphScene::GraphScene(QObject *parent) : QGraphicsScene(parent)
+{
+    setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+}
+
+void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult &layout, int side)
+{
+    clear();
+    m_nodes.clear();
+    m_edges.clear();
+    m_byKey.clear();
+    m_byIndex.assign(p.items.size(), nullptr);
+    m_side = side;
+    const unsigned bit = side == Overlay ? 3u : (1u << side);
+    for (std::size_t i = 0; i < p.items.size() && i < layout.centers.size(); ++i) {
+        const layout::VisualItem &v = p.items[i];
+        if (!(v.presentIn & bit))
+            continue;
+        const layout::Point size = visualItemSize(v);
+        auto *item =
+            new NodeItem(v, QPointF(layout.centers[i].x, layout.centers[i].y), QSizeF(size.x, size.y));
+        addItem(item);
+        m_nodes.push_back(item);
+        m_byKey.emplace(v.key, item);
+        m_byIndex[i] = item;
+    }
+    for (std::size_t i = 0; i < p.edges.size() && i < layout.edges.size(); ++i) {
+        const layout::VisualEdge &e = p.edges[i];
+        if (!(e.presentIn & bit))
+            continue;
+        auto *item = new EdgeItem(e, layout.edges[i]);
+        item->setShowLabel(m_showLabels);
+        addItem(item);
+        m_edges.push_back(item);
+    }
+    setSceneRect(QRectF(-40, -40, layout.width + 80, layout.height + 80));
+}
+
+void GraphScene::applyDiff(const GraphDiff &diff)
+{
+    for (NodeItem *n : m_nodes) {
+        const std::string &key = n->visual().key;
+        DiffState s = DiffState::None;
+        if (diff.removed.count(key) && m_side != 1)
+            s = DiffState::Removed;
+        else if (diff.added.count(key) && m_side != 0)
+            s = DiffState::Added;
+        else if (diff.modified.count(key))
+            s = DiffState::Modified;
+        n->setDiffState(s);
+        n->setGhost(m_side == Overlay && diff.removed.count(key));
+    }
+    for (EdgeItem *e : m_edges) {
+        const unsigned present = e->visual().presentIn;
+        e->setDiffState(m_side == Overlay && present == 1u   ? DiffState::Removed
+                        : m_side == Overlay && present == 2u ? DiffState::Added
+                                                             : DiffState::None);
+    }
+}
+
+void GraphScene::clearDiff()
+{
+    for (NodeItem *n : m_nodes) {
+        n->setDiffState(DiffState::None);
+        n->setGhost(false);
+    }
+    for (EdgeItem *e : m_edges)
+        e->setDiffState(DiffState::None);
+}
+
+NodeItem *GraphScene::itemForKey(const std::string &key) const
+{
+    const auto it = m_byKey.find(key);
+    return it == m_byKey.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> GraphScene::search(const QString &text) const
+{
+    if (text.isEmpty())
+        return {};
+    auto matches = [&](const std::string &s) {
+        return QString::fromStdString(s).contains(text, Qt::CaseInsensitive);
+    };
+    std::set<std::string> seen;
+    std::vector<std::pair<QPointF, std::string>> hits;
+    auto hit = [&](NodeItem *n) {
+        if (n && seen.insert(n->visual().key).second)
+            hits.emplace_back(n->pos(), n->visual().key);
+    };
+    for (NodeItem *n : m_nodes) {
+        const layout::VisualItem &v = n->visual();
+        if (matches(v.title) || matches(v.subtitle) || matches(v.key))
+            hit(n);
+    }
+    for (EdgeItem *e : m_edges) // a tensor is found at its producer
+        if (matches(e->visual().tensor))
+            hit(m_byIndex[e->visual().from]);
+    std::sort(hits.begin(), hits.end(), [](const auto &a, const auto &b) {
+        return a.first.y() != b.first.y() ? a.first.y() < b.first.y() : a.first.x() < b.first.x();
+    });
+    std::vector<std::string> keys;
+    for (auto &h : hits)
+        keys.push_back(h.second);
+    return keys;
+}
+
+void GraphScene::highlight(const std::vector<std::string> &keys)
+{
+    clearHighlight();
+    for (const std::string &k : keys)
+        if (NodeItem *n = itemForKey(k))
+            n->setHighlighted(true);
+}
+
+void GraphScene::highlightTensor(const std::string &tensor)
+{
+    clearHighlight();
+    for (EdgeItem *e : m_edges) {
+        if (e->visual().tensor != tensor)
+            continue;
+        e->setHighlighted(true);
+        for (std::size_t end : {e->visual().from, e->visual().to})
+            if (NodeItem *n = m_byIndex[end])
+                n->setHighlighted(true);
+    }
+}
+
+void GraphScene::clearHighlight()
+{
+    for (NodeItem *n : m_nodes)
+        if (n->isHighlighted())
+            n->setHighlighted(false);
+    for (EdgeItem *e : m_edges)
+        e->setHighlighted(false);
+}
+
+void GraphScene::setShowEdgeLabels(bool on)
+{
+    m_showLabels = on;
+    for (EdgeItem *e : m_edges)
+        e->setShowLabel(on);
+}
+
+void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event)
+{
+    for (QGraphicsItem *item : items(event->scenePos()))
+        if (auto *n = dynamic_cast<NodeItem *>(item)) {
+            emit itemActivated(QString::fromStdString(n->visual().key));
+            event->accept();
+            return;
+        }
+    QGraphicsScene::mouseDoubleClickEvent(event);
+}
+
+void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
+{
+    QGraphicsScene::mousePressEvent(event);
+    for (QGraphicsItem *item : items(event->scenePos())) {
+        if (dynamic_cast<NodeItem *>(item))
+            return;
+        if (auto *e = dynamic_cast<EdgeItem *>(item)) {
+            highlightTensor(e->visual().tensor);
+            emit tensorClicked(QString::fromStdString(e->visual().tensor));
+            return;
+        }
+    }
+}
+
+} // namespace opscope

@@ -1,0 +1,59 @@
+#pragma once
+// A QGraphicsScene for one side of a graph presentation (or both, overlaid): node and edge items
+// placed by a layout, diff colours, search and tensor highlighting. Built from plain data.
+
+#include "graphitems.h"
+#include "ir/graphdiff.h"
+#include "layout/presentation.h"
+
+#include <QGraphicsScene>
+#include <unordered_map>
+
+namespace opscope {
+
+class GraphScene : public QGraphicsScene
+{
+    Q_OBJECT
+public:
+    static constexpr int Overlay = -1; // side: draw the union, absent items as ghosts
+
+    explicit GraphScene(QObject *parent = nullptr);
+
+    // Items of `side` (0 BEFORE, 1 AFTER) placed by `layout`; Overlay draws every item.
+    void build(const layout::Presentation &presentation, const layout::LayoutResult &layout, int side = 0);
+    // Removed nodes red (BEFORE / overlay), added green (AFTER / overlay), modified amber.
+    void applyDiff(const GraphDiff &diff);
+    void clearDiff();
+
+    NodeItem *itemForKey(const std::string &key) const;
+    const std::vector<NodeItem *> &nodeItems() const { return m_nodes; }
+    const std::vector<EdgeItem *> &edgeItems() const { return m_edges; }
+    int side() const { return m_side; }
+
+    // Keys of items whose node name, op type or tensor (edge) matches `text`, case-insensitively,
+    // top to bottom.
+    std::vector<std::string> search(const QString &text) const;
+    void highlight(const std::vector<std::string> &keys);
+    // The tensor's producer and consumers, and its edges.
+    void highlightTensor(const std::string &tensor);
+    void clearHighlight();
+    void setShowEdgeLabels(bool on);
+
+signals:
+    void itemActivated(const QString &key); // double-click
+    void tensorClicked(const QString &tensor);
+
+protected:
+    void mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) override;
+    void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+
+private:
+    int m_side = 0;
+    std::vector<NodeItem *> m_nodes;
+    std::vector<EdgeItem *> m_edges;
+    std::unordered_map<std::string, NodeItem *> m_byKey;
+    std::vector<NodeItem *> m_byIndex; // by presentation item index (null when not on this side)
+    bool m_showLabels = true;
+};
+
+} // namespace opscope

@@ -1,0 +1,137 @@
+#include "graphview.h"
+
+#include <QGraphicsItem>
+#include <QMouseEvent>
+#include <QScrollBar>
+#include <QWheelEvent>
+
+namespace opscope {
+
+GraphView::GraphView(QWidget *parent) : QGraphicsView(parent)
+{
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+    setBackgroundBrush(QColor(0xfc, 0xfc, 0xfb));
+    setFrameShape(QFrame::NoFrame);
+}
+
+void GraphView::zoomBy(double factor)
+{
+    const double next = zoom() * factor;
+    if (next < 0.02 || next > 8.0)
+        return;
+    scale(factor, factor);
+    emit viewChanged();
+}
+
+void GraphView::fit()
+{
+    if (!scene())
+        return;
+    fitInView(scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
+    // Small graphs would be blown up: never beyond 1:1.
+    if (zoom() > 1.0)
+        setTransform(QTransform());
+    emit viewChanged();
+}
+
+void GraphView::centerOnItem(QGraphicsItem *item)
+{
+    if (!item)
+        return;
+    if (zoom() < 0.6) {
+        setTransform(QTransform::fromScale(0.8, 0.8));
+    }
+    centerOn(item);
+    emit viewChanged();
+}
+
+void GraphView::syncWith(GraphView *other)
+{
+    connect(this, &GraphView::viewChanged, other, [this, other] { mirror(other); });
+    connect(other, &GraphView::viewChanged, this, [this, other] { other->mirror(this); });
+}
+
+void GraphView::mirror(GraphView *other)
+{
+    if (m_syncing || other->m_syncing)
+        return;
+    other->m_syncing = true;
+    other->setTransform(transform());
+    // By the centre, not scroll bar values: the two views may differ in size.
+    other->centerOn(mapToScene(viewport()->rect().center()));
+    other->m_syncing = false;
+}
+
+void GraphView::wheelEvent(QWheelEvent *event)
+{
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0.0) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    zoomBy(std::pow(1.2, steps));
+    event->accept();
+}
+
+void GraphView::scrollContentsBy(int dx, int dy)
+{
+    QGraphicsView::scrollContentsBy(dx, dy);
+    if (!m_syncing)
+        emit viewChanged();
+}
+
+void GraphView::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    emit viewChanged();
+}
+
+MiniMap::MiniMap(GraphView *main, QWidget *parent) : QGraphicsView(parent), m_main(main)
+{
+    setScene(main->scene());
+    setInteractive(false);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setRenderHints(QPainter::Antialiasing);
+    setFrameShape(QFrame::Box);
+    setBackgroundBrush(QColor(0xf4, 0xf4, 0xf2));
+    connect(main, &GraphView::viewChanged, this, [this] { viewport()->update(); });
+}
+
+void MiniMap::refresh()
+{
+    setScene(m_main->scene());
+    if (scene())
+        fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    viewport()->update();
+}
+
+void MiniMap::drawForeground(QPainter *painter, const QRectF &)
+{
+    const QRectF visible = m_main->mapToScene(m_main->viewport()->rect()).boundingRect();
+    painter->setPen(QPen(QColor(0x1e, 0x66, 0xf5), 0));
+    painter->setBrush(QColor(0x1e, 0x66, 0xf5, 40));
+    painter->drawRect(visible);
+}
+
+void MiniMap::mousePressEvent(QMouseEvent *event)
+{
+    m_main->centerOn(mapToScene(event->pos()));
+}
+
+void MiniMap::mouseMoveEvent(QMouseEvent *event)
+{
+    if (event->buttons() & Qt::LeftButton)
+        m_main->centerOn(mapToScene(event->pos()));
+}
+
+void MiniMap::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    refresh();
+}
+
+} // namespace opscope

@@ -1,0 +1,52 @@
+#pragma once
+// A zoomable, pannable view of a GraphScene (wheel zooms around the cursor, drag pans), and a
+// minimap that shows the whole scene with the view's visible area.
+
+#include <QGraphicsView>
+
+namespace opscope {
+
+class GraphView : public QGraphicsView
+{
+    Q_OBJECT
+public:
+    explicit GraphView(QWidget *parent = nullptr);
+
+    void zoomBy(double factor);
+    void fit();
+    double zoom() const { return transform().m11(); }
+    void centerOnItem(QGraphicsItem *item);
+    // Another view follows this one's pan and zoom (the pass stepper's BEFORE | AFTER).
+    void syncWith(GraphView *other);
+
+signals:
+    void viewChanged();
+
+protected:
+    void wheelEvent(QWheelEvent *event) override;
+    void scrollContentsBy(int dx, int dy) override;
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    void mirror(GraphView *other);
+    bool m_syncing = false;
+};
+
+class MiniMap : public QGraphicsView
+{
+    Q_OBJECT
+public:
+    explicit MiniMap(GraphView *main, QWidget *parent = nullptr);
+    void refresh();
+
+protected:
+    void drawForeground(QPainter *painter, const QRectF &rect) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    GraphView *m_main;
+};
+
+} // namespace opscope

@@ -1,0 +1,53 @@
+#pragma once
+// The passes dock: pick a level and export target, toggle and reorder passes, run the pipeline,
+// and step through its passes (each step shows BEFORE | AFTER in the graph panel).
+
+#include "passlistmodel.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QTableView;
+
+namespace opscope {
+
+class PassPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit PassPanel(QWidget *parent = nullptr);
+
+    PassListModel *model() const { return m_model; }
+    QTableView *table() const { return m_table; }
+    QString level() const;
+    QString target() const;
+    bool overlay() const;
+    void setRunning(bool running);
+    void setStatus(const QString &text);
+    void setStepEnabled(bool previous, bool next);
+
+signals:
+    void runRequested(const std::vector<std::string> &passes, const QString &target);
+    void cancelRequested();
+    void stepPrevious();
+    void stepNext();
+    void rowActivated(int row);
+    void originalVsFinal();
+    void previousMatch();
+    void nextMatch();
+    void overlayToggled(bool overlay);
+
+private:
+    void reloadLevel();
+
+    PassListModel *m_model;
+    QTableView *m_table;
+    QComboBox *m_level, *m_target, *m_mode;
+    QPushButton *m_run, *m_prev, *m_next, *m_up, *m_down, *m_final, *m_prevMatch, *m_nextMatch;
+    QLabel *m_status;
+    bool m_running = false;
+};
+
+} // namespace opscope
