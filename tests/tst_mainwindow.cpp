@@ -11,6 +11,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QImage>
+#include <QPainter>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -35,6 +37,11 @@ bool waitIdle(MainWindow &w, int ms = 30000)
 QString sample(const char *name)
 {
     return QString::fromStdString(test::samplePath(name).string());
+}
+
+double r_half(const NodeItem *n)
+{
+    return n->boundingRect().width() / 2 - 4; // boundingRect has a 4-point margin
 }
 
 int countDiff(const GraphScene *s, DiffState state)
@@ -77,6 +84,21 @@ private slots:
                 QCOMPARE(int(n->visual().constants.size()), 2); // weight and bias shown inside
             }
         QCOMPARE(convs, 8);
+        // Painted in their category's colour: sample the box just inside its left edge.
+        const NodeItem *conv = scene->itemForKey("/stem/conv1/Conv");
+        QVERIFY(conv);
+        QImage img(400, 200, QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            const QRectF r = conv->sceneBoundingRect();
+            w.graphPane()->scene(0)->render(&p, QRectF(0, 0, 400, 200),
+                                            QRectF(r.center() - QPointF(200, 100), QSizeF(400, 200)));
+        }
+        const QColor px = img.pixelColor(200 - int(r_half(conv)) + 6, 100 + 8);
+        QVERIFY2(std::abs(px.red() - categoryFill(OpCategory::Compute).red()) < 12 &&
+                     std::abs(px.blue() - categoryFill(OpCategory::Compute).blue()) < 12,
+                 qPrintable(px.name()));
         new QAbstractItemModelTester(w.inspector(), QAbstractItemModelTester::FailureReportingMode::QtTest,
                                      &w);
         new QAbstractItemModelTester(w.passPanel()->model(),

@@ -55,6 +55,16 @@ QString titleText(const layout::VisualItem &item)
 
 layout::Point visualItemSize(const layout::VisualItem &item)
 {
+    // A slot shown by both sides must fit either face.
+    if (item.kind == layout::VisualItem::Kind::Node && item.presentIn == 3u) {
+        const layout::Point a = visualItemSizeOf(item.forSide(0)), b = visualItemSizeOf(item.forSide(1));
+        return {std::max(a.x, b.x), std::max(a.y, b.y)};
+    }
+    return visualItemSizeOf(item);
+}
+
+layout::Point visualItemSizeOf(const layout::VisualItem &item)
+{
     const QFontMetricsF title(titleFont()), small(smallFont()), mono(monoFont());
     double w = title.horizontalAdvance(titleText(item));
     double h = title.height();

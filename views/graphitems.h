@@ -11,8 +11,10 @@
 
 namespace opscope {
 
-// Box size for an item (points), from the fonts the items paint with.
+// Box size for an item (points), from the fonts the items paint with; for a slot both sides
+// show, the larger of its two faces.
 layout::Point visualItemSize(const layout::VisualItem &item);
+layout::Point visualItemSizeOf(const layout::VisualItem &item); // this face only
 
 class NodeItem : public QGraphicsItem
 {

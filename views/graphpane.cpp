@@ -86,6 +86,7 @@ void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph
     m_models = {std::move(model), nullptr};
     m_graphs = {graph, nullptr};
     m_diff = {};
+    m_alias.clear();
     m_cache.clear();
     m_fitAfterLayout = true;
     setMode(Mode::Single);
@@ -94,11 +95,13 @@ void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph
 }
 
 void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
-                               std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode)
+                               std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
+                               std::unordered_map<std::string, std::string> alias)
 {
     const bool sameGraphs = m_graphs[0] == beforeGraph && m_graphs[1] == afterGraph;
     m_models = {std::move(before), std::move(after)};
     m_graphs = {beforeGraph, afterGraph};
+    m_alias = std::move(alias);
     m_diff = diffGraphsByName(*beforeGraph, *afterGraph);
     if (!sameGraphs) {
         m_cache.clear();
@@ -146,7 +149,7 @@ void GraphPane::relayout()
 {
     if (!m_graphs[0])
         return;
-    m_presentation = layout::present(graphList(), m_grouping, m_expanded);
+    m_presentation = layout::present(graphList(), m_grouping, m_expanded, m_alias);
     if (const auto cached = m_cache.value(cacheKey())) {
         m_pendingTicket = 0;
         applyLayout(*cached);
@@ -191,8 +194,8 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
     m_minimap->refresh();
     if (m_fitAfterLayout) {
         m_fitAfterLayout = false;
-        fit();
-        QTimer::singleShot(0, this, &GraphPane::fit); // again once a newly shown side has its size
+        showInitial();
+        QTimer::singleShot(0, this, &GraphPane::showInitial); // again once a newly shown side has its size
     } else if (!m_centerKey.empty()) {
         m_views[0]->setTransform(QTransform::fromScale(zoom, zoom));
         if (NodeItem *n = m_scenes[0]->itemForKey(m_centerKey))
@@ -215,6 +218,8 @@ void GraphPane::setGroupExpanded(const std::string &path, bool expanded)
 
 std::string GraphPane::visibleKeyFor(const std::string &nodeName) const
 {
+    if (const auto it = m_alias.find(nodeName); it != m_alias.end() && m_presentation.index.count(it->second))
+        return it->second;
     std::vector<std::string> chain;
     for (std::string g = m_grouping.groupOf(nodeName); !g.empty(); g = m_grouping.parentOf(g))
         chain.push_back(g);
@@ -346,6 +351,13 @@ void GraphPane::fit()
     m_views[0]->fit();
     if (m_splitter->widget(1)->isVisible())
         m_views[1]->fit();
+}
+
+void GraphPane::showInitial()
+{
+    m_views[0]->showInitial();
+    if (m_splitter->widget(1)->isVisible())
+        m_views[1]->showInitial();
 }
 
 void GraphPane::zoomIn()

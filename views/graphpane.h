@@ -37,8 +37,10 @@ public:
 
     // The models are kept alive; the graphs point into them (a body graph for nested views).
     void showGraph(std::shared_ptr<const Model> model, const Graph *graph);
+    // `alias`: AFTER nodes drawn in the slot of the BEFORE node they replaced (a pass's matches).
     void showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
-                        std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode);
+                        std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
+                        std::unordered_map<std::string, std::string> alias = {});
     void setMode(Mode mode);
     Mode mode() const { return m_mode; }
     const Graph *graph(int side) const { return m_graphs[std::size_t(side)]; }
@@ -65,6 +67,7 @@ public:
     void focusNodes(const std::vector<std::string> &names);
 
     void fit();
+    void showInitial();
     void zoomIn();
     void zoomOut();
     void setShowEdgeLabels(bool on);
@@ -100,6 +103,7 @@ private:
     std::array<std::shared_ptr<const Model>, 2> m_models;
     std::array<const Graph *, 2> m_graphs{nullptr, nullptr};
     GraphDiff m_diff;
+    std::unordered_map<std::string, std::string> m_alias;
     layout::Grouping m_grouping;
     std::set<std::string> m_expanded;
     layout::Presentation m_presentation;

@@ -25,8 +25,9 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
         if (!(v.presentIn & bit))
             continue;
         const layout::Point size = visualItemSize(v);
-        auto *item =
-            new NodeItem(v, QPointF(layout.centers[i].x, layout.centers[i].y), QSizeF(size.x, size.y));
+        const int face = side == Overlay ? ((v.presentIn & 2u) ? 1 : 0) : side;
+        auto *item = new NodeItem(v.forSide(face), QPointF(layout.centers[i].x, layout.centers[i].y),
+                                  QSizeF(size.x, size.y));
         addItem(item);
         m_nodes.push_back(item);
         m_byKey.emplace(v.key, item);
@@ -47,16 +48,16 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
 void GraphScene::applyDiff(const GraphDiff &diff)
 {
     for (NodeItem *n : m_nodes) {
-        const std::string &key = n->visual().key;
+        const std::string &name = n->visual().name; // the node this side shows in the slot
         DiffState s = DiffState::None;
-        if (diff.removed.count(key) && m_side != 1)
+        if (diff.removed.count(name) && m_side != 1)
             s = DiffState::Removed;
-        else if (diff.added.count(key) && m_side != 0)
+        else if (diff.added.count(name) && m_side != 0)
             s = DiffState::Added;
-        else if (diff.modified.count(key))
+        else if (diff.modified.count(name))
             s = DiffState::Modified;
         n->setDiffState(s);
-        n->setGhost(m_side == Overlay && diff.removed.count(key));
+        n->setGhost(m_side == Overlay && diff.removed.count(name) && n->visual().presentIn == 1u);
     }
     for (EdgeItem *e : m_edges) {
         const unsigned present = e->visual().presentIn;
@@ -97,7 +98,7 @@ std::vector<std::string> GraphScene::search(const QString &text) const
     };
     for (NodeItem *n : m_nodes) {
         const layout::VisualItem &v = n->visual();
-        if (matches(v.title) || matches(v.subtitle) || matches(v.key))
+        if (matches(v.title) || matches(v.subtitle) || matches(v.key) || matches(v.name))
             hit(n);
     }
     for (EdgeItem *e : m_edges) // a tensor is found at its producer

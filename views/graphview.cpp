@@ -4,6 +4,7 @@
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QWheelEvent>
+#include <algorithm>
 
 namespace opscope {
 
@@ -34,6 +35,23 @@ void GraphView::fit()
     // Small graphs would be blown up: never beyond 1:1.
     if (zoom() > 1.0)
         setTransform(QTransform());
+    emit viewChanged();
+}
+
+void GraphView::showInitial()
+{
+    if (!scene())
+        return;
+    const QRectF r = scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20);
+    const QSize v = viewport()->size();
+    const double whole = std::min(v.width() / r.width(), v.height() / r.height());
+    if (whole >= 0.4) {
+        fit();
+        return;
+    }
+    const double z = std::clamp(v.width() / r.width(), 0.6, 1.0);
+    setTransform(QTransform::fromScale(z, z));
+    centerOn(QPointF(r.center().x(), r.top() + v.height() / (2 * z)));
     emit viewChanged();
 }
 

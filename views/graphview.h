@@ -14,6 +14,9 @@ public:
 
     void zoomBy(double factor);
     void fit();
+    // The first view of a new layout: everything when that stays readable, else the top at a
+    // readable zoom (a 10,000-node chain fitted whole is a line of dots).
+    void showInitial();
     double zoom() const { return transform().m11(); }
     void centerOnItem(QGraphicsItem *item);
     // Another view follows this one's pan and zoom (the pass stepper's BEFORE | AFTER).

@@ -475,8 +475,17 @@ void MainWindow::showStep(int record)
     m_match = -1;
     const auto before = record < 0 ? m_result->initial : modelBefore(record);
     const auto after = modelAfter(record);
+    // What replaced what: the first replacement node takes the slot of the match's anchor.
+    std::unordered_map<std::string, std::string> alias;
+    if (record >= 0)
+        for (const passes::PatternMatch &m : m_result->passes[std::size_t(record)].changes.matches)
+            if (m.graphPath.empty() && !m.matchedNames.empty() && !m.replacementNames.empty() &&
+                !before->graph.findNode(m.replacementNames[0]).valid() &&
+                !after->graph.findNode(m.matchedNames[0]).valid())
+                alias.emplace(m.replacementNames[0], m.matchedNames[0]);
     m_graph->showComparison(before, &before->graph, after, &after->graph,
-                            m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide);
+                            m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
+                            std::move(alias));
     m_passes->model()->setCurrentRow(record < 0 ? -1 : m_passes->model()->rowOfRecord(record));
     const auto steps = changingSteps();
     m_passes->setStepEnabled(!steps.empty() && (record < 0 || record > steps.front()),

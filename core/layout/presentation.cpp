@@ -101,15 +101,24 @@ Grouping Grouping::build(const std::vector<const Graph *> &graphs, std::size_t b
                 g.m_nodeGroup[names[i]] = path;
         }
     }
-    for (const auto &[name, group] : g.m_nodeGroup) {
+    // Sizes, and where each group first appears in topological order (children are listed, and
+    // opened, top of the graph first).
+    std::map<std::string, std::size_t> first;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const std::string &group = g.m_nodeGroup[order[i]];
         ++g.m_direct[group];
-        for (std::string p = group; !p.empty(); p = g.m_parent[p])
+        for (std::string p = group; !p.empty(); p = g.m_parent[p]) {
             ++g.m_size[p];
+            first.emplace(p, i);
+        }
     }
     g.m_size[""] = order.size();
     for (const auto &[child, parent] : g.m_parent)
         if (g.m_size.count(child))
             g.m_children[parent].push_back(child);
+    for (auto &[parent, children] : g.m_children)
+        std::sort(children.begin(), children.end(),
+                  [&](const std::string &a, const std::string &b) { return first[a] < first[b]; });
     return g;
 }
 
@@ -150,11 +159,15 @@ std::set<std::string> Grouping::initialExpansion(std::size_t budget) const
     std::set<std::string> open{""};
     std::size_t visible = directNodes("") + childGroups("").size();
     std::deque<std::string> queue(childGroups("").begin(), childGroups("").end());
+    // A view of a handful of boxes says nothing: below this, groups open even past the budget
+    // (up to three times it), so a 10,000-node encoder shows its layers, not one "encoder" box.
+    constexpr std::size_t kMinUseful = 12;
     while (!queue.empty()) {
         const std::string g = queue.front();
         queue.pop_front();
         const std::size_t grows = directNodes(g) + childGroups(g).size();
-        if (visible + grows - 1 > budget)
+        const bool tooFew = visible < kMinUseful && visible + grows - 1 <= 3 * budget;
+        if (visible + grows - 1 > budget && !tooFew)
             continue;
         visible += grows - 1;
         open.insert(g);
@@ -164,10 +177,27 @@ std::set<std::string> Grouping::initialExpansion(std::size_t budget) const
     return open;
 }
 
+VisualItem VisualItem::forSide(int side) const
+{
+    VisualItem v = *this;
+    if (side < 0 || side > 1 || !(presentIn & (1u << side)) || kind != Kind::Node)
+        return v;
+    const VisualContent &c = content[std::size_t(side)];
+    v.name = c.name;
+    v.title = c.title;
+    v.subtitle = c.subtitle;
+    v.category = c.category;
+    v.constants = c.constants;
+    v.hasSubgraphs = c.hasSubgraphs;
+    return v;
+}
+
 Presentation present(const std::vector<const Graph *> &graphs, const Grouping &grouping,
-                     const std::set<std::string> &expanded)
+                     const std::set<std::string> &expanded,
+                     const std::unordered_map<std::string, std::string> &alias)
 {
     Presentation p;
+    p.alias = alias;
     // The visible item a node stands under: its outermost closed group, else itself.
     auto representative = [&](const std::string &nodeName) -> std::string {
         std::vector<std::string> chain;
@@ -177,6 +207,15 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             if (!expanded.count(*it))
                 return "group:" + *it;
         return nodeName;
+    };
+    // The item key of a node of graph gi: its representative, or the slot it was aliased to.
+    auto keyFor = [&](std::size_t gi, const std::string &nodeName) -> std::string {
+        std::string rep = representative(nodeName);
+        if (gi == 1 && rep == nodeName)
+            if (const auto it = alias.find(nodeName);
+                it != alias.end() && representative(it->second) == it->second)
+                return it->second;
+        return rep;
     };
     auto item = [&](const std::string &key, unsigned bit) -> VisualItem & {
         auto [it, inserted] = p.index.emplace(key, p.items.size());
@@ -204,22 +243,30 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
         }
         for (NodeId id : g.nodeIds()) {
             const Node &n = g.node(id);
-            const std::string rep = representative(n.name);
+            const std::string rep = keyFor(gi, n.name);
+            const bool first = !p.index.count(rep) || !(p.items[p.index.at(rep)].presentIn & ~bit);
             VisualItem &it = item(rep, bit);
             const OpCategory cat = opCategory(n.opType, n.domain);
-            if (rep == n.name) {
+            if (!rep.starts_with("group:")) {
+                VisualContent &c = it.content[gi];
+                c.name = n.name;
+                c.title = n.opType;
+                c.subtitle = n.name;
+                c.category = cat;
+                c.hasSubgraphs = n.hasSubgraphs();
+                for (ValueId in : n.inputs)
+                    if (in.valid() && g.value(in).initializer && !g.value(in).isGraphInput)
+                        c.constants.push_back(constantLine(g.value(in)));
                 it.kind = VisualItem::Kind::Node;
-                it.title = n.opType;
-                it.subtitle = n.name;
-                it.category = cat;
-                it.groupPath = grouping.groupOf(n.name);
-                it.hasSubgraphs = n.hasSubgraphs();
                 it.node[gi] = id;
-                if (gi == 0 || it.constants.empty()) {
-                    it.constants.clear();
-                    for (ValueId in : n.inputs)
-                        if (in.valid() && g.value(in).initializer && !g.value(in).isGraphInput)
-                            it.constants.push_back(constantLine(g.value(in)));
+                if (first) { // the item's own face: graph 0's when it has the node
+                    it.name = c.name;
+                    it.title = c.title;
+                    it.subtitle = c.subtitle;
+                    it.category = c.category;
+                    it.constants = c.constants;
+                    it.hasSubgraphs = c.hasSubgraphs;
+                    it.groupPath = grouping.groupOf(rep);
                 }
             } else {
                 const std::string path = rep.substr(6);
@@ -266,14 +313,14 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
         auto sourceKey = [&](ValueId v) -> std::string {
             const NodeId prod = g.producer(v);
             if (prod.valid())
-                return representative(g.node(prod).name);
+                return keyFor(gi, g.node(prod).name);
             if (g.value(v).isGraphInput && !g.value(v).initializer)
                 return "in:" + g.value(v).name;
             return {};
         };
         for (NodeId id : g.nodeIds()) {
             const Node &n = g.node(id);
-            const std::string to = representative(n.name);
+            const std::string to = keyFor(gi, n.name);
             for (ValueId v : n.inputs)
                 if (v.valid())
                     if (const std::string from = sourceKey(v); !from.empty())

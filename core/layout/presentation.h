@@ -21,6 +21,16 @@
 
 namespace opscope::layout {
 
+// What an item shows for one of the graphs (BEFORE and AFTER may differ: a slot a pass rewrote).
+struct VisualContent
+{
+    std::string name; // the node's name in that graph
+    std::string title, subtitle;
+    OpCategory category = OpCategory::Other;
+    std::vector<std::string> constants;
+    bool hasSubgraphs = false;
+};
+
 struct VisualItem
 {
     enum class Kind
@@ -41,6 +51,12 @@ struct VisualItem
     unsigned presentIn = 1;             // bit i: exists in graph i
     bool hasSubgraphs = false;
     std::array<NodeId, 2> node{}; // the node in graph 0 / 1 (invalid when absent)
+    std::string name;             // node name (for this side after forSide)
+    std::array<VisualContent, 2> content;
+
+    // A copy whose name/title/subtitle/category/constants are those of graph `side` (when the item
+    // exists there).
+    VisualItem forSide(int side) const;
 };
 
 struct VisualEdge
@@ -56,6 +72,7 @@ struct Presentation
     std::vector<VisualItem> items;
     std::vector<VisualEdge> edges;
     std::unordered_map<std::string, std::size_t> index; // key → item
+    std::unordered_map<std::string, std::string> alias; // graph-1 node name → the item key it shares
 };
 
 class Grouping
@@ -84,8 +101,11 @@ private:
 };
 
 // Items and edges of `graphs` (one or two) with the groups in `expanded` open (the root always is).
+// `alias` (two graphs): a graph-1 node drawn in the slot of a graph-0 node — what a pass replaced
+// it with (FusedConv where the Conv was) — so AFTER shows the rewrite in place.
 Presentation present(const std::vector<const Graph *> &graphs, const Grouping &grouping,
-                     const std::set<std::string> &expanded);
+                     const std::set<std::string> &expanded,
+                     const std::unordered_map<std::string, std::string> &alias = {});
 
 // The layout request for a presentation; `size` gives each item's box in points.
 LayoutRequest layoutRequest(const Presentation &p, const std::function<Point(const VisualItem &)> &size);

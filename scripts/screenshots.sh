@@ -1,0 +1,23 @@
+#!/bin/sh
+# Regenerates the screenshots in docs/screenshots from the bundled samples and a generated
+# 10,000-node model. Uses Xvfb when available (the real X11 platform), else Qt's offscreen one.
+set -eu
+cd "$(dirname "$0")/.."
+bin=build/bin/opscope
+out=docs/screenshots
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 bench/make_deep_cnn.py "$tmp/deep10k.onnx" 1000 >/dev/null
+run() {
+  if command -v xvfb-run >/dev/null 2>&1; then
+    xvfb-run -a -s "-screen 0 1700x1100x24" "$bin" "$@"
+  else
+    QT_QPA_PLATFORM=offscreen "$bin" "$@"
+  fi
+}
+run resources/models/inception_block.onnx --select /stem/conv1/Conv --screenshot "$out/model-and-inspector.png"
+run resources/models/transformer_block.onnx --run --step layernorm-fusion --screenshot "$out/pass-step.png"
+run resources/models/inception_block.onnx --run --step conv-activation-fusion --screenshot "$out/pass-step-cnn.png"
+run "$tmp/deep10k.onnx" --screenshot "$out/large-model.png"
+echo "wrote $out/*.png"

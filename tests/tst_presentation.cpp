@@ -1,0 +1,175 @@
+// What the graph view draws, computed in core: scope grouping and topological blocks, the initial
+// expansion budget, union presentations of two graphs, Graphviz layouts, name-based diffs, and the
+// inspector's sections.
+
+#include "ir/graphdiff.h"
+#include "ir/inspection.h"
+#include "layout/graphlayout.h"
+#include "layout/presentation.h"
+#include "testsupport.h"
+
+#include <QTest>
+
+using namespace opscope;
+using namespace opscope::layout;
+
+namespace {
+
+ValueId add(Graph &g, const std::string &name, const std::string &op, std::vector<ValueId> inputs)
+{
+    const ValueId out = *g.createValue(name + ":0");
+    (void)g.addNode(op, std::move(inputs), {out}, {}, name);
+    return out;
+}
+
+// Two scoped layers of 5 nodes each, plus an unscoped head.
+Graph scoped()
+{
+    Graph g("scoped");
+    ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 4})));
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "/enc/layer." + std::to_string(l);
+        const ValueId a = add(g, p + "/attn/MatMul", "MatMul", {x});
+        const ValueId b = add(g, p + "/attn/Softmax", "Softmax", {a});
+        const ValueId c = add(g, p + "/attn/MatMul_1", "MatMul", {b});
+        const ValueId d = add(g, p + "/mlp/Gelu", "Gelu", {c});
+        x = add(g, p + "/Add", "Add", {d, x});
+    }
+    g.setOutputs({add(g, "head", "Relu", {x})});
+    return g;
+}
+
+Point box(const VisualItem &)
+{
+    return {80, 30};
+}
+
+} // namespace
+
+class TestPresentation : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void groupsFollowNameScopes()
+    {
+        const Graph g = scoped();
+        const Grouping grouping = Grouping::build({&g});
+        QCOMPARE(grouping.groupOf("/enc/layer.0/attn/Softmax"), std::string("/enc/layer.0/attn"));
+        QCOMPARE(grouping.groupOf("/enc/layer.1/mlp/Gelu"),
+                 std::string("/enc/layer.1")); // /mlp has 1 node: no group
+        QCOMPARE(grouping.groupOf("head"), std::string());
+        QCOMPARE(grouping.parentOf("/enc/layer.0/attn"), std::string("/enc/layer.0"));
+        QCOMPARE(grouping.size("/enc"), std::size_t(10));
+        QCOMPARE(grouping.childGroups("/enc"), (std::vector<std::string>{"/enc/layer.0", "/enc/layer.1"}));
+
+        // Everything closed: input, /enc, head, output.
+        Presentation closed = present({&g}, grouping, {""});
+        QCOMPARE(closed.items.size(), std::size_t(4));
+        const VisualItem &enc = closed.items[closed.index.at("group:/enc")];
+        QCOMPARE(enc.kind, VisualItem::Kind::Group);
+        QCOMPARE(enc.members, std::size_t(10));
+        // Edges between visible items only, once per tensor: x→/enc, /enc→head (the residual
+        // from x into layer 0 is the same tensor into the same group), head→output.
+        QCOMPARE(closed.edges.size(), std::size_t(3));
+
+        // Open everything: every node is an item.
+        Presentation open =
+            present({&g}, grouping,
+                    {"", "/enc", "/enc/layer.0", "/enc/layer.1", "/enc/layer.0/attn", "/enc/layer.1/attn"});
+        QCOMPARE(open.items.size(), std::size_t(11 + 2));
+        QCOMPARE(open.items[open.index.at("/enc/layer.0/attn/MatMul")].category, OpCategory::Compute);
+    }
+
+    void unscopedCrowdsBecomeTopologicalBlocks()
+    {
+        Graph g("chain");
+        ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({4})));
+        for (int i = 0; i < 1000; ++i)
+            x = add(g, "n" + std::to_string(i), i % 2 ? "Relu" : "Add", {x});
+        g.setOutputs({x});
+        const Grouping grouping = Grouping::build({&g}, 100);
+        QCOMPARE(grouping.childGroups("").size(), std::size_t(10));
+        QCOMPARE(grouping.childGroups("").front(),
+                 std::string("/[1–100]")); // topological order, not text order
+        QCOMPARE(grouping.groupOf("n0"), std::string("/[1–100]"));
+        QCOMPARE(grouping.groupOf("n999"), std::string("/[901–1000]"));
+        const auto open = grouping.initialExpansion(250);
+        const Presentation p = present({&g}, grouping, open);
+        QVERIFY(p.items.size() <= 252);
+        QVERIFY(open.count("/[1–100]")); // the top of the graph opens first
+    }
+
+    void unionOfTwoGraphsMarksPresence()
+    {
+        const Graph before = scoped();
+        Graph after = scoped();
+        after.removeNode(after.findNode("head"));
+        const ValueId last = after.findValue("/enc/layer.1/Add:0");
+        after.setOutputs({add(after, "head_sigmoid", "Sigmoid", {last})});
+        const Grouping grouping = Grouping::build({&before, &after});
+        const Presentation p = present({&before, &after}, grouping, grouping.initialExpansion(100));
+        QCOMPARE(p.items[p.index.at("head")].presentIn, 1u);
+        QCOMPARE(p.items[p.index.at("head_sigmoid")].presentIn, 2u);
+        QCOMPARE(p.items[p.index.at("in:x")].presentIn, 3u);
+        const GraphDiff d = diffGraphsByName(before, after);
+        QCOMPARE(d.removed, (std::unordered_set<std::string>{"head"}));
+        QCOMPARE(d.added, (std::unordered_set<std::string>{"head_sigmoid"}));
+        QVERIFY(d.modified.empty());
+    }
+
+    void graphvizPlacesEveryItem()
+    {
+        const Graph g = scoped();
+        const Grouping grouping = Grouping::build({&g});
+        const Presentation p = present({&g}, grouping, grouping.initialExpansion(100));
+        Expected<LayoutResult> r = layoutWithGraphviz(layoutRequest(p, box));
+        QVERIFY(r);
+        QCOMPARE(r->centers.size(), p.items.size());
+        QCOMPARE(r->edges.size(), p.edges.size());
+        // Top to bottom: the input above its consumers, the output below its producer.
+        for (const VisualEdge &e : p.edges) {
+            QVERIFY(r->centers[e.from].y < r->centers[e.to].y);
+            QVERIFY(r->edges[&e - &p.edges[0]].size() >= 4);
+        }
+        for (const Point &c : r->centers) {
+            QVERIFY(c.x >= 0 && c.x <= r->width);
+            QVERIFY(c.y >= 0 && c.y <= r->height);
+        }
+    }
+
+    void inspectorSectionsDescribeNodesAndWeights()
+    {
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        const Graph &g = m.graph;
+        NodeId conv;
+        for (NodeId id : g.nodeIds())
+            if (g.node(id).opType == "Conv") {
+                conv = id;
+                break;
+            }
+        QVERIFY(conv.valid());
+        const auto sections = inspectNode(m, g, conv);
+        QCOMPARE(sections.front().title, std::string("Node"));
+        QCOMPARE(sections.front().rows.front().value, std::string("Conv"));
+        QVERIFY(!sections.front().rows.front().tooltip.empty()); // the schema's documentation
+        bool sawDefault = false;
+        for (const PropertyRow &r : sections[1].rows)
+            sawDefault = sawDefault || r.value.find("(default)") != std::string::npos;
+        QVERIFY(sawDefault); // e.g. group = 1 from the schema
+        const ValueId w = g.node(conv).inputs[1];
+        const auto init = inspectInitializer(g, w);
+        QCOMPARE(init.size(), std::size_t(2));
+        const TensorStats s = tensorStats(*g.value(w).initializer);
+        QCOMPARE(s.count, g.value(w).initializer->elementCount());
+        QCOMPARE(s.histogram.size(), std::size_t(16));
+        std::int64_t total = 0;
+        for (std::int64_t b : s.histogram)
+            total += b;
+        QCOMPARE(total, s.count);
+        QVERIFY(s.min <= s.mean && s.mean <= s.max);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPresentation)
+#include "tst_presentation.moc"
