@@ -9,6 +9,8 @@
 #include "passpanel.h"
 #include "testsupport.h"
 
+#include <filesystem>
+
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QImage>
@@ -199,6 +201,71 @@ private slots:
         for (const NodeItem *n : scene->nodeItems())
             lit += n->isHighlighted() ? 1 : 0;
         QVERIFY(lit >= 2);
+    }
+
+    void groupsOpenAndBodiesOpenAsNestedViews()
+    {
+        const std::filesystem::path ifModel = std::filesystem::path(OPSCOPE_ONNX_TESTDATA) / "node/test_if/model.onnx";
+        if (!std::filesystem::exists(ifModel))
+            QSKIP("libonnx-testdata is not installed");
+        MainWindow w;
+        w.show();
+        w.openFile(QString::fromStdString(ifModel.string()));
+        QVERIFY(waitIdle(w));
+        GraphPane *pane = w.graphPane();
+        std::string ifKey;
+        for (const NodeItem *n : pane->scene(0)->nodeItems())
+            if (n->visual().title == "If")
+                ifKey = n->visual().key;
+        QVERIFY(!ifKey.empty());
+        QSignalSpy bodies(pane, &GraphPane::bodyRequested);
+        emit pane->scene(0)->itemActivated(QString::fromStdString(ifKey));
+        QCOMPARE(bodies.count(), 2); // then_branch and else_branch
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.findChildren<GraphPane *>().size() >= 3); // the two bodies as nested views
+
+        // A generated chain of 600 unscoped nodes opens as blocks; double-clicking one opens it.
+        Graph g("chain");
+        ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({4})));
+        for (int i = 0; i < 600; ++i) {
+            const ValueId out = *g.createValue("t" + std::to_string(i));
+            (void)g.addNode("Relu", {x}, {out}, {}, "relu" + std::to_string(i));
+            x = out;
+        }
+        g.setOutputs({x});
+        auto model = std::make_shared<Model>();
+        model->opsets = {{"", 17}};
+        model->graph = g;
+        pane->showGraph(model, &model->graph);
+        QVERIFY(waitIdle(w));
+        std::string group;
+        for (const NodeItem *n : pane->scene(0)->nodeItems())
+            if (n->visual().kind == layout::VisualItem::Kind::Group && group.empty())
+                group = n->visual().key;
+        QVERIFY(!group.empty());
+        const std::size_t before = pane->scene(0)->nodeItems().size();
+        emit pane->scene(0)->itemActivated(QString::fromStdString(group));
+        QVERIFY(waitIdle(w));
+        QVERIFY(pane->scene(0)->nodeItems().size() > before);
+        QVERIFY(!pane->scene(0)->itemForKey(group));
+    }
+
+    void exportsSvgAndPng()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QTemporaryDir dir;
+        const QString svg = dir.filePath(QStringLiteral("g.svg")), png = dir.filePath(QStringLiteral("g.png"));
+        QVERIFY(w.graphPane()->exportSvg(svg));
+        QVERIFY(w.graphPane()->exportPng(png));
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        QVERIFY(text.contains("<svg") && text.contains("Conv"));
+        QImage img(png);
+        QVERIFY(!img.isNull() && img.width() > 200 && img.height() > 500);
     }
 
     void badFileShowsTheCoreMessage()
