@@ -48,10 +48,18 @@ namespace {
 constexpr int kMaxRecent = 8;
 constexpr std::int64_t kStatsLimit = 4 << 20; // elements: bigger initializers skip statistics
 
-std::shared_ptr<Model> withNames(Model model)
+// A loaded model with every node named (views and diffs key nodes by name).
+Expected<std::shared_ptr<Model>> named(Expected<ImportResult> loaded)
 {
-    model.graph.assignNodeNames();
-    return std::make_shared<Model>(std::move(model));
+    if (!loaded)
+        return loaded.status();
+    loaded->model.graph.assignNodeNames();
+    return std::make_shared<Model>(std::move(loaded->model));
+}
+
+std::function<Expected<std::shared_ptr<Model>>()> fileLoader(const QString &path)
+{
+    return [p = path.toStdString()] { return named(loadModel(p)); };
 }
 
 } // namespace
@@ -281,16 +289,7 @@ void MainWindow::showError(const QString &title, const QString &message)
 
 void MainWindow::openFile(const QString &path)
 {
-    const std::string p = path.toStdString();
-    loadAsync(
-        path,
-        [p]() -> Expected<std::shared_ptr<Model>> {
-            Expected<ImportResult> r = loadModel(p);
-            if (!r)
-                return r.status();
-            return withNames(std::move(r->model));
-        },
-        false);
+    loadAsync(path, fileLoader(path), false);
 }
 
 void MainWindow::openBundledSample(const QString &fileName)
@@ -304,32 +303,19 @@ void MainWindow::openBundledSample(const QString &fileName)
     loadAsync(
         QStringLiteral("sample: ") + fileName,
         [bytes]() -> Expected<std::shared_ptr<Model>> {
-            Expected<ImportResult> r = loadModelFromBytes(
+            return named(loadModelFromBytes(
                 std::span(reinterpret_cast<const std::byte *>(bytes.constData()), std::size_t(bytes.size())),
-                {});
-            if (!r)
-                return r.status();
-            return withNames(std::move(r->model));
+                {}));
         },
         false);
 }
 
 void MainWindow::compareWith(const QString &path)
 {
-    if (!m_model) {
+    if (!m_model)
         openFile(path);
-        return;
-    }
-    const std::string p = path.toStdString();
-    loadAsync(
-        path,
-        [p]() -> Expected<std::shared_ptr<Model>> {
-            Expected<ImportResult> r = loadModel(p);
-            if (!r)
-                return r.status();
-            return withNames(std::move(r->model));
-        },
-        true);
+    else
+        loadAsync(path, fileLoader(path), true);
 }
 
 void MainWindow::loadAsync(const QString &source, std::function<Expected<std::shared_ptr<Model>>()> load,
