@@ -1,11 +1,13 @@
 #include "graphpane.h"
 
 #include "layoutservice.h"
+#include "legend.h"
 
 #include <QGraphicsItem>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
+#include <QMenu>
 #include <QPainter>
 #include <QSplitter>
 #include <QSvgGenerator>
@@ -39,8 +41,12 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
         v->addWidget(m_titles[side]);
         v->addWidget(m_views[side]);
         m_splitter->addWidget(box);
-        connect(m_scenes[side], &GraphScene::itemActivated, this,
-                [this, side](const QString &key) { onActivated(side, key); });
+        connect(m_scenes[side], &GraphScene::itemActivated, this, [this, side](const QString &key) {
+            onActivated(side, key);
+            m_views[side]->setContextMenuPolicy(Qt::CustomContextMenu);
+            connect(m_views[side], &QWidget::customContextMenuRequested, this,
+                    [this, side](const QPoint &pos) { showContextMenu(side, pos); });
+        });
         connect(m_scenes[side], &QGraphicsScene::selectionChanged, this,
                 [this, side] { onSelectionChanged(side); });
         connect(m_scenes[side], &GraphScene::tensorClicked, this, [this, side](const QString &tensor) {
@@ -50,6 +56,9 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
     }
     m_views[0]->syncWith(m_views[1]);
     outer->addWidget(m_splitter);
+    m_legend = new Legend(this);
+    m_legend->move(12, 12);
+    m_legend->raise();
     m_minimap = new MiniMap(m_views[0], this);
     m_minimap->setFixedSize(180, 140);
     m_minimap->raise();
@@ -123,6 +132,8 @@ void GraphPane::setMode(Mode mode)
                              ? tr("BEFORE + AFTER (removed dashed red, added green, modified amber)")
                              : tr("BEFORE"));
     m_titles[1]->setText(tr("AFTER"));
+    m_legend->setShowDiff(mode != Mode::Single);
+    m_legend->move(12, mode == Mode::Single ? 12 : 36);
     if (!m_presentation.items.empty() && !layoutPending()) {
         const auto cached = m_cache.value(cacheKey());
         if (cached)
@@ -258,6 +269,50 @@ void GraphPane::onActivated(int side, const QString &qkey)
     }
 }
 
+void GraphPane::showContextMenu(int side, const QPoint &pos)
+{
+    GraphView *view = m_views[std::size_t(side)];
+    NodeItem *node = nullptr;
+    for (QGraphicsItem *item : view->items(pos))
+        if ((node = dynamic_cast<NodeItem *>(item)))
+            break;
+    QMenu menu(this);
+    if (node) {
+        const layout::VisualItem &v = node->visual();
+        if (v.kind == layout::VisualItem::Kind::Group)
+            menu.addAction(tr("Open group %1").arg(QString::fromStdString(v.groupPath)), this,
+                           [this, g = v.groupPath] { setGroupExpanded(g, true); });
+        // Close any open group around it, innermost first.
+        std::string g = v.kind == layout::VisualItem::Kind::Group ? m_grouping.parentOf(v.groupPath)
+                                                                  : m_grouping.groupOf(v.name);
+        for (; !g.empty(); g = m_grouping.parentOf(g))
+            menu.addAction(tr("Close group %1").arg(QString::fromStdString(g)), this,
+                           [this, g] { setGroupExpanded(g, false); });
+        if (!menu.isEmpty())
+            menu.addSeparator();
+    }
+    menu.addAction(tr("Fit"), this, &GraphPane::fit);
+    menu.addAction(tr("Open every group (may be slow)"), this, [this] {
+        std::set<std::string> all{""};
+        std::vector<std::string> stack{""};
+        while (!stack.empty()) {
+            const std::string g = stack.back();
+            stack.pop_back();
+            for (const std::string &c : m_grouping.childGroups(g)) {
+                all.insert(c);
+                stack.push_back(c);
+            }
+        }
+        m_expanded = std::move(all);
+        relayout();
+    });
+    menu.addAction(tr("Close every group"), this, [this] {
+        m_expanded = {""};
+        relayout();
+    });
+    menu.exec(view->viewport()->mapToGlobal(pos));
+}
+
 void GraphPane::onSelectionChanged(int side)
 {
     const auto selected = m_scenes[std::size_t(side)]->selectedItems();
@@ -368,6 +423,11 @@ void GraphPane::zoomIn()
 void GraphPane::zoomOut()
 {
     m_views[0]->zoomBy(0.8);
+}
+
+void GraphPane::setShowLegend(bool on)
+{
+    m_legend->setVisible(on);
 }
 
 void GraphPane::setShowEdgeLabels(bool on)

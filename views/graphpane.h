@@ -21,6 +21,7 @@ class QLabel;
 namespace opscope {
 
 class LayoutService;
+class Legend;
 
 class GraphPane : public QWidget
 {
@@ -71,6 +72,7 @@ public:
     void zoomIn();
     void zoomOut();
     void setShowEdgeLabels(bool on);
+    void setShowLegend(bool on);
     bool exportSvg(const QString &path) const;
     bool exportPng(const QString &path) const;
 
@@ -94,6 +96,7 @@ private:
     void applyLayout(const layout::LayoutResult &result);
     void onActivated(int side, const QString &key);
     void onSelectionChanged(int side);
+    void showContextMenu(int side, const QPoint &pos);
     void showHit();
     QString cacheKey() const;
     std::vector<const Graph *> graphList() const;
@@ -117,6 +120,7 @@ private:
     std::array<QLabel *, 2> m_titles{};
     QSplitter *m_splitter = nullptr;
     MiniMap *m_minimap = nullptr;
+    Legend *m_legend = nullptr;
     bool m_edgeLabels = true;
 
     std::vector<std::string> m_hits;

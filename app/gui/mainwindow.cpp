@@ -190,6 +190,10 @@ void MainWindow::buildMenus()
     labels->setCheckable(true);
     labels->setChecked(true);
     connect(labels, &QAction::toggled, m_graph, &GraphPane::setShowEdgeLabels);
+    QAction *legend = view->addAction(tr("Colour &legend"));
+    legend->setCheckable(true);
+    legend->setChecked(true);
+    connect(legend, &QAction::toggled, m_graph, &GraphPane::setShowLegend);
 
     QMenu *passes = menuBar()->addMenu(tr("&Passes"));
     passes->addAction(tr("&Run pipeline"), QKeySequence(Qt::Key_F5), this, &MainWindow::runPipeline);
