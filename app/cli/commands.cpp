@@ -3,6 +3,8 @@
 #include "infoformat.h"
 #include "ir/summary.h"
 #include "onnx/modelio.h"
+#include "passes/pipeline.h"
+#include "passes/registry.h"
 #include "util/status.h"
 
 #include <filesystem>
@@ -25,6 +27,27 @@ void printWarnings(const std::vector<std::string> &warnings)
 {
     for (const std::string &w : warnings)
         std::cerr << "opscope-cli: warning: " << w << '\n';
+}
+
+Expected<double> optimizeForRun(Model &model, const std::string &level)
+{
+    if (level == "none")
+        return 0.0;
+    passes::PipelineSpec spec;
+    spec.level = level;
+    spec.target = "none";
+    Expected<std::vector<std::string>> pipeline = passes::resolvePipeline(spec);
+    if (!pipeline)
+        return pipeline.status();
+    Model optimized = model;
+    passes::PipelineOptions options;
+    options.keepSnapshots = false;
+    const passes::PipelineResult r = passes::runPipeline(optimized, *pipeline, options);
+    if (r.status)
+        model = std::move(optimized);
+    else
+        std::cerr << "opscope-cli: warning: running the model unoptimized: " << r.status.message() << '\n';
+    return r.totalMs;
 }
 
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,

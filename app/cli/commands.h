@@ -24,6 +24,9 @@ enum ExitCode : int
 // Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
 int reportError(const Status &status);
 void printWarnings(const std::vector<std::string> &warnings);
+// Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.
+// A pass failure warns and keeps the model as it was. Returns the milliseconds spent.
+Expected<double> optimizeForRun(Model &model, const std::string &level);
 // Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
@@ -91,5 +94,20 @@ struct OptimizeArgs
     bool quiet = false;
 };
 int runOptimize(const OptimizeArgs &args);
+
+struct ProfileArgs
+{
+    std::string model;
+    std::vector<std::string> schedules{"serial", "parallel", "greedy"};
+    std::string devices = "cpu:2";
+    int threadsPerDevice = 1;
+    int iterations = 10;
+    std::string trace;    // Chrome trace JSON of every schedule's median run (or prediction)
+    std::string simulate; // predict for these devices instead of running ("gpu:4", "cpu:8")
+    std::string optimize = "extended";
+    std::uint64_t seed = 0;
+    bool json = false;
+};
+int runProfile(const ProfileArgs &args);
 
 } // namespace opscope::cli

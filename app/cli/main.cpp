@@ -101,6 +101,28 @@ int main(int argc, char **argv)
     optimizeCmd->add_flag("--list", optimize.list, "List the passes and levels");
     optimizeCmd->add_flag("-q,--quiet", optimize.quiet, "Print nothing on success");
 
+    ProfileArgs profile;
+    CLI::App *profileCmd = app.add_subcommand(
+        "profile", "Run a model under serial/parallel/greedy schedules on N CPU devices and compare them");
+    profileCmd->add_option("MODEL", profile.model, "ONNX model")->required();
+    profileCmd->add_option("--schedule", profile.schedules, "serial, parallel, greedy, round-robin (comma-separated)")
+        ->delimiter(',');
+    profileCmd->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
+        ->default_val("cpu:2");
+    profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device")
+        ->default_val(1)
+        ->check(CLI::PositiveNumber);
+    profileCmd->add_option("--iterations", profile.iterations, "Timed runs per schedule (median reported)")
+        ->default_val(10)
+        ->check(CLI::PositiveNumber);
+    profileCmd->add_option("--trace", profile.trace, "Write the median runs as one Chrome trace (Perfetto)");
+    profileCmd->add_option("--simulate", profile.simulate, "Predict instead of running, for devices like gpu:4 or cpu:8");
+    profileCmd->add_option("--optimize", profile.optimize, "Pass level run first, or none")
+        ->default_val("extended")
+        ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
+    profileCmd->add_option("--seed", profile.seed, "Seed of the random inputs")->default_val(0);
+    profileCmd->add_flag("--json", profile.json, "Print JSON");
+
     bool devicesJson = false;
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");
     devicesCmd->add_flag("--json", devicesJson, "Print JSON");
@@ -132,6 +154,8 @@ int main(int argc, char **argv)
             return runConformance(conformance);
         if (*optimizeCmd)
             return runOptimize(optimize);
+        if (*profileCmd)
+            return runProfile(profile);
         if (*devicesCmd)
             return runDevices(devicesJson);
     } catch (const std::exception &e) {

@@ -1,8 +1,6 @@
 #include "commands.h"
 #include "infoformat.h"
 #include "onnx/modelio.h"
-#include "passes/pipeline.h"
-#include "passes/registry.h"
 #include "runtime/conformance.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
@@ -83,25 +81,9 @@ int runModel(const RunArgs &args)
     // Like ONNX Runtime, run the optimized graph unless told otherwise; the fused ops stay opscope's.
     Model &model = loaded->model;
     const std::size_t nodesBefore = model.graph.nodeCountWithSubgraphs();
-    double optimizeMs = 0.0;
-    if (args.optimize != "none") {
-        passes::PipelineSpec spec;
-        spec.level = args.optimize;
-        spec.target = "none";
-        Expected<std::vector<std::string>> pipeline = passes::resolvePipeline(spec);
-        if (!pipeline)
-            return reportError(pipeline.status());
-        Model optimized = model;
-        passes::PipelineOptions po;
-        po.keepSnapshots = false;
-        const passes::PipelineResult r = passes::runPipeline(optimized, *pipeline, po);
-        optimizeMs = r.totalMs;
-        if (r.status)
-            model = std::move(optimized);
-        else
-            std::cerr << "opscope-cli: warning: running the model unoptimized: " << r.status.message()
-                      << '\n';
-    }
+    Expected<double> optimizeMs = optimizeForRun(model, args.optimize);
+    if (!optimizeMs)
+        return reportError(optimizeMs.status());
     SessionOptions options;
     options.threads = args.threads;
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, options);
@@ -209,7 +191,7 @@ int runModel(const RunArgs &args)
                       << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
     }
     j["optimize"] = {{"level", args.optimize},
-                     {"ms", optimizeMs},
+                     {"ms", *optimizeMs},
                      {"nodes_before", nodesBefore},
                      {"nodes_after", model.graph.nodeCountWithSubgraphs()}};
     j["latency_ms"] = {

@@ -4,6 +4,7 @@
 //   FusedMatMul(A,B,bias) alpha·(A·B) + bias (bias over the last axis), MatMul broadcasting
 //   ChannelShuffle(x)     x[N,C,…] with channels regrouped: out[:, a·g + b] = x[:, b·(C/g) + a]
 //   BiasGelu(A,B)         com.microsoft: Gelu(A + B)
+//   Send(x) / Recv(x)     a cross-device transfer (schedule/partition.h): Recv copies into its device's memory
 // (LayerNormalization and Gelu in ai.opscope reuse the ONNX kernels: norm.cpp, activation.cpp.)
 // FusedConv lives with Conv (conv.cpp): its activation is a oneDNN post-op.
 
@@ -87,6 +88,29 @@ Status biasGeluKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// Send hands the tensor on (it marks where a transfer starts); Recv copies it into memory its
+// own device allocated — between CPU devices, a memcpy between their arenas.
+Status sendKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    ctx.setOutput(0, ctx.in(0));
+    return Status::ok();
+}
+
+Status recvKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.dtype() == DataType::String)
+        return ctx.unsupported("Recv of a string tensor");
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    if (x.byteSize())
+        std::memcpy((*out)->mutableBytes(), x.bytes(), x.byteSize());
+    return Status::ok();
+}
+
 Status channelShuffleKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -130,6 +154,8 @@ void registerFusedKernels(KernelRegistry &r)
     }
     r.add("ai.opscope", "ChannelShuffle", 1, channelShuffleKernel);
     r.add("com.microsoft", "BiasGelu", 1, biasGeluKernel);
+    r.add("ai.opscope", "Send", 1, sendKernel);
+    r.add("ai.opscope", "Recv", 1, recvKernel);
 }
 
 } // namespace opscope

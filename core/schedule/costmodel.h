@@ -1,0 +1,58 @@
+#pragma once
+// What an op costs and how fast devices and links are: the scheduler's and the simulator's input.
+// Per op: FLOPs and bytes moved, from the shapes shape inference knows (symbolic dims count as 1).
+// Per device: sustained FLOP/s and memory bandwidth, calibrated by micro-benchmarks (cached);
+// per link: latency and bandwidth.
+
+#include "ir/graph.h"
+#include "util/status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opscope::schedule {
+
+struct OpCost
+{
+    double flops = 0.0;
+    double bytes = 0.0;       // inputs read + outputs written
+    double outputBytes = 0.0; // what a transfer of its results moves
+};
+
+OpCost estimateCost(const Graph &graph, NodeId node);
+
+struct DeviceModel
+{
+    std::string name;              // "cpu:0", "gpu:H100" (simulated)
+    double flopsPerSecond = 1e10;
+    double bytesPerSecond = 1e10;
+    double overheadSeconds = 2e-6; // per op: dispatch, kernel launch
+    std::uint64_t memoryBytes = 0; // 0: unlimited
+};
+
+struct LinkModel
+{
+    double latencySeconds = 5e-6;
+    double bytesPerSecond = 1e10;
+};
+
+struct CostModel
+{
+    std::vector<DeviceModel> devices;
+    LinkModel link;
+
+    // Roofline: the slower of compute and memory, plus the per-op overhead.
+    double seconds(const OpCost &cost, std::size_t device) const;
+    double transferSeconds(double bytes, std::size_t from, std::size_t to) const;
+};
+
+// N CPU devices of `threadsPerDevice` cores each, measured on this machine (sgemm FLOP/s and
+// memcpy bandwidth on one worker); the measurement is cached per machine in `cacheFile` (empty:
+// $XDG_CACHE_HOME or ~/.cache/opscope/calibration.json).
+CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::string &cacheFile = {});
+
+// Named devices for --simulate: "cpu:4", "gpu:4" (H100-class), "gpu:8:pcie" (PCIe links).
+Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpuBaseline);
+
+} // namespace opscope::schedule

@@ -1,0 +1,59 @@
+#include "schedule/partition.h"
+
+#include "passes/passutil.h"
+
+#include <map>
+
+namespace opscope::schedule {
+
+Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf)
+{
+    Partition p{model, deviceOf, 0};
+    Graph &g = p.model.graph;
+    p.deviceOf.resize(g.nodeSlots(), -1);
+    const std::vector<NodeId> nodes = g.nodeIds();
+    for (NodeId producer : nodes) {
+        const int from = p.deviceOf[producer.index];
+        for (ValueId out : std::vector<ValueId>(g.node(producer).outputs)) {
+            if (!out.valid())
+                continue;
+            // Consumers by destination device.
+            std::map<int, std::vector<Use>> byDevice;
+            for (const Use &u : g.uses(out)) {
+                const int to = u.node.index < p.deviceOf.size() ? p.deviceOf[u.node.index] : from;
+                if (to >= 0 && to != from)
+                    byDevice[to].push_back(u);
+            }
+            if (byDevice.empty())
+                continue;
+            const std::string name = g.value(out).name;
+            Expected<NodeId> send = passes::addNodeWithOutputs(
+                g, "Send", {out}, 1, "Send_" + name, {}, passes::kOpscopeDomain);
+            if (!send)
+                return send.status();
+            const ValueId sent = g.node(*send).outputs[0];
+            g.value(sent).type = g.value(out).type;
+            p.deviceOf.resize(g.nodeSlots(), -1);
+            p.deviceOf[send->index] = from;
+            for (auto &[to, uses] : byDevice) {
+                Expected<NodeId> recv = passes::addNodeWithOutputs(
+                    g, "Recv", {sent}, 1, "Recv_" + name + "_dev" + std::to_string(to),
+                    {Attribute::makeInt("from", from), Attribute::makeInt("to", to)}, passes::kOpscopeDomain);
+                if (!recv)
+                    return recv.status();
+                const ValueId received = g.node(*recv).outputs[0];
+                g.value(received).type = g.value(out).type;
+                p.deviceOf.resize(g.nodeSlots(), -1);
+                p.deviceOf[recv->index] = to;
+                for (const Use &u : uses)
+                    g.setNodeInput(u.node, u.inputIndex, received);
+                ++p.transfers;
+            }
+            g.node(*send).attributes = {Attribute::makeInt("from", from)};
+        }
+    }
+    passes::ensureOpset(p.model, passes::kOpscopeDomain, 1);
+    return p;
+}
+
+} // namespace opscope::schedule

@@ -1,0 +1,27 @@
+#pragma once
+// Partitioning for several devices: after placement, every tensor that crosses from one device to
+// another gets a Send on the producer's device and a Recv on the consumer's (opscope ops
+// ai.opscope::Send / Recv, attributes `from` and `to`); consumers on the other device read the
+// Recv's output. One Recv per (tensor, destination device), shared by its consumers there.
+//
+//     a(dev0) ──► t ──► b(dev1)      →      a ──► t ──► Send(0→1) ──► Recv(0→1) ──► b
+//
+// On CPU devices Recv copies the tensor into memory the destination device allocated; on GPUs
+// (later) the pair is a device-to-device copy.
+
+#include "ir/model.h"
+
+#include <vector>
+
+namespace opscope::schedule {
+
+struct Partition
+{
+    Model model;                // the graph with Send/Recv
+    std::vector<int> deviceOf;  // by node slot of the new graph
+    std::size_t transfers = 0;  // Send/Recv pairs
+};
+
+Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf);
+
+} // namespace opscope::schedule

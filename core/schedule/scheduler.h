@@ -1,0 +1,67 @@
+#pragma once
+// Execution plans for one graph, four ways, with the timeline the cost model predicts for each:
+//   serial      one device, one queue, dependency order, one op at a time
+//   parallel    one device, N queues: each op on the queue where it can start first (a worker
+//               pool on CPU, streams on a GPU)
+//   greedy      N devices, HEFT-style: ops by upward rank (critical path first), each on the device
+//               where it finishes earliest counting the transfer of its inputs, under a memory cap
+//   round-robin N devices in turn (the baseline greedy is compared with)
+// Cross-device edges of greedy/round-robin get Send/Recv nodes (partition.h) before planning.
+
+#include "runtime/executionplan.h"
+#include "schedule/costmodel.h"
+#include "trace/trace.h"
+
+#include <string>
+#include <vector>
+
+namespace opscope::schedule {
+
+enum class Strategy
+{
+    Serial,
+    Parallel,
+    Greedy,
+    RoundRobin,
+};
+
+Expected<Strategy> strategyFromName(const std::string &name);
+std::string strategyName(Strategy s);
+
+struct PredictedOp
+{
+    NodeId node;
+    std::uint32_t device = 0, queue = 0;
+    double start = 0.0, finish = 0.0; // seconds
+};
+
+struct Schedule
+{
+    Strategy strategy = Strategy::Serial;
+    ExecutionPlan plan;
+    std::vector<int> deviceOf;           // by node slot (-1: not a live node)
+    std::vector<PredictedOp> predicted;  // per planned node
+    double predictedMakespan = 0.0;      // seconds, transfers included
+};
+
+struct ScheduleOptions
+{
+    int workers = 2;                  // parallel: queues; greedy/round-robin: devices (= model devices)
+    std::string devicePrefix = "cpu"; // plan device names: cpu:0, cpu:1...
+};
+
+// Plans `graph`. Multi-device strategies place nodes themselves unless `placement` (device per
+// node slot) is given — as it is after partitioning, so Send/Recv stay where partitioning put them.
+Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const CostModel &model,
+                                const ScheduleOptions &options = {}, const std::vector<int> *placement = nullptr);
+
+// The timeline the cost model predicts for a schedule, as a trace (what --simulate shows).
+trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const std::string &name);
+
+// Device per node chosen by greedy / round-robin (what partitioning needs before planning).
+Expected<std::vector<int>> placeNodes(const Graph &graph, Strategy strategy, const CostModel &model);
+
+// max(critical path on the fastest device, total work / devices): no schedule beats it.
+double makespanLowerBound(const Graph &graph, const CostModel &model);
+
+} // namespace opscope::schedule

@@ -1,0 +1,155 @@
+#include "trace/trace.h"
+
+#include "ir/opcategory.h"
+
+#include <algorithm>
+#include <array>
+
+namespace opscope::trace {
+
+double Trace::duration() const
+{
+    double end = 0.0;
+    for (const Lane &l : lanes)
+        if (!l.spans.empty())
+            end = std::max(end, l.spans.back().end);
+    for (const Transfer &t : transfers)
+        end = std::max(end, t.end);
+    return end;
+}
+
+std::uint32_t Trace::intern(const std::string &s)
+{
+    // Traces hold thousands of distinct names at most: a linear probe from the end is enough
+    // for recording; imports use their own map.
+    for (std::size_t i = strings.size(); i-- > 0 && i + 64 >= strings.size();)
+        if (strings[i] == s)
+            return std::uint32_t(i);
+    strings.push_back(s);
+    return std::uint32_t(strings.size() - 1);
+}
+
+std::size_t Trace::laneFor(const std::string &device, std::uint32_t queue)
+{
+    for (std::size_t i = 0; i < lanes.size(); ++i)
+        if (lanes[i].device == device && lanes[i].queue == queue)
+            return i;
+    lanes.push_back({device, queue, {}});
+    return lanes.size() - 1;
+}
+
+void Trace::sortLanes()
+{
+    std::stable_sort(lanes.begin(), lanes.end(), [](const Lane &a, const Lane &b) {
+        return a.device != b.device ? a.device < b.device : a.queue < b.queue;
+    });
+    for (Lane &l : lanes)
+        std::stable_sort(l.spans.begin(), l.spans.end(), [](const Span &a, const Span &b) { return a.start < b.start; });
+}
+
+Recorder::Recorder(std::vector<std::string> devices) : m_devices(std::move(devices)) {}
+
+void Recorder::begin()
+{
+    const std::lock_guard lock(m_mutex);
+    m_events.clear();
+    m_zero = std::chrono::steady_clock::now();
+}
+
+void Recorder::onStep(const StepEvent &event)
+{
+    const Node &n = event.graph->node(event.node);
+    std::uint64_t bytes = 0;
+    if (n.opType == "Recv" && !n.outputs.empty() && n.outputs[0].valid()) {
+        const Value &v = event.graph->value(n.outputs[0]);
+        if (v.type.isTensor() && v.type.shape && v.type.shape->isStatic()) {
+            std::uint64_t count = 1;
+            for (const Dim &d : v.type.shape->dims)
+                count *= std::uint64_t(d.value);
+            bytes = count * dataTypeSize(v.type.elemType);
+        }
+    }
+    const std::lock_guard lock(m_mutex);
+    m_events.push_back({event, n.name, n.opType, n.domain, bytes});
+}
+
+Trace Recorder::finish(const std::string &name)
+{
+    const std::lock_guard lock(m_mutex);
+    Trace t;
+    t.name = name;
+    auto seconds = [&](std::chrono::steady_clock::time_point p) {
+        return std::chrono::duration<double>(p - m_zero).count();
+    };
+    for (const Event &e : m_events) {
+        const std::string device = std::size_t(e.step.device) < m_devices.size() ? m_devices[std::size_t(e.step.device)]
+                                                                                  : "device " + std::to_string(e.step.device);
+        const std::size_t lane = t.laneFor(device, e.step.queue);
+        Span s{seconds(e.step.start), seconds(e.step.end), t.intern(e.name), t.intern(e.op),
+               std::uint8_t(opCategory(e.op, e.domain))};
+        t.lanes[lane].spans.push_back(s);
+    }
+    t.sortLanes();
+    // Recv spans are the transfers: from the lane of the device named in "from".
+    for (std::uint32_t li = 0; li < t.lanes.size(); ++li)
+        for (const Span &s : t.lanes[li].spans)
+            if (t.strings[s.op] == "Recv") {
+                // The matching Send ran on another lane; find the latest Send ending before s.start.
+                std::uint32_t from = li;
+                double best = -1.0;
+                for (std::uint32_t lj = 0; lj < t.lanes.size(); ++lj)
+                    if (lj != li)
+                        for (const Span &o : t.lanes[lj].spans)
+                            if (t.strings[o.op] == "Send" && o.end <= s.start + 1e-9 && o.end > best)
+                                best = o.end, from = lj;
+                std::uint64_t bytes = 0;
+                for (const Event &e : m_events)
+                    if (e.name == t.strings[s.name])
+                        bytes = e.bytes;
+                t.transfers.push_back({best >= 0 ? best : s.start, s.end, bytes, from, li});
+            }
+    return t;
+}
+
+std::vector<DrawItem> levelOfDetail(const Lane &lane, double t0, double t1, double pixelsPerSecond)
+{
+    std::vector<DrawItem> out;
+    const auto &spans = lane.spans;
+    // First span that ends after t0: spans are sorted by start and do not overlap, so ends are too.
+    auto it = std::lower_bound(spans.begin(), spans.end(), t0, [](const Span &s, double t) { return s.end < t; });
+    const double minWidth = pixelsPerSecond > 0 ? 1.0 / pixelsPerSecond : 0.0;
+    std::array<double, 16> categoryTime{};
+    for (; it != spans.end() && it->start <= t1; ++it) {
+        const auto index = std::uint32_t(it - spans.begin());
+        const double width = it->end - it->start;
+        const bool tiny = width < minWidth;
+        if (!out.empty()) {
+            DrawItem &last = out.back();
+            // Merge a tiny span into the previous item when they touch at this resolution.
+            const bool lastTiny = last.count > 1 || (last.end - last.start) < minWidth;
+            if (tiny && lastTiny && it->start - last.end < minWidth) {
+                last.end = std::max(last.end, it->end);
+                ++last.count;
+                categoryTime[it->category & 15] += width;
+                if (categoryTime[it->category & 15] > categoryTime[last.category & 15])
+                    last.category = it->category;
+                continue;
+            }
+        }
+        categoryTime.fill(0.0);
+        categoryTime[it->category & 15] = width;
+        out.push_back({it->start, it->end, index, 1, it->category});
+    }
+    return out;
+}
+
+LaneStats laneStats(const Lane &lane, double makespan)
+{
+    LaneStats s;
+    for (const Span &sp : lane.spans)
+        s.busy += sp.end - sp.start;
+    s.utilization = makespan > 0 ? s.busy / makespan : 0.0;
+    return s;
+}
+
+} // namespace opscope::trace

@@ -1,0 +1,95 @@
+#pragma once
+// A recorded (or simulated, or imported) run: per device and queue, a lane of op spans sorted by
+// start; transfers between lanes; one clock (seconds from the start of the trace). Lanes are plain
+// sorted arrays, so a level-of-detail query for any time range is a binary search plus a merge
+// (Tracy style): a view asks for what to draw at its pixel width and only paints.
+
+#include "ir/graph.h"
+#include "runtime/executor.h"
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace opscope::trace {
+
+struct Span
+{
+    double start = 0.0, end = 0.0; // seconds
+    std::uint32_t name = 0;        // index into Trace::strings (node name)
+    std::uint32_t op = 0;          // index into Trace::strings (op type)
+    std::uint8_t category = 0;     // OpCategory
+};
+
+struct Lane
+{
+    std::string device; // "cpu:0": a process in Chrome's trace format
+    std::uint32_t queue = 0;
+    std::vector<Span> spans; // sorted by start, non-overlapping within a lane
+};
+
+struct Transfer
+{
+    double start = 0.0, end = 0.0;
+    std::uint64_t bytes = 0;
+    std::uint32_t fromLane = 0, toLane = 0;
+};
+
+struct Trace
+{
+    std::string name; // "greedy on 2 devices"
+    std::vector<Lane> lanes;
+    std::vector<Transfer> transfers;
+    std::vector<std::string> strings;
+
+    double duration() const;
+    std::uint32_t intern(const std::string &s);
+    std::size_t laneFor(const std::string &device, std::uint32_t queue);
+    void sortLanes();
+};
+
+// Collects the executor's step events (from every queue thread) into a Trace.
+class Recorder
+{
+public:
+    explicit Recorder(std::vector<std::string> devices);
+    void begin(); // the clock's zero
+    void onStep(const StepEvent &event);
+    // The trace of what was recorded since begin(); Recv nodes become transfers as well.
+    Trace finish(const std::string &name);
+
+private:
+    struct Event
+    {
+        StepEvent step;
+        std::string name, op, domain;
+        std::uint64_t bytes;
+    };
+    std::vector<std::string> m_devices;
+    std::chrono::steady_clock::time_point m_zero;
+    std::mutex m_mutex;
+    std::vector<Event> m_events;
+};
+
+// Drawing at a given resolution: spans narrower than a pixel merge with their neighbours into one
+// item (count > 1) coloured by the dominant category.
+struct DrawItem
+{
+    double start = 0.0, end = 0.0;
+    std::uint32_t span = 0;  // the span (count == 1) or the first merged one
+    std::uint32_t count = 1; // spans drawn as this item
+    std::uint8_t category = 0;
+};
+
+std::vector<DrawItem> levelOfDetail(const Lane &lane, double t0, double t1, double pixelsPerSecond);
+
+struct LaneStats
+{
+    double busy = 0.0; // seconds covered by spans
+    double utilization = 0.0;
+};
+LaneStats laneStats(const Lane &lane, double makespan);
+
+} // namespace opscope::trace

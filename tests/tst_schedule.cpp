@@ -1,0 +1,250 @@
+// Schedules and traces in core: plans of every strategy are valid on random DAGs and real models,
+// multi-device runs (partitioned with Send/Recv) compute exactly the serial outputs, the simulator
+// stays near the lower bound, Chrome traces round-trip, and the level-of-detail query merges what
+// a pixel cannot show.
+
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+#include "schedule/partition.h"
+#include "schedule/scheduler.h"
+#include "testsupport.h"
+#include "trace/chrometrace.h"
+
+#include <QTest>
+#include <random>
+
+using namespace opscope;
+using namespace opscope::schedule;
+
+namespace {
+
+// A random DAG of elementwise ops over [1, 64] floats: each node reads one or two earlier values.
+Model randomDag(int nodes, std::uint32_t seed)
+{
+    Model m;
+    m.opsets = {{"", 17}};
+    Graph &g = m.graph;
+    std::mt19937 rng(seed);
+    std::vector<ValueId> values{g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 64})))};
+    for (int i = 0; i < nodes; ++i) {
+        std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+        const ValueId out = *g.createValue("v" + std::to_string(i));
+        g.value(out).type = TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 64}));
+        if (rng() % 2)
+            (void)g.addNode("Add", {values[pick(rng)], values[pick(rng)]}, {out}, {}, "add" + std::to_string(i));
+        else
+            (void)g.addNode("Tanh", {values[pick(rng)]}, {out}, {}, "tanh" + std::to_string(i));
+        values.push_back(out);
+    }
+    // Every sink is an output, so nothing is dead.
+    for (ValueId v : values)
+        if (g.uses(v).empty() && !g.value(v).isGraphInput)
+            g.addOutput(v);
+    return m;
+}
+
+CostModel devices(int n)
+{
+    CostModel m;
+    for (int i = 0; i < n; ++i)
+        m.devices.push_back({"cpu:" + std::to_string(i), 1e10, 1e10, 2e-6, 0});
+    m.link = {1e-6, 5e9};
+    return m;
+}
+
+std::vector<RuntimeTensor> runWith(const Model &model, const ExecutionPlan *plan, const Feeds &feeds)
+{
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+    if (!s) {
+        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
+        return {};
+    }
+    Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, plan);
+    if (!out) {
+        QTest::qFail(out.status().message().c_str(), __FILE__, __LINE__);
+        return {};
+    }
+    return *out;
+}
+
+} // namespace
+
+class TestSchedule : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void plansAreValid_data()
+    {
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("seed");
+        QTest::addColumn<int>("workers");
+        for (int seed : {1, 2, 3})
+            for (int workers : {1, 2, 4})
+                QTest::addRow("dag 60 seed %d on %d", seed, workers) << 60 << seed << workers;
+        QTest::newRow("dag 400 on 8") << 400 << 9 << 8;
+    }
+    void plansAreValid()
+    {
+        QFETCH(int, nodes);
+        QFETCH(int, seed);
+        QFETCH(int, workers);
+        const Model m = randomDag(nodes, std::uint32_t(seed));
+        const CostModel cost = devices(workers);
+        ScheduleOptions o;
+        o.workers = workers;
+        for (Strategy s : {Strategy::Serial, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+            Model model = m;
+            std::vector<int> placement;
+            if (s == Strategy::Greedy || s == Strategy::RoundRobin) {
+                Expected<std::vector<int>> place = placeNodes(m.graph, s, cost);
+                QVERIFY(place);
+                Expected<Partition> part = partitionForDevices(m, *place);
+                QVERIFY(part);
+                // Every edge between devices goes through a Send/Recv pair.
+                const Graph &g = part->model.graph;
+                for (NodeId n : g.nodeIds())
+                    for (ValueId in : g.node(n).inputs) {
+                        const NodeId p = g.producer(in);
+                        if (p.valid() && part->deviceOf[p.index] != part->deviceOf[n.index])
+                            QVERIFY2(g.node(n).opType == "Recv" && g.node(p).opType == "Send",
+                                     (g.node(p).name + " -> " + g.node(n).name).c_str());
+                    }
+                model = part->model;
+                placement = part->deviceOf;
+            }
+            Expected<Schedule> plan = makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement);
+            QVERIFY2(plan, plan ? "" : plan.status().message().c_str());
+            const Status valid = validatePlan(model.graph, plan->plan);
+            QVERIFY2(valid, valid.message().c_str());
+            QVERIFY(plan->predictedMakespan >= makespanLowerBound(model.graph, cost) * 0.999);
+        }
+    }
+
+    void everyScheduleComputesTheSerialOutputs()
+    {
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY(s);
+        Expected<Feeds> feeds = randomFeeds(**s, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        const std::vector<RuntimeTensor> reference = runWith(m, nullptr, *feeds);
+        const CostModel cost = devices(3);
+        ScheduleOptions o;
+        o.workers = 3;
+        for (Strategy st : {Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+            Model model = m;
+            std::vector<int> placement;
+            if (st != Strategy::Parallel) {
+                Expected<Partition> part = partitionForDevices(m, *placeNodes(m.graph, st, cost));
+                QVERIFY(part);
+                if (st == Strategy::RoundRobin)
+                    QVERIFY(part->transfers > 0);
+                model = part->model;
+                placement = part->deviceOf;
+            }
+            Expected<Schedule> plan = makeSchedule(model.graph, st, cost, o, placement.empty() ? nullptr : &placement);
+            QVERIFY(plan);
+            QCOMPARE(plan->plan.queues.size(), std::size_t(3));
+            for (int run = 0; run < 3; ++run) {
+                const std::vector<RuntimeTensor> out = runWith(model, &plan->plan, *feeds);
+                QCOMPARE(out.size(), reference.size());
+                for (std::size_t i = 0; i < out.size(); ++i)
+                    QVERIFY(std::memcmp(out[i].bytes(), reference[i].bytes(), out[i].byteSize()) == 0); // bit-exact
+            }
+        }
+    }
+
+    void greedyStaysNearTheLowerBound()
+    {
+        // Wide layers of independent work: greedy should use the devices, round-robin pays transfers.
+        const Model m = randomDag(300, 5);
+        for (int n : {4, 8}) {
+            const CostModel cost = devices(n);
+            ScheduleOptions o;
+            o.workers = n;
+            Expected<Schedule> greedy = makeSchedule(m.graph, Strategy::Greedy, cost, o);
+            Expected<Schedule> rr = makeSchedule(m.graph, Strategy::RoundRobin, cost, o);
+            Expected<Schedule> serial = makeSchedule(m.graph, Strategy::Serial, cost, o);
+            QVERIFY(greedy && rr && serial);
+            const double bound = makespanLowerBound(m.graph, cost);
+            QVERIFY(greedy->predictedMakespan <= serial->predictedMakespan);
+            QVERIFY(greedy->predictedMakespan <= rr->predictedMakespan);
+            QVERIFY2(greedy->predictedMakespan <= 3.0 * bound,
+                     qPrintable(QStringLiteral("%1 vs bound %2").arg(greedy->predictedMakespan).arg(bound)));
+        }
+    }
+
+    void chromeTraceRoundTrips()
+    {
+        trace::Trace t;
+        t.name = "greedy";
+        const std::size_t a = t.laneFor("cpu:0", 0), b = t.laneFor("cpu:1", 0);
+        t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0}, {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
+        t.lanes[b].spans = {{0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
+        t.transfers.push_back({0.004, 0.005, 4096, std::uint32_t(a), std::uint32_t(b)});
+        Expected<trace::Trace> back = trace::fromChromeJson(trace::toChromeJson(t));
+        QVERIFY(back);
+        QCOMPARE(back->name, std::string("greedy"));
+        QCOMPARE(back->lanes.size(), std::size_t(2));
+        back->sortLanes();
+        QCOMPARE(back->lanes[0].device, std::string("cpu:0"));
+        QCOMPARE(back->lanes[0].spans.size(), std::size_t(2));
+        QCOMPARE(back->strings[back->lanes[0].spans[1].name], std::string("send"));
+        QVERIFY(std::abs(back->lanes[1].spans[0].start - 0.0045) < 1e-9);
+        QCOMPARE(back->transfers.size(), std::size_t(1));
+        QCOMPARE(back->transfers[0].bytes, std::uint64_t(4096));
+        QVERIFY(std::abs(back->duration() - t.duration()) < 1e-9);
+    }
+
+    void importsProfilerStyleTraces()
+    {
+        // PyTorch's profiler: string pids, nested complete events, B/E pairs, metadata.
+        const std::string json = R"({"traceEvents":[
+          {"ph":"M","name":"process_name","pid":"host","args":{"name":"CPU"}},
+          {"ph":"X","name":"aten::conv2d","cat":"cpu_op","pid":"host","tid":7,"ts":100,"dur":50},
+          {"ph":"X","name":"aten::convolution","cat":"cpu_op","pid":"host","tid":7,"ts":105,"dur":40},
+          {"ph":"B","name":"aten::relu","pid":"host","tid":7,"ts":160},
+          {"ph":"E","pid":"host","tid":7,"ts":170}]})";
+        Expected<trace::Trace> t = trace::fromChromeJson(json, "torch");
+        QVERIFY(t);
+        QCOMPARE(t->lanes.size(), std::size_t(2)); // depth 0 and the nested call
+        QCOMPARE(t->lanes[0].device, std::string("CPU"));
+        QCOMPARE(t->lanes[0].spans.size(), std::size_t(2)); // conv2d and relu
+        QVERIFY(std::abs(t->lanes[0].spans[0].start) < 1e-12); // rebased to the first event
+        QVERIFY(std::abs(t->duration() - 70e-6) < 1e-9);
+        QVERIFY(!trace::fromChromeJson("{not json"));
+        QVERIFY(!trace::fromChromeJson("{\"foo\": 1}"));
+    }
+
+    void levelOfDetail_data()
+    {
+        QTest::addColumn<double>("pixelsPerSecond");
+        QTest::addColumn<int>("items");
+        // 1000 spans of 1 µs with 1 µs gaps over 2 ms.
+        QTest::newRow("zoomed in: every span") << 1e7 << 1000;
+        QTest::newRow("1 px = 0.5 µs: every span") << 2e6 << 1000;
+        QTest::newRow("1 px = 10 µs: merged") << 1e5 << 1;
+    }
+    void levelOfDetail()
+    {
+        QFETCH(double, pixelsPerSecond);
+        QFETCH(int, items);
+        trace::Lane lane{"cpu:0", 0, {}};
+        for (int i = 0; i < 1000; ++i)
+            lane.spans.push_back({i * 2e-6, i * 2e-6 + 1e-6, 0, 0, std::uint8_t(i % 3)});
+        const auto drawn = trace::levelOfDetail(lane, 0.0, 1.0, pixelsPerSecond);
+        QCOMPARE(int(drawn.size()), items);
+        std::uint32_t total = 0;
+        for (const trace::DrawItem &d : drawn)
+            total += d.count;
+        QCOMPARE(total, 1000u);
+        // A window sees only its spans (plus the one straddling its start).
+        const auto window = trace::levelOfDetail(lane, 1e-3, 1.1e-3, 1e8);
+        QVERIFY(window.size() >= 50 && window.size() <= 52);
+        QVERIFY(window.front().end >= 1e-3);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSchedule)
+#include "tst_schedule.moc"
