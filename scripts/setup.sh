@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev
   libgraphviz-dev graphviz
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
-  libdnnl-dev libcli11-dev nlohmann-json3-dev
+  libdnnl-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   xvfb xauth imagemagick x11-utils fonts-dejavu-core time
 )
 

@@ -3,50 +3,113 @@
 #include "ir/opcategory.h"
 #include "util/atomicfile.h"
 
-#include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cstdio>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 namespace opscope::trace {
 
+namespace {
+
+// JSON string escaping for names (streamed: a DOM of a million events would take seconds).
+void appendString(std::string &out, std::string_view s)
+{
+    out += '"';
+    for (const char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    out += '"';
+}
+
+void appendNumber(std::string &out, double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    out += buf;
+}
+
+} // namespace
+
 std::string toChromeJson(const Trace &trace)
 {
-    using nlohmann::json;
-    json events = json::array();
     std::map<std::string, int> pids;
     for (const Lane &l : trace.lanes)
         pids.emplace(l.device, int(pids.size()) + 1);
-    for (const auto &[device, pid] : pids)
-        events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", device}}}});
+    std::string out;
+    out.reserve(64 + 130 * trace.lanes.size() + [&] {
+        std::size_t n = 0;
+        for (const Lane &l : trace.lanes)
+            n += l.spans.size() * 140;
+        return n;
+    }());
+    out += "{\"traceEvents\":[";
+    bool first = true;
+    auto begin = [&] {
+        if (!first)
+            out += ",\n";
+        first = false;
+    };
+    for (const auto &[device, pid] : pids) {
+        begin();
+        out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":";
+        appendString(out, device);
+        out += "}}";
+    }
     for (const Lane &l : trace.lanes) {
-        const int pid = pids[l.device];
-        const int tid = int(l.queue) + 1;
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
-                          {"args", {{"name", "queue " + std::to_string(l.queue)}}}});
-        for (const Span &s : l.spans)
-            events.push_back({{"name", trace.strings[s.name]},
-                              {"cat", std::string(opCategoryName(OpCategory(s.category)))},
-                              {"ph", "X"},
-                              {"ts", s.start * 1e6},
-                              {"dur", (s.end - s.start) * 1e6},
-                              {"pid", pid},
-                              {"tid", tid},
-                              {"args", {{"op", trace.strings[s.op]}}}});
+        const std::string ids = ",\"pid\":" + std::to_string(pids[l.device]) + ",\"tid\":" + std::to_string(l.queue + 1);
+        begin();
+        out += "{\"name\":\"thread_name\",\"ph\":\"M\"" + ids + ",\"args\":{\"name\":\"queue " +
+               std::to_string(l.queue) + "\"}}";
+        for (const Span &s : l.spans) {
+            begin();
+            out += "{\"name\":";
+            appendString(out, trace.strings[s.name]);
+            out += ",\"cat\":";
+            appendString(out, opCategoryName(OpCategory(s.category)));
+            out += ",\"ph\":\"X\",\"ts\":";
+            appendNumber(out, s.start * 1e6);
+            out += ",\"dur\":";
+            appendNumber(out, (s.end - s.start) * 1e6);
+            out += ids + ",\"args\":{\"op\":";
+            appendString(out, trace.strings[s.op]);
+            out += "}}";
+        }
     }
     int flow = 0;
     for (const Transfer &t : trace.transfers) {
         const Lane &from = trace.lanes[t.fromLane], &to = trace.lanes[t.toLane];
         ++flow;
-        events.push_back({{"name", "transfer"}, {"cat", "transfer"}, {"ph", "s"}, {"id", flow}, {"ts", t.start * 1e6},
-                          {"pid", pids[from.device]}, {"tid", int(from.queue) + 1}, {"args", {{"bytes", t.bytes}}}});
-        events.push_back({{"name", "transfer"}, {"cat", "transfer"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},
-                          {"ts", t.end * 1e6}, {"pid", pids[to.device]}, {"tid", int(to.queue) + 1}});
+        begin();
+        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"s\",\"id\":" + std::to_string(flow) + ",\"ts\":";
+        appendNumber(out, t.start * 1e6);
+        out += ",\"pid\":" + std::to_string(pids[from.device]) + ",\"tid\":" + std::to_string(from.queue + 1) +
+               ",\"args\":{\"bytes\":" + std::to_string(t.bytes) + "}}";
+        begin();
+        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + std::to_string(flow) +
+               ",\"ts\":";
+        appendNumber(out, t.end * 1e6);
+        out += ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
     }
-    return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}, {"otherData", {{"name", trace.name}}}}.dump();
+    out += "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"name\":";
+    appendString(out, trace.name);
+    out += "}}";
+    return out;
 }
 
 Status writeChromeTrace(const Trace &trace, const std::filesystem::path &path)
@@ -59,15 +122,33 @@ Status writeChromeTrace(const Trace &trace, const std::filesystem::path &path)
 
 namespace {
 
-std::string idText(const nlohmann::json &v)
+namespace dom = simdjson::dom;
+
+// pid/tid are numbers in Chrome's traces and strings in some profilers'.
+std::string idText(dom::element v)
 {
-    if (v.is_string())
-        return v.get<std::string>();
-    if (v.is_number_integer())
-        return std::to_string(v.get<std::int64_t>());
-    if (v.is_number())
-        return std::to_string(v.get<double>());
+    std::string_view s;
+    if (!v.get_string().get(s))
+        return std::string(s);
+    std::int64_t i = 0;
+    if (!v.get_int64().get(i))
+        return std::to_string(i);
+    double d = 0;
+    if (!v.get_double().get(d))
+        return std::to_string(std::int64_t(d));
     return "0";
+}
+
+std::string stringField(dom::object o, const char *key)
+{
+    std::string_view s;
+    return o[key].get_string().get(s) ? std::string() : std::string(s);
+}
+
+double secondsField(dom::object o, const char *key)
+{
+    double d = 0.0;
+    return o[key].get_double().get(d) ? 0.0 : d * 1e-6; // microseconds in the file
 }
 
 struct Raw
@@ -76,26 +157,19 @@ struct Raw
     std::string pid, tid, name, cat;
 };
 
-} // namespace
-
-Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
+Expected<Trace> parse(const simdjson::padded_string &text, const std::string &name)
 {
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(text);
-    } catch (const std::exception &e) {
-        return Status::invalid(std::string("not a Chrome trace (JSON error: ") + e.what() + ")");
-    }
-    const nlohmann::json *events = nullptr;
-    if (doc.is_array())
-        events = &doc;
-    else if (doc.is_object() && doc.contains("traceEvents") && doc["traceEvents"].is_array())
-        events = &doc["traceEvents"];
-    if (!events)
+    dom::parser parser;
+    dom::element doc;
+    if (const auto error = parser.parse(text).get(doc))
+        return Status::invalid(std::string("not a Chrome trace (JSON error: ") + simdjson::error_message(error) + ")");
+    dom::array events;
+    if (doc.get_array().get(events) && doc["traceEvents"].get_array().get(events))
         return Status::invalid("not a Chrome trace: expected an array of events or an object with \"traceEvents\"");
 
-    std::map<std::string, std::string> processNames, threadNames;
+    std::map<std::string, std::string> processNames;
     std::vector<Raw> raws;
+    raws.reserve(events.size());
     std::map<std::pair<std::string, std::string>, std::vector<Raw>> open; // B events per thread
     struct Flow
     {
@@ -104,25 +178,23 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
         std::uint64_t bytes = 0;
     };
     std::map<std::string, Flow> flows;
-    for (const nlohmann::json &e : *events) {
-        if (!e.is_object())
+    for (dom::element e : events) {
+        dom::object o;
+        if (e.get_object().get(o))
             continue;
-        const std::string ph = e.value("ph", "");
-        const std::string pid = e.contains("pid") ? idText(e["pid"]) : "0";
-        const std::string tid = e.contains("tid") ? idText(e["tid"]) : "0";
-        const double ts = e.contains("ts") && e["ts"].is_number() ? e["ts"].get<double>() * 1e-6 : 0.0;
-        if (ph == "M") {
-            const std::string what = e.value("name", "");
-            const std::string value = e.contains("args") && e["args"].is_object() ? e["args"].value("name", "") : "";
-            if (what == "process_name")
-                processNames[pid] = value;
-            else if (what == "thread_name")
-                threadNames[pid + "/" + tid] = value;
-        } else if (ph == "X") {
-            const double dur = e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() * 1e-6 : 0.0;
-            raws.push_back({ts, ts + dur, pid, tid, e.value("name", ""), e.value("cat", "")});
+        const std::string ph = stringField(o, "ph");
+        dom::element field;
+        const std::string pid = o["pid"].get(field) ? "0" : idText(field);
+        const std::string tid = o["tid"].get(field) ? "0" : idText(field);
+        const double ts = secondsField(o, "ts");
+        if (ph == "X") {
+            raws.push_back({ts, ts + secondsField(o, "dur"), pid, tid, stringField(o, "name"), stringField(o, "cat")});
+        } else if (ph == "M") {
+            dom::object args;
+            if (stringField(o, "name") == "process_name" && !o["args"].get_object().get(args))
+                processNames[pid] = stringField(args, "name");
         } else if (ph == "B") {
-            open[{pid, tid}].push_back({ts, ts, pid, tid, e.value("name", ""), e.value("cat", "")});
+            open[{pid, tid}].push_back({ts, ts, pid, tid, stringField(o, "name"), stringField(o, "cat")});
         } else if (ph == "E") {
             auto &stack = open[{pid, tid}];
             if (!stack.empty()) {
@@ -132,13 +204,15 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
                 raws.push_back(r);
             }
         } else if (ph == "s" || ph == "f") {
-            Flow &f = flows[idText(e.contains("id") ? e["id"] : nlohmann::json(0))];
+            Flow &f = flows[o["id"].get(field) ? "0" : idText(field)];
             if (ph == "s") {
                 f.start = ts;
                 f.fromPid = pid;
                 f.fromTid = tid;
-                if (e.contains("args") && e["args"].is_object())
-                    f.bytes = e["args"].value("bytes", std::uint64_t(0));
+                dom::object args;
+                std::uint64_t bytes = 0;
+                if (!o["args"].get_object().get(args) && !args["bytes"].get_uint64().get(bytes))
+                    f.bytes = bytes;
             } else {
                 f.end = ts;
                 f.toPid = pid;
@@ -154,10 +228,13 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
     });
 
     Trace t;
-    t.name = name.empty() ? (doc.is_object() && doc.contains("otherData") && doc["otherData"].is_object()
-                                 ? doc["otherData"].value("name", "imported trace")
-                                 : "imported trace")
-                          : name;
+    t.name = name;
+    if (t.name.empty()) {
+        dom::object other;
+        t.name = !doc["otherData"].get_object().get(other) ? stringField(other, "name") : std::string();
+        if (t.name.empty())
+            t.name = "imported trace";
+    }
     std::unordered_map<std::string, std::uint32_t> strings;
     auto intern = [&](const std::string &s) {
         const auto [it, inserted] = strings.emplace(s, std::uint32_t(t.strings.size()));
@@ -169,6 +246,7 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
     std::map<std::pair<std::string, std::string>, std::vector<double>> stackEnds;
     std::map<std::tuple<std::string, std::string, std::size_t>, std::size_t> laneIndex;
     std::map<std::string, std::uint32_t> queueOf;
+    std::unordered_map<std::string, std::uint8_t> categories;
     for (const Raw &r : raws) {
         auto &ends = stackEnds[{r.pid, r.tid}];
         while (!ends.empty() && ends.back() <= r.start)
@@ -178,15 +256,16 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
         const auto key = std::tuple(r.pid, r.tid, depth);
         auto it = laneIndex.find(key);
         if (it == laneIndex.end()) {
-            const std::string device = processNames.count(r.pid) ? processNames[r.pid] : "process " + r.pid;
+            const auto p = processNames.find(r.pid);
+            const std::string device = p != processNames.end() ? p->second : "process " + r.pid;
             const std::string threadKey = r.pid + "/" + r.tid + (depth ? "#" + std::to_string(depth) : "");
             const auto q = queueOf.emplace(threadKey, std::uint32_t(queueOf.size())).first->second;
             t.lanes.push_back({device, q, {}});
             it = laneIndex.emplace(key, t.lanes.size() - 1).first;
         }
-        const std::uint32_t op = intern(r.cat.empty() ? r.name : r.cat);
-        t.lanes[it->second].spans.push_back({r.start - t0, r.end - t0, intern(r.name), op,
-                                             std::uint8_t(opCategory(r.name, ""))});
+        const auto cat = categories.emplace(r.name, std::uint8_t(opCategory(r.name, ""))).first->second;
+        t.lanes[it->second].spans.push_back(
+            {r.start - t0, r.end - t0, intern(r.name), intern(r.cat.empty() ? r.name : r.cat), cat});
     }
     for (const auto &[id, f] : flows) {
         if (f.start < 0 || f.end < 0)
@@ -198,14 +277,19 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
     return t;
 }
 
+} // namespace
+
+Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
+{
+    return parse(simdjson::padded_string(text), name);
+}
+
 Expected<Trace> readChromeTrace(const std::filesystem::path &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    simdjson::padded_string text;
+    if (simdjson::padded_string::load(path.string()).get(text))
         return Status::notFound("cannot read '" + path.string() + "'");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    Expected<Trace> t = fromChromeJson(ss.str());
+    Expected<Trace> t = parse(text, {});
     if (!t)
         return t.status().withContext("'" + path.string() + "'");
     return t;
