@@ -373,6 +373,34 @@ private slots:
         QVERIFY(list.out.contains("conv-bn-fusion") && list.out.contains("dead-code-elimination"));
     }
 
+    void profileComparesSchedules()
+    {
+        QTemporaryDir tmp;
+        const QString trace = tmp.filePath("trace.json");
+        Run r = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial,parallel,greedy", "--devices",
+                     "cpu:2", "--iterations", "3", "--trace", trace, "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray schedules = QJsonDocument::fromJson(r.out.toUtf8()).object()["schedules"].toArray();
+        QCOMPARE(schedules.size(), 3);
+        for (const QJsonValue &v : schedules) {
+            const QJsonObject s = v.toObject();
+            for (const char *key : {"name", "makespan_ms", "predicted_ms", "devices"})
+                QVERIFY2(s.contains(key), key);
+            QVERIFY(s["makespan_ms"].toDouble() > 0);
+        }
+        QCOMPARE(schedules[2].toObject()["devices"].toArray().size(), 2); // greedy used both devices
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();
+        QVERIFY(t["traceEvents"].toArray().size() > 50);
+        // Prediction for other devices, without running.
+        r = cli({"profile", sample("inception_block.onnx"), "--simulate", "gpu:4", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QJsonDocument::fromJson(r.out.toUtf8()).object()["simulated"].toBool());
+        QCOMPARE(cli({"profile", sample("inception_block.onnx"), "--devices", "tpu:3"}).exitCode, 1);
+        QCOMPARE(cli({"profile", sample("inception_block.onnx"), "--schedule", "magic"}).exitCode, 1);
+    }
+
     void devices()
     {
         const Run r = cli({"devices", "--json"});
