@@ -7,11 +7,7 @@
 #include "commands.h"
 
 #include "onnx/modelio.h"
-#include "runtime/conformance.h"
-#include "runtime/randominputs.h"
-#include "runtime/session.h"
-#include "schedule/partition.h"
-#include "schedule/scheduler.h"
+#include "schedule/profiler.h"
 #include "trace/chrometrace.h"
 
 #include <nlohmann/json.hpp>
@@ -27,16 +23,6 @@ namespace opscope::cli {
 
 namespace {
 
-struct ScheduleReport
-{
-    std::string name;
-    double makespanMs = 0.0, predictedMs = 0.0, idleMs = 0.0, overlap = 0.0;
-    std::vector<std::pair<std::string, double>> utilization; // device → busy / makespan
-    std::size_t transfers = 0;
-    bool measured = false;
-    trace::Trace trace;
-};
-
 Expected<int> deviceCount(const std::string &spec)
 {
     const auto colon = spec.find(':');
@@ -46,46 +32,6 @@ Expected<int> deviceCount(const std::string &spec)
     if (n < 1 || n > 256)
         return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256");
     return n;
-}
-
-// Per device: busy time / makespan; idle = Σ(makespan − busy); overlap = share of transfer time
-// during which some other lane computes.
-void summarize(ScheduleReport &r)
-{
-    const trace::Trace &t = r.trace;
-    const double makespan = t.duration();
-    std::map<std::string, std::pair<double, int>> busy; // device → (busy seconds, queues)
-    for (const trace::Lane &l : t.lanes) {
-        busy[l.device].first += trace::laneStats(l, makespan).busy;
-        ++busy[l.device].second;
-    }
-    r.idleMs = 0.0;
-    for (const auto &[device, b] : busy) {
-        const double capacity = makespan * b.second; // each queue could have been busy throughout
-        r.utilization.emplace_back(device, capacity > 0 ? b.first / capacity : 0.0);
-        r.idleMs += std::max(0.0, capacity - b.first) * 1e3;
-    }
-    double transferTime = 0.0, overlapped = 0.0;
-    for (const trace::Transfer &x : t.transfers) {
-        transferTime += x.end - x.start;
-        // Compute on lanes other than the two ends during the transfer.
-        double covered = 0.0;
-        for (std::uint32_t li = 0; li < t.lanes.size(); ++li) {
-            if (li == x.fromLane || li == x.toLane)
-                continue;
-            for (const trace::Span &s : t.lanes[li].spans)
-                covered = std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
-        }
-        overlapped += covered;
-    }
-    r.overlap = transferTime > 0 ? overlapped / transferTime : 0.0;
-    r.transfers = t.transfers.size();
-}
-
-void prefixDevices(trace::Trace &t, const std::string &schedule)
-{
-    for (trace::Lane &l : t.lanes)
-        l.device = schedule + "/" + l.device;
 }
 
 } // namespace
@@ -110,122 +56,21 @@ int runProfile(const ProfileArgs &args)
     if (Expected<double> opt = optimizeForRun(model, args.optimize); !opt)
         return reportError(opt.status());
 
-    const int threads = std::max(1, args.threadsPerDevice);
-    schedule::CostModel cost = schedule::calibratedCpuModel(*devices, threads);
-    if (!args.simulate.empty()) {
-        Expected<schedule::CostModel> sim = schedule::simulatedModel(args.simulate, cost);
-        if (!sim)
-            return reportError(sim.status());
-        cost = *sim;
-    }
-    schedule::ScheduleOptions so;
-    so.workers = int(cost.devices.size());
-
-    std::vector<ScheduleReport> reports;
-    std::vector<RuntimeTensor> reference;
-    Feeds feeds;
-    for (schedule::Strategy strategy : strategies) {
-        ScheduleReport r;
-        r.name = schedule::strategyName(strategy);
-        // Multi-device strategies: place, partition (Send/Recv), plan with that placement.
-        Model runModel = model;
-        std::vector<int> placement;
-        if (strategy == schedule::Strategy::Greedy || strategy == schedule::Strategy::RoundRobin) {
-            Expected<std::vector<int>> place = schedule::placeNodes(model.graph, strategy, cost);
-            if (!place)
-                return reportError(place.status());
-            Expected<schedule::Partition> part = schedule::partitionForDevices(model, *place);
-            if (!part)
-                return reportError(part.status());
-            runModel = std::move(part->model);
-            placement = std::move(part->deviceOf);
-        }
-        Expected<schedule::Schedule> plan = schedule::makeSchedule(runModel.graph, strategy, cost, so,
-                                                                   placement.empty() ? nullptr : &placement);
-        if (!plan)
-            return reportError(plan.status());
-        r.predictedMs = plan->predictedMakespan * 1e3;
-        if (!args.simulate.empty()) {
-            r.trace = schedule::predictedTrace(runModel.graph, *plan, r.name);
-            summarize(r);
-            r.makespanMs = r.predictedMs;
-            reports.push_back(std::move(r));
-            continue;
-        }
-        if (Status valid = validatePlan(runModel.graph, plan->plan); !valid)
-            return reportError(Status::internal("the " + r.name + " plan is invalid: " + valid.message()));
-        SessionOptions sessionOptions;
-        sessionOptions.threads = threads;
-        Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(runModel, sessionOptions);
-        if (!session)
-            return reportError(session.status());
-        if (feeds.empty()) {
-            RandomInputOptions ro;
-            ro.seed = args.seed;
-            Expected<Feeds> f = randomFeeds(**session, {}, ro);
-            if (!f)
-                return reportError(f.status());
-            feeds = std::move(*f);
-        }
-        trace::Recorder recorder(plan->plan.devices);
-        ExecOptions exec;
-        exec.threads = threads;
-        exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
-        std::vector<std::pair<double, trace::Trace>> runs;
-        Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(feeds, &plan->plan, &exec); // warm-up
-        if (!outputs)
-            return reportError(outputs.status().withContext(r.name));
-        for (int i = 0; i < std::max(1, args.iterations); ++i) {
-            recorder.begin();
-            outputs = (*session)->run(feeds, &plan->plan, &exec);
-            if (!outputs)
-                return reportError(outputs.status().withContext(r.name));
-            trace::Trace t = recorder.finish(r.name);
-            runs.emplace_back(t.duration(), std::move(t));
-        }
-        std::sort(runs.begin(), runs.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-        auto &median = runs[runs.size() / 2];
-        r.makespanMs = median.first * 1e3;
-        r.trace = std::move(median.second);
-        r.measured = true;
-        // Every schedule computes what the serial run computes.
-        if (reference.empty()) {
-            reference = *outputs;
-        } else {
-            for (std::size_t i = 0; i < reference.size() && i < outputs->size(); ++i) {
-                double diff = 0.0;
-                if (Status same = compareTensors((*outputs)[i], reference[i], 1e-5, 1e-6, diff); !same)
-                    return reportError(Status::internal(r.name + " computes a different output " + std::to_string(i) +
-                                                        ": " + same.message()));
-            }
-        }
-        summarize(r);
-        reports.push_back(std::move(r));
-    }
-
-    if (!args.trace.empty()) {
-        trace::Trace all;
-        all.name = args.model;
-        for (ScheduleReport &r : reports) {
-            trace::Trace t = r.trace;
-            prefixDevices(t, r.name);
-            const auto laneBase = std::uint32_t(all.lanes.size());
-            for (trace::Lane &l : t.lanes) {
-                for (trace::Span &s : l.spans) {
-                    s.name = all.intern(t.strings[s.name]);
-                    s.op = all.intern(t.strings[s.op]);
-                }
-                all.lanes.push_back(std::move(l));
-            }
-            for (trace::Transfer x : t.transfers) {
-                x.fromLane += laneBase;
-                x.toLane += laneBase;
-                all.transfers.push_back(x);
-            }
-        }
-        if (Status written = trace::writeChromeTrace(all, args.trace); !written)
+    schedule::ProfileOptions options;
+    options.strategies = strategies;
+    options.devices = *devices;
+    options.threadsPerDevice = std::max(1, args.threadsPerDevice);
+    options.iterations = args.iterations;
+    options.simulate = args.simulate;
+    options.seed = args.seed;
+    Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);
+    if (!runs)
+        return reportError(runs.status());
+    const std::vector<schedule::ProfileRun> &reports = *runs;
+    const int threads = options.threadsPerDevice;
+    if (!args.trace.empty())
+        if (Status written = trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace); !written)
             return reportError(written);
-    }
 
     if (args.json) {
         nlohmann::ordered_json j;
@@ -233,7 +78,7 @@ int runProfile(const ProfileArgs &args)
         j["devices"] = args.simulate.empty() ? args.devices : args.simulate;
         j["simulated"] = !args.simulate.empty();
         j["schedules"] = nlohmann::ordered_json::array();
-        for (const ScheduleReport &r : reports) {
+        for (const schedule::ProfileRun &r : reports) {
             nlohmann::ordered_json s{{"name", r.name},          {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
                                      {"idle_ms", r.idleMs},      {"overlap", r.overlap},        {"transfers", r.transfers},
                                      {"measured", r.measured}};
@@ -251,7 +96,7 @@ int runProfile(const ProfileArgs &args)
     std::printf("%-12s %12s %13s %10s %10s %9s  %s\n", "schedule", "makespan ms", "predicted ms", "idle ms",
                 "transfers", "overlap", "utilization per device");
     const double serial = reports.empty() ? 0.0 : reports.front().makespanMs;
-    for (const ScheduleReport &r : reports) {
+    for (const schedule::ProfileRun &r : reports) {
         std::ostringstream util;
         for (const auto &[d, u] : r.utilization)
             util << d << " " << int(u * 100 + 0.5) << "%  ";

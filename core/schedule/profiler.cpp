@@ -1,0 +1,166 @@
+#include "schedule/profiler.h"
+
+#include "runtime/conformance.h"
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+#include "schedule/partition.h"
+
+#include <algorithm>
+#include <map>
+
+namespace opscope::schedule {
+
+void summarizeRun(ProfileRun &r)
+{
+    const trace::Trace &t = r.trace;
+    const double makespan = t.duration();
+    std::map<std::string, std::pair<double, int>> busy; // device → (busy seconds, queues)
+    for (const trace::Lane &l : t.lanes) {
+        busy[l.device].first += trace::laneStats(l, makespan).busy;
+        ++busy[l.device].second;
+    }
+    r.idleMs = 0.0;
+    r.utilization.clear();
+    for (const auto &[device, b] : busy) {
+        const double capacity = makespan * b.second; // each queue could have been busy throughout
+        r.utilization.emplace_back(device, capacity > 0 ? b.first / capacity : 0.0);
+        r.idleMs += std::max(0.0, capacity - b.first) * 1e3;
+    }
+    double transferTime = 0.0, overlapped = 0.0;
+    for (const trace::Transfer &x : t.transfers) {
+        transferTime += x.end - x.start;
+        double covered = 0.0;
+        for (std::uint32_t li = 0; li < t.lanes.size(); ++li) {
+            if (li == x.fromLane || li == x.toLane)
+                continue;
+            for (const trace::Span &s : t.lanes[li].spans)
+                covered = std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
+        }
+        overlapped += covered;
+    }
+    r.overlap = transferTime > 0 ? overlapped / transferTime : 0.0;
+    r.transfers = t.transfers.size();
+}
+
+trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::string &name)
+{
+    trace::Trace all;
+    all.name = name;
+    for (const ProfileRun &r : runs) {
+        const auto laneBase = std::uint32_t(all.lanes.size());
+        for (trace::Lane l : r.trace.lanes) {
+            l.device = r.name + "/" + l.device;
+            for (trace::Span &s : l.spans) {
+                s.name = all.intern(r.trace.strings[s.name]);
+                s.op = all.intern(r.trace.strings[s.op]);
+            }
+            all.lanes.push_back(std::move(l));
+        }
+        for (trace::Transfer x : r.trace.transfers) {
+            x.fromLane += laneBase;
+            x.toLane += laneBase;
+            all.transfers.push_back(x);
+        }
+    }
+    return all;
+}
+
+Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options)
+{
+    const int threads = std::max(1, options.threadsPerDevice);
+    CostModel cost = calibratedCpuModel(std::max(1, options.devices), threads);
+    if (!options.simulate.empty()) {
+        Expected<CostModel> sim = simulatedModel(options.simulate, cost);
+        if (!sim)
+            return sim.status();
+        cost = *sim;
+    }
+    ScheduleOptions so;
+    so.workers = int(cost.devices.size());
+    std::vector<ProfileRun> runs;
+    std::vector<RuntimeTensor> reference;
+    Feeds feeds;
+    for (Strategy strategy : options.strategies) {
+        if (options.cancel && options.cancel->load())
+            return Status::error(ErrorKind::Unsupported, "profiling cancelled");
+        ProfileRun r;
+        r.name = strategyName(strategy);
+        Model runModel = model;
+        std::vector<int> placement;
+        if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin) {
+            Expected<std::vector<int>> place = placeNodes(model.graph, strategy, cost);
+            if (!place)
+                return place.status();
+            Expected<Partition> part = partitionForDevices(model, *place);
+            if (!part)
+                return part.status();
+            runModel = std::move(part->model);
+            placement = std::move(part->deviceOf);
+        }
+        Expected<Schedule> plan = makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement);
+        if (!plan)
+            return plan.status();
+        r.predictedMs = plan->predictedMakespan * 1e3;
+        if (!options.simulate.empty()) {
+            r.trace = predictedTrace(runModel.graph, *plan, r.name);
+            summarizeRun(r);
+            r.makespanMs = r.predictedMs;
+            runs.push_back(std::move(r));
+            continue;
+        }
+        if (Status valid = validatePlan(runModel.graph, plan->plan); !valid)
+            return Status::internal("the " + r.name + " plan is invalid: " + valid.message());
+        SessionOptions sessionOptions;
+        sessionOptions.threads = threads;
+        Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(runModel, sessionOptions);
+        if (!session)
+            return session.status();
+        if (feeds.empty()) {
+            RandomInputOptions ro;
+            ro.seed = options.seed;
+            Expected<Feeds> f = randomFeeds(**session, {}, ro);
+            if (!f)
+                return f.status();
+            feeds = std::move(*f);
+        }
+        trace::Recorder recorder(plan->plan.devices);
+        ExecOptions exec;
+        exec.threads = threads;
+        exec.cancel = options.cancel;
+        exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
+        Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(feeds, &plan->plan, &exec); // warm-up
+        if (!outputs)
+            return outputs.status().withContext(r.name);
+        std::vector<std::pair<double, trace::Trace>> timed;
+        for (int i = 0; i < std::max(1, options.iterations); ++i) {
+            if (options.progress)
+                options.progress(r.name + " " + std::to_string(i + 1) + "/" + std::to_string(options.iterations));
+            recorder.begin();
+            outputs = (*session)->run(feeds, &plan->plan, &exec);
+            if (!outputs)
+                return outputs.status().withContext(r.name);
+            trace::Trace t = recorder.finish(r.name);
+            timed.emplace_back(t.duration(), std::move(t));
+        }
+        std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        auto &median = timed[timed.size() / 2];
+        r.makespanMs = median.first * 1e3;
+        r.trace = std::move(median.second);
+        r.measured = true;
+        if (reference.empty()) {
+            reference = *outputs;
+        } else {
+            for (std::size_t i = 0; i < reference.size() && i < outputs->size(); ++i) {
+                double diff = 0.0;
+                if (Status same = compareTensors((*outputs)[i], reference[i], 1e-5, 1e-6, diff); !same)
+                    return Status::internal(r.name + " computes a different output " + std::to_string(i) + ": " +
+                                            same.message());
+            }
+        }
+        summarizeRun(r);
+        runs.push_back(std::move(r));
+    }
+    return runs;
+}
+
+} // namespace opscope::schedule

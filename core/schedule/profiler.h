@@ -1,0 +1,49 @@
+#pragma once
+// Runs a model under several schedules and records each run as a trace: what `opscope-cli
+// profile` prints and the app's profiling sessions show. Multi-device schedules are placed,
+// partitioned (Send/Recv) and planned; every schedule's outputs are checked against the first's.
+
+#include "ir/model.h"
+#include "schedule/scheduler.h"
+#include "trace/trace.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace opscope::schedule {
+
+struct ProfileOptions
+{
+    std::vector<Strategy> strategies{Strategy::Serial, Strategy::Parallel, Strategy::Greedy};
+    int devices = 2;          // CPU devices (each its own worker and memory)
+    int threadsPerDevice = 1; // intra-op threads per device
+    int iterations = 10;      // timed runs per schedule; the median run is kept
+    std::string simulate;     // predict for these devices ("gpu:4") instead of running
+    std::uint64_t seed = 0;   // random inputs
+    const std::atomic<bool> *cancel = nullptr;
+    std::function<void(const std::string &)> progress; // "greedy 3/10"
+};
+
+struct ProfileRun
+{
+    std::string name;
+    bool measured = false;
+    double makespanMs = 0.0, predictedMs = 0.0, idleMs = 0.0;
+    double overlap = 0.0; // share of transfer time during which another lane computes
+    std::size_t transfers = 0;
+    std::vector<std::pair<std::string, double>> utilization; // device → busy / capacity
+    trace::Trace trace;
+};
+
+// `model` should already be optimized the way it will run.
+Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options);
+
+// Makespan, utilization, idle time and overlap of a trace (fills those fields of `run`).
+void summarizeRun(ProfileRun &run);
+
+// Every run in one trace, devices prefixed with the run's name ("greedy/cpu:1").
+trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::string &name);
+
+} // namespace opscope::schedule
