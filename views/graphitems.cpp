@@ -4,6 +4,7 @@
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
 #include <QtMath>
+#include <algorithm>
 
 namespace opscope {
 
@@ -115,6 +116,12 @@ void NodeItem::setHighlighted(bool on)
     update();
 }
 
+void NodeItem::setHeat(double heat)
+{
+    m_heat = heat;
+    update();
+}
+
 void NodeItem::setGhost(bool on)
 {
     m_ghost = on;
@@ -129,6 +136,10 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     QColor fill = io ? QColor(0xfa, 0xfa, 0xfa) : categoryFill(m_item.category);
     QColor border = io ? QColor(0x80, 0x80, 0x80) : categoryBorder(m_item.category);
     double borderWidth = 1.0;
+    if (m_heat >= 0.0) {
+        const double h = std::clamp(m_heat, 0.0, 1.0);
+        fill = QColor::fromRgbF(1.0, 1.0 - 0.75 * h, 1.0 - 0.85 * h);
+    }
     if (m_diff != DiffState::None) {
         border = diffColor(m_diff);
         fill = QColor::fromRgbF(0.75 * fill.redF() + 0.25 * border.redF(),

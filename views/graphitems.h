@@ -31,6 +31,8 @@ public:
     bool isHighlighted() const { return m_highlighted; }
     // Dimmed: drawn faintly (overlay mode: the side an item is absent from).
     void setGhost(bool on);
+    // Measured time as heat in [0, 1] (negative: none): the fill shades from white to red.
+    void setHeat(double heat);
 
 private:
     layout::VisualItem m_item;
@@ -38,6 +40,7 @@ private:
     DiffState m_diff = DiffState::None;
     bool m_highlighted = false;
     bool m_ghost = false;
+    double m_heat = -1.0;
 };
 
 class EdgeItem : public QGraphicsItem

@@ -143,6 +143,19 @@ void GraphScene::clearHighlight()
         e->setHighlighted(false);
 }
 
+void GraphScene::applyHeat(const std::map<std::string, double> &secondsPerNode)
+{
+    double most = 0.0;
+    for (const auto &[name, s] : secondsPerNode)
+        most = std::max(most, s);
+    for (NodeItem *n : m_nodes) {
+        const auto it = secondsPerNode.find(n->visual().name.empty() ? n->visual().key : n->visual().name);
+        n->setHeat(secondsPerNode.empty()                    ? -1.0
+                   : it == secondsPerNode.end() || most <= 0 ? 0.0
+                                                             : it->second / most);
+    }
+}
+
 void GraphScene::setShowEdgeLabels(bool on)
 {
     m_showLabels = on;

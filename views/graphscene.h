@@ -7,6 +7,7 @@
 #include "layout/presentation.h"
 
 #include <QGraphicsScene>
+#include <map>
 #include <unordered_map>
 
 namespace opscope {
@@ -38,6 +39,8 @@ public:
     void highlightTensor(const std::string &tensor);
     void clearHighlight();
     void setShowEdgeLabels(bool on);
+    // Seconds per node name (a profiled run): nodes shaded by their share of the slowest; empty clears.
+    void applyHeat(const std::map<std::string, double> &secondsPerNode);
 
 signals:
     void itemActivated(const QString &key); // double-click

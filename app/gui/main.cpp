@@ -3,6 +3,7 @@
 
 #include "graphpane.h"
 #include "mainwindow.h"
+#include "profilepanel.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -36,9 +37,13 @@ int main(int argc, char **argv)
                                     QStringLiteral("node"));
     const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare with another model"),
                                      QStringLiteral("model"));
+    const QCommandLineOption profile(
+        QStringLiteral("profile"),
+        QStringLiteral("Profile serial, parallel and greedy on N CPU devices after loading"),
+        QStringLiteral("devices"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"),
                                   QStringLiteral("size"), QStringLiteral("1600x1000"));
-    parser.addOptions({screenshot, run, step, select, compare, size});
+    parser.addOptions({screenshot, run, step, select, compare, profile, size});
     parser.process(app);
 
     opscope::MainWindow window;
@@ -61,6 +66,13 @@ int main(int argc, char **argv)
             case 0:
                 if (parser.isSet(compare)) {
                     window.compareWith(parser.value(compare));
+                    return;
+                }
+                if (parser.isSet(profile)) {
+                    opscope::schedule::ProfileOptions o;
+                    o.devices = parser.value(profile).toInt();
+                    o.iterations = 5;
+                    window.profilePanel()->profile(window.model(), o);
                     return;
                 }
                 if (parser.isSet(run)) {

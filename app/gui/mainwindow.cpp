@@ -9,6 +9,8 @@
 #include "onnx/modelio.h"
 #include "passes/registry.h"
 #include "passpanel.h"
+#include "profilepanel.h"
+#include "timelineview.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -66,7 +68,7 @@ std::function<Expected<std::shared_ptr<Model>>()> fileLoader(const QString &path
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent), m_layouts(new LayoutService(this)), m_graph(new GraphPane(m_layouts, this)),
-      m_passes(new PassPanel(this)), m_inspector(new InspectorModel(this)),
+      m_passes(new PassPanel(this)), m_profile(new ProfilePanel(this)), m_inspector(new InspectorModel(this)),
       m_summary(new ModelSummaryModel(this))
 {
     initResources();
@@ -102,6 +104,23 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_graph, &GraphPane::tensorSelected, this, &MainWindow::inspectTensor);
     connect(m_graph, &GraphPane::bodyRequested, this, &MainWindow::showBody);
 
+    m_profile->currentModel = [this] { return m_model; };
+    connect(m_profile, &ProfilePanel::started, this, [this] { setBusy(tr("Profiling…"), true); });
+    connect(m_profile, &ProfilePanel::progress, this,
+            [this](const QString &t) { m_statusText->setText(tr("Profiling: %1").arg(t)); });
+    connect(m_profile, &ProfilePanel::finished, this, [this](const QString &error) {
+        if (!error.isEmpty() && !error.contains(QStringLiteral("cancelled")))
+            showError(tr("Profiling failed"), error);
+        if (m_heat)
+            m_graph->scene(0)->applyHeat(m_profile->timePerNode());
+        if (error.isEmpty())
+            m_statusText->setText(tr("Profiled: %1 runs in this session").arg(m_profile->runs().size()));
+        updateBusy();
+    });
+    connect(m_profile, &ProfilePanel::spanClicked, this, &MainWindow::selectNode);
+    connect(m_graph, &GraphPane::nodeSelected, this, [this](int, const Graph *graph, NodeId node) {
+        m_profile->timeline()->setHighlightedNode(QString::fromStdString(graph->node(node).name));
+    });
     connect(m_passes, &PassPanel::runRequested, this, [this] { runPipeline(); });
     connect(m_passes, &PassPanel::cancelRequested, this, &MainWindow::cancelWork);
     connect(m_passes, &PassPanel::stepNext, this, &MainWindow::stepNext);
@@ -147,6 +166,11 @@ void MainWindow::buildDocks()
     m_inspectorTabs->addTab(summary, tr("Model"));
     inspectorDock->setWidget(m_inspectorTabs);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+    auto *timelineDock = new QDockWidget(tr("Timeline"), this);
+    timelineDock->setObjectName(QStringLiteral("timeline"));
+    timelineDock->setWidget(m_profile);
+    addDockWidget(Qt::BottomDockWidgetArea, timelineDock);
 
     auto *passDock = new QDockWidget(tr("Passes"), this);
     passDock->setObjectName(QStringLiteral("passes"));
@@ -194,6 +218,17 @@ void MainWindow::buildMenus()
     legend->setCheckable(true);
     legend->setChecked(true);
     connect(legend, &QAction::toggled, m_graph, &GraphPane::setShowLegend);
+
+    QAction *heat = view->addAction(tr("Colour nodes by measured &time"));
+    heat->setCheckable(true);
+    connect(heat, &QAction::toggled, this, [this](bool on) {
+        m_heat = on;
+        m_graph->scene(0)->applyHeat(on ? m_profile->timePerNode() : std::map<std::string, double>{});
+    });
+
+    QMenu *profile = menuBar()->addMenu(tr("P&rofile"));
+    profile->addAction(tr("&Profile…"), QKeySequence(Qt::CTRL | Qt::Key_P), m_profile,
+                       &ProfilePanel::showProfileDialog);
 
     QMenu *passes = menuBar()->addMenu(tr("&Passes"));
     passes->addAction(tr("&Run pipeline"), QKeySequence(Qt::Key_F5), this, &MainWindow::runPipeline);
@@ -251,7 +286,7 @@ void MainWindow::buildMenus()
 
 bool MainWindow::isBusy() const
 {
-    return m_loading > 0 || m_optimizing || m_graph->layoutPending();
+    return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning();
 }
 
 void MainWindow::setBusy(const QString &what, bool cancellable)
@@ -272,6 +307,7 @@ void MainWindow::updateBusy()
 
 void MainWindow::cancelWork()
 {
+    m_profile->cancel();
     if (m_cancelPipeline)
         m_cancelPipeline->store(true);
     if (m_loading) {

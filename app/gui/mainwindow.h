@@ -25,6 +25,7 @@ class InspectorModel;
 class LayoutService;
 class ModelSummaryModel;
 class PassPanel;
+class ProfilePanel;
 
 class MainWindow : public QMainWindow
 {
@@ -48,6 +49,7 @@ public:
     // For tests and --screenshot.
     GraphPane *graphPane() const { return m_graph; }
     PassPanel *passPanel() const { return m_passes; }
+    ProfilePanel *profilePanel() const { return m_profile; }
     InspectorModel *inspector() const { return m_inspector; }
     bool isBusy() const;
     const passes::PipelineResult *pipelineResult() const { return m_result.get(); }
@@ -90,6 +92,7 @@ private:
     LayoutService *m_layouts;
     GraphPane *m_graph;
     PassPanel *m_passes;
+    ProfilePanel *m_profile;
     InspectorModel *m_inspector;
     ModelSummaryModel *m_summary;
     QTabWidget *m_inspectorTabs = nullptr;
@@ -109,6 +112,7 @@ private:
     int m_loading = 0;
     int m_generation = 0; // a newer open supersedes an older one still loading
     bool m_optimizing = false;
+    bool m_heat = false; // graph nodes shaded by the last profiled run
     QString m_lastError;
     QString m_lastQuery;
     int m_hits = 0;

@@ -2,14 +2,13 @@
 
 #include "runtime/kernels/gemm.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 namespace opscope::schedule {
@@ -68,9 +67,13 @@ OpCost estimateCost(const Graph &graph, NodeId id)
             perOutput *= double(w[i]);
         c.flops = 2.0 * out * perOutput;
     } else if ((op == "MatMul" || op == "Gemm" || op == "FusedMatMul" || op == "FusedGemm" ||
-                op == "MatMulInteger" || op == "QLinearMatMul") && n.inputs.size() >= 2) {
+                op == "MatMulInteger" || op == "QLinearMatMul") &&
+               n.inputs.size() >= 2) {
         const auto a = dimsOf(graph, n.inputs[0]);
-        const std::int64_t k = a.empty() ? 1 : (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i ? a.front() : a.back());
+        const std::int64_t k =
+            a.empty()
+                ? 1
+                : (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i ? a.front() : a.back());
         c.flops = 2.0 * out * double(std::max<std::int64_t>(k, 1));
     } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
         c.flops = 8.0 * out * 64.0; // gates: a rough multiple of the output
@@ -97,7 +100,9 @@ std::filesystem::path defaultCacheFile()
 {
     const char *xdg = std::getenv("XDG_CACHE_HOME");
     const char *home = std::getenv("HOME");
-    const std::filesystem::path base = xdg && *xdg ? xdg : home && *home ? std::filesystem::path(home) / ".cache" : "/tmp";
+    const std::filesystem::path base = xdg && *xdg     ? xdg
+                                       : home && *home ? std::filesystem::path(home) / ".cache"
+                                                       : "/tmp";
     return base / "opscope" / "calibration.json";
 }
 
@@ -136,7 +141,8 @@ Measured measure()
 
 CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::string &cacheFile)
 {
-    const std::filesystem::path file = cacheFile.empty() ? defaultCacheFile() : std::filesystem::path(cacheFile);
+    const std::filesystem::path file =
+        cacheFile.empty() ? defaultCacheFile() : std::filesystem::path(cacheFile);
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     Measured m;
@@ -157,14 +163,18 @@ CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::strin
         std::error_code ec;
         std::filesystem::create_directories(file.parent_path(), ec);
         std::ofstream out(file.string() + ".tmp");
-        out << nlohmann::json{{"version", 1}, {"host", host}, {"cpu_gflops_per_thread", m.gflops}, {"cpu_gbytes_per_s", m.gbps}}
+        out << nlohmann::json{{"version", 1},
+                              {"host", host},
+                              {"cpu_gflops_per_thread", m.gflops},
+                              {"cpu_gbytes_per_s", m.gbps}}
                    .dump(2);
         out.close();
         std::filesystem::rename(file.string() + ".tmp", file, ec);
     }
     CostModel model;
     for (int i = 0; i < devices; ++i)
-        model.devices.push_back({"cpu:" + std::to_string(i), m.gflops * 1e9 * threadsPerDevice, m.gbps * 1e9, 3e-6, 0});
+        model.devices.push_back(
+            {"cpu:" + std::to_string(i), m.gflops * 1e9 * threadsPerDevice, m.gbps * 1e9, 3e-6, 0});
     // Between CPU "devices" of one machine a transfer is a memcpy.
     model.link = {1e-6, m.gbps * 1e9};
     return model;
@@ -187,7 +197,8 @@ Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpu
     if (kind == "cpu") {
         const DeviceModel base = cpuBaseline.devices.empty() ? DeviceModel{} : cpuBaseline.devices.front();
         for (int i = 0; i < count; ++i)
-            m.devices.push_back({"cpu:" + std::to_string(i), base.flopsPerSecond, base.bytesPerSecond, base.overheadSeconds, 0});
+            m.devices.push_back({"cpu:" + std::to_string(i), base.flopsPerSecond, base.bytesPerSecond,
+                                 base.overheadSeconds, 0});
         m.link = cpuBaseline.link;
     } else if (kind == "gpu") {
         // An H100-class device: ~50 TFLOP/s sustained fp32 tensor-core work, 3 TB/s HBM, 5 µs launches.

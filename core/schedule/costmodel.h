@@ -24,7 +24,7 @@ OpCost estimateCost(const Graph &graph, NodeId node);
 
 struct DeviceModel
 {
-    std::string name;              // "cpu:0", "gpu:H100" (simulated)
+    std::string name; // "cpu:0", "gpu:H100" (simulated)
     double flopsPerSecond = 1e10;
     double bytesPerSecond = 1e10;
     double overheadSeconds = 2e-6; // per op: dispatch, kernel launch

@@ -27,8 +27,8 @@ Expected<Partition> partitionForDevices(const Model &model, const std::vector<in
             if (byDevice.empty())
                 continue;
             const std::string name = g.value(out).name;
-            Expected<NodeId> send = passes::addNodeWithOutputs(
-                g, "Send", {out}, 1, "Send_" + name, {}, passes::kOpscopeDomain);
+            Expected<NodeId> send =
+                passes::addNodeWithOutputs(g, "Send", {out}, 1, "Send_" + name, {}, passes::kOpscopeDomain);
             if (!send)
                 return send.status();
             const ValueId sent = g.node(*send).outputs[0];

@@ -17,9 +17,9 @@ namespace opscope::schedule {
 
 struct Partition
 {
-    Model model;                // the graph with Send/Recv
-    std::vector<int> deviceOf;  // by node slot of the new graph
-    std::size_t transfers = 0;  // Send/Recv pairs
+    Model model;               // the graph with Send/Recv
+    std::vector<int> deviceOf; // by node slot of the new graph
+    std::size_t transfers = 0; // Send/Recv pairs
 };
 
 Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf);

@@ -34,7 +34,8 @@ void summarizeRun(ProfileRun &r)
             if (li == x.fromLane || li == x.toLane)
                 continue;
             for (const trace::Span &s : t.lanes[li].spans)
-                covered = std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
+                covered =
+                    std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
         }
         overlapped += covered;
     }
@@ -97,7 +98,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             runModel = std::move(part->model);
             placement = std::move(part->deviceOf);
         }
-        Expected<Schedule> plan = makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement);
+        Expected<Schedule> plan =
+            makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement);
         if (!plan)
             return plan.status();
         r.predictedMs = plan->predictedMakespan * 1e3;
@@ -112,7 +114,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             return Status::internal("the " + r.name + " plan is invalid: " + valid.message());
         SessionOptions sessionOptions;
         sessionOptions.threads = threads;
-        Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(runModel, sessionOptions);
+        Expected<std::unique_ptr<InferenceSession>> session =
+            InferenceSession::create(runModel, sessionOptions);
         if (!session)
             return session.status();
         if (feeds.empty()) {
@@ -134,7 +137,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         std::vector<std::pair<double, trace::Trace>> timed;
         for (int i = 0; i < std::max(1, options.iterations); ++i) {
             if (options.progress)
-                options.progress(r.name + " " + std::to_string(i + 1) + "/" + std::to_string(options.iterations));
+                options.progress(r.name + " " + std::to_string(i + 1) + "/" +
+                                 std::to_string(options.iterations));
             recorder.begin();
             outputs = (*session)->run(feeds, &plan->plan, &exec);
             if (!outputs)
@@ -153,8 +157,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             for (std::size_t i = 0; i < reference.size() && i < outputs->size(); ++i) {
                 double diff = 0.0;
                 if (Status same = compareTensors((*outputs)[i], reference[i], 1e-5, 1e-6, diff); !same)
-                    return Status::internal(r.name + " computes a different output " + std::to_string(i) + ": " +
-                                            same.message());
+                    return Status::internal(r.name + " computes a different output " + std::to_string(i) +
+                                            ": " + same.message());
             }
         }
         summarizeRun(r);

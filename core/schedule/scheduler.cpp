@@ -71,7 +71,8 @@ Expected<Costs> costsOf(const Graph &graph, const CostModel &model)
 std::vector<double> upwardRanks(const Costs &c, const CostModel &model)
 {
     std::vector<double> rank(c.seconds.size(), 0.0);
-    const double meanLink = model.devices.size() > 1 ? model.transferSeconds(1.0, 0, 1) - model.link.latencySeconds : 0.0;
+    const double meanLink =
+        model.devices.size() > 1 ? model.transferSeconds(1.0, 0, 1) - model.link.latencySeconds : 0.0;
     for (auto it = c.order.rbegin(); it != c.order.rend(); ++it) {
         const auto &s = c.seconds[it->index];
         double mean = 0.0;
@@ -172,8 +173,9 @@ Expected<std::vector<int>> placeNodes(const Graph &graph, Strategy strategy, con
                     continue;
                 double ready_at = available[d];
                 for (NodeId p : c.preds[n.index])
-                    ready_at = std::max(ready_at, finish[p.index] + model.transferSeconds(c.outputBytes[p.index],
-                                                                                           std::size_t(device[p.index]), d));
+                    ready_at = std::max(ready_at, finish[p.index] +
+                                                      model.transferSeconds(c.outputBytes[p.index],
+                                                                            std::size_t(device[p.index]), d));
                 const double f = ready_at + c.seconds[n.index][d];
                 if (f < bestFinish) {
                     bestFinish = f;
@@ -220,8 +222,8 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
     const bool multiDevice = strategy != Strategy::Parallel;
     std::vector<int> device(graph.nodeSlots(), 0);
     if (multiDevice) {
-        Expected<std::vector<int>> placed = placement ? Expected<std::vector<int>>(*placement)
-                                                      : placeNodes(graph, strategy, model);
+        Expected<std::vector<int>> placed =
+            placement ? Expected<std::vector<int>>(*placement) : placeNodes(graph, strategy, model);
         if (!placed)
             return placed.status();
         if (placed->size() < graph.nodeSlots())
@@ -231,7 +233,9 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
     const std::size_t lanes = multiDevice ? model.devices.size() : workers;
     std::vector<double> laneFree(lanes, 0.0);
     std::vector<int> waiting(graph.nodeSlots(), 0);
-    auto cmp = [&](NodeId a, NodeId b) { return rank[a.index] != rank[b.index] ? rank[a.index] < rank[b.index] : b < a; };
+    auto cmp = [&](NodeId a, NodeId b) {
+        return rank[a.index] != rank[b.index] ? rank[a.index] < rank[b.index] : b < a;
+    };
     std::priority_queue<NodeId, std::vector<NodeId>, decltype(cmp)> ready(cmp);
     for (NodeId n : c.order) {
         waiting[n.index] = int(c.preds[n.index].size());
@@ -250,9 +254,11 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
             lane = std::size_t(device[n.index]);
             start = laneFree[lane];
             for (NodeId p : c.preds[n.index])
-                start = std::max(start, finish[p.index] + (partitioned ? 0.0
-                                                                       : model.transferSeconds(c.outputBytes[p.index],
-                                                                                               std::size_t(device[p.index]), lane)));
+                start = std::max(
+                    start, finish[p.index] +
+                               (partitioned ? 0.0
+                                            : model.transferSeconds(c.outputBytes[p.index],
+                                                                    std::size_t(device[p.index]), lane)));
         } else {
             double inputs = 0.0;
             for (NodeId p : c.preds[n.index])
@@ -281,7 +287,8 @@ trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const 
     t.name = name;
     for (const PredictedOp &p : schedule.predicted) {
         const Node &n = graph.node(p.node);
-        const std::size_t lane = t.laneFor(schedule.plan.devices[schedule.plan.queues[p.queue].device], p.queue);
+        const std::size_t lane =
+            t.laneFor(schedule.plan.devices[schedule.plan.queues[p.queue].device], p.queue);
         t.lanes[lane].spans.push_back({p.start, p.finish, t.intern(n.name), t.intern(n.opType),
                                        std::uint8_t(opCategory(n.opType, n.domain))});
     }

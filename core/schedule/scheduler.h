@@ -39,9 +39,9 @@ struct Schedule
 {
     Strategy strategy = Strategy::Serial;
     ExecutionPlan plan;
-    std::vector<int> deviceOf;           // by node slot (-1: not a live node)
-    std::vector<PredictedOp> predicted;  // per planned node
-    double predictedMakespan = 0.0;      // seconds, transfers included
+    std::vector<int> deviceOf;          // by node slot (-1: not a live node)
+    std::vector<PredictedOp> predicted; // per planned node
+    double predictedMakespan = 0.0;     // seconds, transfers included
 };
 
 struct ScheduleOptions
@@ -53,7 +53,8 @@ struct ScheduleOptions
 // Plans `graph`. Multi-device strategies place nodes themselves unless `placement` (device per
 // node slot) is given — as it is after partitioning, so Send/Recv stay where partitioning put them.
 Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const CostModel &model,
-                                const ScheduleOptions &options = {}, const std::vector<int> *placement = nullptr);
+                                const ScheduleOptions &options = {},
+                                const std::vector<int> *placement = nullptr);
 
 // The timeline the cost model predicts for a schedule, as a trace (what --simulate shows).
 trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const std::string &name);

@@ -3,11 +3,10 @@
 #include "ir/opcategory.h"
 #include "util/atomicfile.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <simdjson.h>
 #include <unordered_map>
 
 namespace opscope::trace {
@@ -67,12 +66,14 @@ std::string toChromeJson(const Trace &trace)
     };
     for (const auto &[device, pid] : pids) {
         begin();
-        out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":";
+        out +=
+            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":";
         appendString(out, device);
         out += "}}";
     }
     for (const Lane &l : trace.lanes) {
-        const std::string ids = ",\"pid\":" + std::to_string(pids[l.device]) + ",\"tid\":" + std::to_string(l.queue + 1);
+        const std::string ids =
+            ",\"pid\":" + std::to_string(pids[l.device]) + ",\"tid\":" + std::to_string(l.queue + 1);
         begin();
         out += "{\"name\":\"thread_name\",\"ph\":\"M\"" + ids + ",\"args\":{\"name\":\"queue " +
                std::to_string(l.queue) + "\"}}";
@@ -96,15 +97,18 @@ std::string toChromeJson(const Trace &trace)
         const Lane &from = trace.lanes[t.fromLane], &to = trace.lanes[t.toLane];
         ++flow;
         begin();
-        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"s\",\"id\":" + std::to_string(flow) + ",\"ts\":";
+        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"s\",\"id\":" + std::to_string(flow) +
+               ",\"ts\":";
         appendNumber(out, t.start * 1e6);
-        out += ",\"pid\":" + std::to_string(pids[from.device]) + ",\"tid\":" + std::to_string(from.queue + 1) +
+        out += ",\"pid\":" + std::to_string(pids[from.device]) +
+               ",\"tid\":" + std::to_string(from.queue + 1) +
                ",\"args\":{\"bytes\":" + std::to_string(t.bytes) + "}}";
         begin();
-        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" + std::to_string(flow) +
-               ",\"ts\":";
+        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
+               std::to_string(flow) + ",\"ts\":";
         appendNumber(out, t.end * 1e6);
-        out += ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
+        out +=
+            ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
     }
     out += "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"name\":";
     appendString(out, trace.name);
@@ -162,10 +166,12 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
     dom::parser parser;
     dom::element doc;
     if (const auto error = parser.parse(text).get(doc))
-        return Status::invalid(std::string("not a Chrome trace (JSON error: ") + simdjson::error_message(error) + ")");
+        return Status::invalid(std::string("not a Chrome trace (JSON error: ") +
+                               simdjson::error_message(error) + ")");
     dom::array events;
     if (doc.get_array().get(events) && doc["traceEvents"].get_array().get(events))
-        return Status::invalid("not a Chrome trace: expected an array of events or an object with \"traceEvents\"");
+        return Status::invalid(
+            "not a Chrome trace: expected an array of events or an object with \"traceEvents\"");
 
     std::map<std::string, std::string> processNames;
     std::vector<Raw> raws;
@@ -188,7 +194,8 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
         const std::string tid = o["tid"].get(field) ? "0" : idText(field);
         const double ts = secondsField(o, "ts");
         if (ph == "X") {
-            raws.push_back({ts, ts + secondsField(o, "dur"), pid, tid, stringField(o, "name"), stringField(o, "cat")});
+            raws.push_back(
+                {ts, ts + secondsField(o, "dur"), pid, tid, stringField(o, "name"), stringField(o, "cat")});
         } else if (ph == "M") {
             dom::object args;
             if (stringField(o, "name") == "process_name" && !o["args"].get_object().get(args))
@@ -270,9 +277,11 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
     for (const auto &[id, f] : flows) {
         if (f.start < 0 || f.end < 0)
             continue;
-        const auto from = laneIndex.find({f.fromPid, f.fromTid, 0}), to = laneIndex.find({f.toPid, f.toTid, 0});
+        const auto from = laneIndex.find({f.fromPid, f.fromTid, 0}),
+                   to = laneIndex.find({f.toPid, f.toTid, 0});
         if (from != laneIndex.end() && to != laneIndex.end())
-            t.transfers.push_back({f.start - t0, f.end - t0, f.bytes, std::uint32_t(from->second), std::uint32_t(to->second)});
+            t.transfers.push_back(
+                {f.start - t0, f.end - t0, f.bytes, std::uint32_t(from->second), std::uint32_t(to->second)});
     }
     return t;
 }

@@ -44,7 +44,8 @@ void Trace::sortLanes()
         return a.device != b.device ? a.device < b.device : a.queue < b.queue;
     });
     for (Lane &l : lanes)
-        std::stable_sort(l.spans.begin(), l.spans.end(), [](const Span &a, const Span &b) { return a.start < b.start; });
+        std::stable_sort(l.spans.begin(), l.spans.end(),
+                         [](const Span &a, const Span &b) { return a.start < b.start; });
 }
 
 Recorder::Recorder(std::vector<std::string> devices) : m_devices(std::move(devices)) {}
@@ -82,8 +83,9 @@ Trace Recorder::finish(const std::string &name)
         return std::chrono::duration<double>(p - m_zero).count();
     };
     for (const Event &e : m_events) {
-        const std::string device = std::size_t(e.step.device) < m_devices.size() ? m_devices[std::size_t(e.step.device)]
-                                                                                  : "device " + std::to_string(e.step.device);
+        const std::string device = std::size_t(e.step.device) < m_devices.size()
+                                       ? m_devices[std::size_t(e.step.device)]
+                                       : "device " + std::to_string(e.step.device);
         const std::size_t lane = t.laneFor(device, e.step.queue);
         Span s{seconds(e.step.start), seconds(e.step.end), t.intern(e.name), t.intern(e.op),
                std::uint8_t(opCategory(e.op, e.domain))};
@@ -116,7 +118,8 @@ std::vector<DrawItem> levelOfDetail(const Lane &lane, double t0, double t1, doub
     std::vector<DrawItem> out;
     const auto &spans = lane.spans;
     // First span that ends after t0: spans are sorted by start and do not overlap, so ends are too.
-    auto it = std::lower_bound(spans.begin(), spans.end(), t0, [](const Span &s, double t) { return s.end < t; });
+    auto it =
+        std::lower_bound(spans.begin(), spans.end(), t0, [](const Span &s, double t) { return s.end < t; });
     const double minWidth = pixelsPerSecond > 0 ? 1.0 / pixelsPerSecond : 0.0;
     std::array<double, 16> categoryTime{};
     for (; it != spans.end() && it->start <= t1; ++it) {

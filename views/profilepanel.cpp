@@ -1,0 +1,253 @@
+#include "profilepanel.h"
+
+#include "optotalsmodel.h"
+#include "passes/pipeline.h"
+#include "passes/registry.h"
+#include "timelineview.h"
+#include "trace/chrometrace.h"
+
+#include <QCheckBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPointer>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace opscope {
+
+ProfilePanel::ProfilePanel(QWidget *parent)
+    : QWidget(parent), m_timeline(new TimelineView(this)), m_totals(new OpTotalsModel(this)),
+      m_table(new QTableView(this)), m_status(new QLabel(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto *bar = new QHBoxLayout;
+    auto *profileButton = new QPushButton(tr("Profile…"), this);
+    auto *openButton = new QPushButton(tr("Open trace…"), this);
+    auto *saveButton = new QPushButton(tr("Save trace…"), this);
+    auto *clearButton = new QPushButton(tr("Clear"), this);
+    bar->addWidget(profileButton);
+    bar->addWidget(openButton);
+    bar->addWidget(saveButton);
+    bar->addWidget(clearButton);
+    bar->addWidget(m_status, 1);
+    layout->addLayout(bar);
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(m_timeline);
+    m_table->setModel(m_totals);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 1);
+    layout->addWidget(split);
+
+    connect(profileButton, &QPushButton::clicked, this, &ProfilePanel::showProfileDialog);
+    connect(openButton, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open trace"), {}, tr("Chrome traces (*.json)"));
+        if (path.isEmpty())
+            return;
+        if (Status s = openTrace(path); !s)
+            QMessageBox::critical(this, tr("Cannot open trace"), QString::fromStdString(s.message()));
+    });
+    connect(saveButton, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Save trace"), {}, tr("Chrome traces (*.json)"));
+        if (path.isEmpty())
+            return;
+        if (Status s = saveTrace(path); !s)
+            QMessageBox::critical(this, tr("Cannot save trace"), QString::fromStdString(s.message()));
+    });
+    connect(clearButton, &QPushButton::clicked, this, &ProfilePanel::clearRuns);
+    connect(m_timeline, &TimelineView::spanClicked, this,
+            [this](const QString &node) { emit spanClicked(node); });
+}
+
+void ProfilePanel::showProfileDialog()
+{
+    const std::shared_ptr<const Model> model = currentModel ? currentModel() : nullptr;
+    if (!model || m_running)
+        return;
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Profiling session"));
+    auto *form = new QFormLayout(&dialog);
+    QCheckBox *boxes[4];
+    const char *names[] = {"serial", "parallel", "greedy", "round-robin"};
+    auto *schedules = new QHBoxLayout;
+    for (int i = 0; i < 4; ++i) {
+        boxes[i] = new QCheckBox(QString::fromLatin1(names[i]), &dialog);
+        boxes[i]->setChecked(i < 3);
+        schedules->addWidget(boxes[i]);
+    }
+    form->addRow(tr("Schedules"), schedules);
+    auto *devices = new QSpinBox(&dialog);
+    devices->setRange(1, 64);
+    devices->setValue(2);
+    form->addRow(tr("CPU devices"), devices);
+    auto *threads = new QSpinBox(&dialog);
+    threads->setRange(1, 64);
+    form->addRow(tr("Threads per device"), threads);
+    auto *iterations = new QSpinBox(&dialog);
+    iterations->setRange(1, 1000);
+    iterations->setValue(10);
+    form->addRow(tr("Iterations"), iterations);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    schedule::ProfileOptions options;
+    options.strategies.clear();
+    for (int i = 0; i < 4; ++i)
+        if (boxes[i]->isChecked())
+            options.strategies.push_back(*schedule::strategyFromName(names[i]));
+    options.devices = devices->value();
+    options.threadsPerDevice = threads->value();
+    options.iterations = iterations->value();
+    profile(model, options);
+}
+
+void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::ProfileOptions &options)
+{
+    if (m_running || !model)
+        return;
+    m_running = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_status->setText(tr("Profiling…"));
+    emit started();
+    schedule::ProfileOptions o = options;
+    o.cancel = m_cancel.get();
+    QPointer<ProfilePanel> self(this);
+    o.progress = [self](const std::string &text) {
+        QMetaObject::invokeMethod(
+            self,
+            [self, text] {
+                if (self) {
+                    self->m_status->setText(tr("Profiling: %1").arg(QString::fromStdString(text)));
+                    emit self->progress(QString::fromStdString(text));
+                }
+            },
+            Qt::QueuedConnection);
+    };
+    auto cancel = m_cancel;
+    using Result = Expected<std::vector<schedule::ProfileRun>>;
+    auto *watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        m_running = false;
+        Result r = watcher->result();
+        if (!r) {
+            m_status->setText(QString::fromStdString(r.status().message()));
+            emit finished(QString::fromStdString(r.status().message()));
+            return;
+        }
+        for (schedule::ProfileRun &run : *r)
+            m_runs.push_back(std::move(run));
+        showRuns();
+        m_status->setText(tr("%1 runs in this session").arg(m_runs.size()));
+        emit finished({});
+    });
+    watcher->setFuture(QtConcurrent::run([model, o, cancel]() -> Result {
+        (void)cancel; // kept alive for the job
+        Model optimized = *model;
+        passes::PipelineSpec spec;
+        spec.level = "extended";
+        spec.target = "none";
+        if (Expected<std::vector<std::string>> list = passes::resolvePipeline(spec)) {
+            passes::PipelineOptions po;
+            po.keepSnapshots = false;
+            Model candidate = optimized;
+            if (passes::runPipeline(candidate, *list, po).status)
+                optimized = std::move(candidate);
+        }
+        return schedule::profileModel(optimized, o);
+    }));
+}
+
+void ProfilePanel::cancel()
+{
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
+void ProfilePanel::addRun(schedule::ProfileRun run)
+{
+    m_runs.push_back(std::move(run));
+    showRuns();
+}
+
+void ProfilePanel::clearRuns()
+{
+    m_runs.clear();
+    showRuns();
+}
+
+void ProfilePanel::showRuns()
+{
+    std::vector<TimelineRun> runs;
+    std::vector<std::shared_ptr<const trace::Trace>> traces;
+    for (const schedule::ProfileRun &r : m_runs) {
+        auto t = std::make_shared<const trace::Trace>(r.trace);
+        QString summary = QStringLiteral("makespan %1 ms").arg(r.makespanMs, 0, 'f', 3);
+        if (r.predictedMs > 0)
+            summary += QStringLiteral("  (predicted %1 ms)").arg(r.predictedMs, 0, 'f', 3);
+        for (const auto &[device, u] : r.utilization)
+            summary +=
+                QStringLiteral(" · %1 %2%").arg(QString::fromStdString(device)).arg(int(u * 100 + 0.5));
+        if (r.transfers)
+            summary += QStringLiteral(" · %1 transfers, %2% overlapped")
+                           .arg(r.transfers)
+                           .arg(int(r.overlap * 100 + 0.5));
+        runs.push_back({t, summary});
+        traces.push_back(t);
+    }
+    m_timeline->setRuns(std::move(runs));
+    m_totals->setRuns(traces);
+}
+
+Status ProfilePanel::openTrace(const QString &path)
+{
+    Expected<trace::Trace> t = trace::readChromeTrace(path.toStdString());
+    if (!t)
+        return t.status();
+    schedule::ProfileRun run;
+    run.name = t->name;
+    run.trace = std::move(*t);
+    run.measured = true;
+    schedule::summarizeRun(run);
+    run.makespanMs = run.trace.duration() * 1e3;
+    addRun(std::move(run));
+    return Status::ok();
+}
+
+Status ProfilePanel::saveTrace(const QString &path) const
+{
+    return trace::writeChromeTrace(schedule::combinedTrace(m_runs, "opscope session"), path.toStdString());
+}
+
+std::map<std::string, double> ProfilePanel::timePerNode() const
+{
+    std::map<std::string, double> out;
+    if (m_runs.empty())
+        return out;
+    const trace::Trace &t = m_runs.back().trace;
+    for (const trace::Lane &l : t.lanes)
+        for (const trace::Span &s : l.spans)
+            out[t.strings[s.name]] += s.end - s.start;
+    return out;
+}
+
+} // namespace opscope
