@@ -51,7 +51,7 @@ ProfilePanel::ProfilePanel(QWidget *parent)
     split->addWidget(m_table);
     split->setStretchFactor(0, 4);
     split->setStretchFactor(1, 1);
-    layout->addWidget(split);
+    layout->addWidget(split, 1);
 
     connect(profileButton, &QPushButton::clicked, this, &ProfilePanel::showProfileDialog);
     connect(openButton, &QPushButton::clicked, this, [this] {
@@ -204,6 +204,7 @@ void ProfilePanel::showRuns()
         QString summary = QStringLiteral("makespan %1 ms").arg(r.makespanMs, 0, 'f', 3);
         if (r.predictedMs > 0)
             summary += QStringLiteral("  (predicted %1 ms)").arg(r.predictedMs, 0, 'f', 3);
+        summary += QStringLiteral(" · idle %1 ms").arg(r.idleMs, 0, 'f', 3);
         for (const auto &[device, u] : r.utilization)
             summary +=
                 QStringLiteral(" · %1 %2%").arg(QString::fromStdString(device)).arg(int(u * 100 + 0.5));

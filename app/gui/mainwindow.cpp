@@ -177,6 +177,7 @@ void MainWindow::buildDocks()
     passDock->setWidget(m_passes);
     addDockWidget(Qt::LeftDockWidgetArea, passDock);
     resizeDocks({passDock, inspectorDock}, {440, 400}, Qt::Horizontal);
+    resizeDocks({timelineDock}, {300}, Qt::Vertical);
 }
 
 void MainWindow::buildMenus()
