@@ -22,4 +22,5 @@ run resources/models/inception_block.onnx --run --step conv-activation-fusion --
 run "$tmp/deep10k.onnx" --screenshot "$out/large-model.png"
 /usr/bin/python3 bench/make_inception.py "$tmp/inception.onnx" 3 64 28 >/dev/null
 run "$tmp/inception.onnx" --profile 2 --size 1600x1100 --screenshot "$out/timeline.png"
+run resources/models/inception_block.onnx --partition 2 --screenshot "$out/partition.png"
 echo "wrote $out/*.png"

@@ -9,8 +9,6 @@
 #include "passpanel.h"
 #include "testsupport.h"
 
-#include <filesystem>
-
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QImage>
@@ -19,6 +17,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <filesystem>
+#include <set>
 
 using namespace opscope;
 
@@ -177,6 +177,29 @@ private slots:
                  int(w.graphPane()->presentation().items.size()));
     }
 
+    void partitionShowsAsAStepWithDevices()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QSignalSpy finished(&w, &MainWindow::pipelineFinished);
+        w.partitionForDevices(2);
+        QVERIFY(finished.wait(30000));
+        QVERIFY(waitIdle(w));
+        QVERIFY(w.pipelineResult() && w.pipelineResult()->status.isOk());
+        QVERIFY(countDiff(w.graphPane()->scene(1), DiffState::Added) >= 2); // the Send/Recv pairs
+        std::set<int> devices;
+        for (const NodeItem *n : w.graphPane()->scene(1)->nodeItems())
+            if (n->visual().kind == layout::VisualItem::Kind::Node) {
+                QVERIFY2(n->device() >= 0, n->visual().name.c_str());
+                devices.insert(n->device());
+            }
+        QCOMPARE(devices.size(), std::size_t(2));
+        for (const NodeItem *n : w.graphPane()->scene(0)->nodeItems())
+            QCOMPARE(n->device(), -1); // BEFORE was not partitioned
+    }
+
     void searchFindsNodesAndTensors()
     {
         MainWindow w;
@@ -205,7 +228,8 @@ private slots:
 
     void groupsOpenAndBodiesOpenAsNestedViews()
     {
-        const std::filesystem::path ifModel = std::filesystem::path(OPSCOPE_ONNX_TESTDATA) / "node/test_if/model.onnx";
+        const std::filesystem::path ifModel =
+            std::filesystem::path(OPSCOPE_ONNX_TESTDATA) / "node/test_if/model.onnx";
         if (!std::filesystem::exists(ifModel))
             QSKIP("libonnx-testdata is not installed");
         MainWindow w;
@@ -257,7 +281,8 @@ private slots:
         w.openFile(sample("inception_block.onnx"));
         QVERIFY(waitIdle(w));
         QTemporaryDir dir;
-        const QString svg = dir.filePath(QStringLiteral("g.svg")), png = dir.filePath(QStringLiteral("g.png"));
+        const QString svg = dir.filePath(QStringLiteral("g.svg")),
+                      png = dir.filePath(QStringLiteral("g.png"));
         QVERIFY(w.graphPane()->exportSvg(svg));
         QVERIFY(w.graphPane()->exportPng(png));
         QFile f(svg);

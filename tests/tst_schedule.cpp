@@ -3,6 +3,8 @@
 // stays near the lower bound, Chrome traces round-trip, and the level-of-detail query merges what
 // a pixel cannot show.
 
+#include "passes/partitionpass.h"
+#include "passtest.h"
 #include "runtime/conformance.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -13,6 +15,7 @@
 
 #include <QTest>
 #include <random>
+#include <set>
 
 using namespace opscope;
 using namespace opscope::schedule;
@@ -26,13 +29,15 @@ Model randomDag(int nodes, std::uint32_t seed)
     m.opsets = {{"", 17}};
     Graph &g = m.graph;
     std::mt19937 rng(seed);
-    std::vector<ValueId> values{g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 64})))};
+    std::vector<ValueId> values{
+        g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 64})))};
     for (int i = 0; i < nodes; ++i) {
         std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
         const ValueId out = *g.createValue("v" + std::to_string(i));
         g.value(out).type = TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 64}));
         if (rng() % 2)
-            (void)g.addNode("Add", {values[pick(rng)], values[pick(rng)]}, {out}, {}, "add" + std::to_string(i));
+            (void)g.addNode("Add", {values[pick(rng)], values[pick(rng)]}, {out}, {},
+                            "add" + std::to_string(i));
         else
             (void)g.addNode("Tanh", {values[pick(rng)]}, {out}, {}, "tanh" + std::to_string(i));
         values.push_back(out);
@@ -114,7 +119,8 @@ private slots:
                 model = part->model;
                 placement = part->deviceOf;
             }
-            Expected<Schedule> plan = makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement);
+            Expected<Schedule> plan =
+                makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement);
             QVERIFY2(plan, plan ? "" : plan.status().message().c_str());
             const Status valid = validatePlan(model.graph, plan->plan);
             QVERIFY2(valid, valid.message().c_str());
@@ -144,7 +150,8 @@ private slots:
                 model = part->model;
                 placement = part->deviceOf;
             }
-            Expected<Schedule> plan = makeSchedule(model.graph, st, cost, o, placement.empty() ? nullptr : &placement);
+            Expected<Schedule> plan =
+                makeSchedule(model.graph, st, cost, o, placement.empty() ? nullptr : &placement);
             QVERIFY(plan);
             QCOMPARE(plan->plan.queues.size(), std::size_t(3));
             for (int run = 0; run < 3; ++run) {
@@ -181,12 +188,32 @@ private slots:
         }
     }
 
+    void partitionPassPlacesEveryNode()
+    {
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        const test::PassOutcome o = test::runAndCompare(m, {"partition-for-devices"}, {1}, {1, 2});
+        const int sends = test::opCount(o.opsAfter, "ai.opscope::Send"),
+                  recvs = test::opCount(o.opsAfter, "ai.opscope::Recv");
+        QVERIFY(sends > 0 && recvs >= sends);
+        const auto placement = passes::placementOf(o.after);
+        QCOMPARE(placement.size(), o.after.graph.nodeCount());
+        std::set<int> used;
+        for (const auto &[name, device] : placement)
+            used.insert(device);
+        QCOMPARE(used.size(), std::size_t(2));
+        // Exported for ONNX the transfers are Identity, and the model still computes the same.
+        const test::PassOutcome lowered = test::runAndCompare(o.after, {"lower-to-onnx"}, {1}, {3});
+        QCOMPARE(test::opCount(lowered.opsAfter, "ai.opscope::Send"), 0);
+        QCOMPARE(test::opCount(lowered.opsAfter, "Identity"), sends + recvs);
+    }
+
     void chromeTraceRoundTrips()
     {
         trace::Trace t;
         t.name = "greedy";
         const std::size_t a = t.laneFor("cpu:0", 0), b = t.laneFor("cpu:1", 0);
-        t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0}, {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
+        t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0},
+                            {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
         t.lanes[b].spans = {{0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
         t.transfers.push_back({0.004, 0.005, 4096, std::uint32_t(a), std::uint32_t(b)});
         Expected<trace::Trace> back = trace::fromChromeJson(trace::toChromeJson(t));
@@ -216,7 +243,7 @@ private slots:
         QVERIFY(t);
         QCOMPARE(t->lanes.size(), std::size_t(2)); // depth 0 and the nested call
         QCOMPARE(t->lanes[0].device, std::string("CPU"));
-        QCOMPARE(t->lanes[0].spans.size(), std::size_t(2)); // conv2d and relu
+        QCOMPARE(t->lanes[0].spans.size(), std::size_t(2));    // conv2d and relu
         QVERIFY(std::abs(t->lanes[0].spans[0].start) < 1e-12); // rebased to the first event
         QVERIFY(std::abs(t->duration() - 70e-6) < 1e-9);
         QVERIFY(!trace::fromChromeJson("{not json"));

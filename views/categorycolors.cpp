@@ -36,4 +36,13 @@ QColor diffColor(DiffState s)
     return QColor();
 }
 
+QColor deviceColor(int device)
+{
+    static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xd6, 0x27, 0x28),
+                                     QColor(0x2c, 0xa0, 0x2c), QColor(0x94, 0x67, 0xbd),
+                                     QColor(0xff, 0x7f, 0x0e), QColor(0x17, 0xbe, 0xcf),
+                                     QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2)};
+    return palette[std::size_t(std::max(0, device)) % std::size(palette)];
+}
+
 } // namespace opscope

@@ -19,4 +19,7 @@ enum class DiffState
 };
 QColor diffColor(DiffState s);
 
+// Device i of a partition (8 distinct hues, repeating).
+QColor deviceColor(int device);
+
 } // namespace opscope

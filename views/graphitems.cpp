@@ -122,6 +122,12 @@ void NodeItem::setHeat(double heat)
     update();
 }
 
+void NodeItem::setDevice(int device)
+{
+    m_device = device;
+    update();
+}
+
 void NodeItem::setGhost(bool on)
 {
     m_ghost = on;
@@ -162,6 +168,18 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     if (m_item.kind == Kind::Group) // a stack: a second outline hints "more inside"
         painter->drawRoundedRect(m_rect.adjusted(3, 3, 3, 3).intersected(m_rect.adjusted(-1, -1, 4, 4)),
                                  radius, radius);
+    if (m_device >= 0) {
+        // The device band: visible at any zoom, so a partition reads from the overview.
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(deviceColor(m_device));
+        painter->drawRoundedRect(QRectF(m_rect.left(), m_rect.top(), 7, m_rect.height()), 3, 3);
+        if (lod >= 0.5) {
+            painter->setPen(deviceColor(m_device).darker(130));
+            painter->setFont(smallFont());
+            painter->drawText(m_rect.adjusted(0, 2, -5, 0), Qt::AlignRight | Qt::AlignTop,
+                              QStringLiteral("dev %1").arg(m_device));
+        }
+    }
     if (lod < 0.3)
         return; // unreadable: boxes only
     QColor text = m_ghost ? QColor(0, 0, 0, 110) : QColor(0x20, 0x20, 0x20);

@@ -33,6 +33,9 @@ public:
     void setGhost(bool on);
     // Measured time as heat in [0, 1] (negative: none): the fill shades from white to red.
     void setHeat(double heat);
+    // The device a partition placed the node on (negative: none): a coloured band and a label.
+    void setDevice(int device);
+    int device() const { return m_device; }
 
 private:
     layout::VisualItem m_item;
@@ -41,6 +44,7 @@ private:
     bool m_highlighted = false;
     bool m_ghost = false;
     double m_heat = -1.0;
+    int m_device = -1;
 };
 
 class EdgeItem : public QGraphicsItem

@@ -2,6 +2,7 @@
 
 #include "layoutservice.h"
 #include "legend.h"
+#include "passes/partitionpass.h"
 
 #include <QGraphicsItem>
 #include <QHBoxLayout>
@@ -202,6 +203,10 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
         if (compare)
             s->applyDiff(m_diff);
     }
+    // A partitioned model carries its placement: nodes show their device.
+    for (int side = 0; side < 2; ++side)
+        if (m_models[std::size_t(side)])
+            m_scenes[std::size_t(side)]->applyDevices(passes::placementOf(*m_models[std::size_t(side)]));
     m_minimap->refresh();
     if (m_fitAfterLayout) {
         m_fitAfterLayout = false;

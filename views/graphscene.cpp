@@ -156,6 +156,14 @@ void GraphScene::applyHeat(const std::map<std::string, double> &secondsPerNode)
     }
 }
 
+void GraphScene::applyDevices(const std::map<std::string, int> &deviceOf)
+{
+    for (NodeItem *n : m_nodes) {
+        const auto it = deviceOf.find(n->visual().name.empty() ? n->visual().key : n->visual().name);
+        n->setDevice(it == deviceOf.end() ? -1 : it->second);
+    }
+}
+
 void GraphScene::setShowEdgeLabels(bool on)
 {
     m_showLabels = on;

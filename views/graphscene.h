@@ -41,6 +41,8 @@ public:
     void setShowEdgeLabels(bool on);
     // Seconds per node name (a profiled run): nodes shaded by their share of the slowest; empty clears.
     void applyHeat(const std::map<std::string, double> &secondsPerNode);
+    // Device per node name (a partition); empty clears.
+    void applyDevices(const std::map<std::string, int> &deviceOf);
 
 signals:
     void itemActivated(const QString &key); // double-click

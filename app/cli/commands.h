@@ -89,6 +89,7 @@ struct OptimizeArgs
     std::string target = "onnx";
     std::string report;  // JSON file
     std::string dumpDir; // model after each changing pass
+    int devices = 2;     // partition-for-devices
     bool force = false;
     bool list = false;
     bool quiet = false;

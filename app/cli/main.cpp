@@ -97,6 +97,9 @@ int main(int argc, char **argv)
     optimizeCmd->add_option("--report", optimize.report, "Write the per-pass records and op counts as JSON");
     optimizeCmd->add_option("--dump-dir", optimize.dumpDir,
                             "Write the model after each changing pass (NN-name.onnx)");
+    optimizeCmd->add_option("--devices", optimize.devices, "Devices for partition-for-devices")
+        ->default_val(2)
+        ->check(CLI::Range(1, 256));
     optimizeCmd->add_flag("--force", optimize.force, "Allow OUT to replace the input model");
     optimizeCmd->add_flag("--list", optimize.list, "List the passes and levels");
     optimizeCmd->add_flag("-q,--quiet", optimize.quiet, "Print nothing on success");
@@ -105,9 +108,12 @@ int main(int argc, char **argv)
     CLI::App *profileCmd = app.add_subcommand(
         "profile", "Run a model under serial/parallel/greedy schedules on N CPU devices and compare them");
     profileCmd->add_option("MODEL", profile.model, "ONNX model")->required();
-    profileCmd->add_option("--schedule", profile.schedules, "serial, parallel, greedy, round-robin (comma-separated)")
+    profileCmd
+        ->add_option("--schedule", profile.schedules,
+                     "serial, parallel, greedy, round-robin (comma-separated)")
         ->delimiter(',');
-    profileCmd->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
+    profileCmd
+        ->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
         ->default_val("cpu:2");
     profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device")
         ->default_val(1)
@@ -116,7 +122,8 @@ int main(int argc, char **argv)
         ->default_val(10)
         ->check(CLI::PositiveNumber);
     profileCmd->add_option("--trace", profile.trace, "Write the median runs as one Chrome trace (Perfetto)");
-    profileCmd->add_option("--simulate", profile.simulate, "Predict instead of running, for devices like gpu:4 or cpu:8");
+    profileCmd->add_option("--simulate", profile.simulate,
+                           "Predict instead of running, for devices like gpu:4 or cpu:8");
     profileCmd->add_option("--optimize", profile.optimize, "Pass level run first, or none")
         ->default_val("extended")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));

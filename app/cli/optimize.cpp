@@ -196,6 +196,7 @@ int runOptimize(const OptimizeArgs &args)
     Model model = loaded->model;
     model.graph.assignNodeNames();
     passes::PipelineOptions options;
+    options.passOptions.devices = args.devices;
     options.verify = true; // cheap next to the passes, and a broken graph must never be written
     options.keepSnapshots = !args.dumpDir.empty() || !args.report.empty();
     const passes::PipelineResult result = passes::runPipeline(model, *pipeline, options);

@@ -41,9 +41,12 @@ int main(int argc, char **argv)
         QStringLiteral("profile"),
         QStringLiteral("Profile serial, parallel and greedy on N CPU devices after loading"),
         QStringLiteral("devices"));
+    const QCommandLineOption partition(QStringLiteral("partition"),
+                                       QStringLiteral("Show the graph partitioned for N CPU devices"),
+                                       QStringLiteral("devices"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"),
                                   QStringLiteral("size"), QStringLiteral("1600x1000"));
-    parser.addOptions({screenshot, run, step, select, compare, profile, size});
+    parser.addOptions({screenshot, run, step, select, compare, profile, partition, size});
     parser.process(app);
 
     opscope::MainWindow window;
@@ -73,6 +76,10 @@ int main(int argc, char **argv)
                     o.devices = parser.value(profile).toInt();
                     o.iterations = 5;
                     window.profilePanel()->profile(window.model(), o);
+                    return;
+                }
+                if (parser.isSet(partition)) {
+                    window.partitionForDevices(parser.value(partition).toInt());
                     return;
                 }
                 if (parser.isSet(run)) {

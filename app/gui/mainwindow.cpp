@@ -20,6 +20,7 @@
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
@@ -230,6 +231,13 @@ void MainWindow::buildMenus()
     QMenu *profile = menuBar()->addMenu(tr("P&rofile"));
     profile->addAction(tr("&Profile…"), QKeySequence(Qt::CTRL | Qt::Key_P), m_profile,
                        &ProfilePanel::showProfileDialog);
+    profile->addAction(tr("P&artition for devices…"), this, [this] {
+        bool ok = false;
+        const int n =
+            QInputDialog::getInt(this, tr("Partition for devices"), tr("CPU devices"), 2, 2, 64, 1, &ok);
+        if (ok)
+            partitionForDevices(n);
+    });
 
     QMenu *passes = menuBar()->addMenu(tr("&Passes"));
     passes->addAction(tr("&Run pipeline"), QKeySequence(Qt::Key_F5), this, &MainWindow::runPipeline);
@@ -415,14 +423,26 @@ void MainWindow::setModel(std::shared_ptr<Model> model, const QString &source)
 
 void MainWindow::runPipeline()
 {
-    if (!m_model || m_optimizing)
-        return;
     std::vector<std::string> list = m_passes->model()->enabledPasses();
     const QString target = m_passes->target();
     if (target == QStringLiteral("onnx"))
         list.emplace_back("lower-to-onnx");
     else if (target == QStringLiteral("ort"))
         list.emplace_back("lower-to-ort");
+    runPasses(list, {});
+}
+
+void MainWindow::partitionForDevices(int devices)
+{
+    passes::PassOptions options;
+    options.devices = devices;
+    runPasses({"partition-for-devices"}, options);
+}
+
+void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions passOptions)
+{
+    if (!m_model || m_optimizing)
+        return;
     m_optimizing = true;
     m_passes->setRunning(true);
     m_cancelPipeline = std::make_shared<std::atomic<bool>>(false);
@@ -451,10 +471,11 @@ void MainWindow::runPipeline()
         emit pipelineFinished();
         updateBusy();
     });
-    watcher->setFuture(QtConcurrent::run([model, list, cancel]() {
+    watcher->setFuture(QtConcurrent::run([model, list, cancel, passOptions]() {
         auto result = std::make_shared<passes::PipelineResult>();
         Model working = *model;
         passes::PipelineOptions options;
+        options.passOptions = passOptions;
         options.verify = true;
         options.cancel = cancel.get();
         *result = passes::runPipeline(working, list, options);

@@ -38,6 +38,8 @@ public:
     void openBundledSample(const QString &fileName = QStringLiteral("inception_block.onnx"));
     void compareWith(const QString &path);
     void runPipeline();
+    // The graph placed on `devices` CPU devices with Send/Recv, shown as a pass step.
+    void partitionForDevices(int devices);
     void cancelWork();
     // Shows pass `record` of the last run (BEFORE | AFTER); -1: original vs final.
     void showStep(int record);
@@ -71,6 +73,7 @@ protected:
 
 private:
     void buildMenus();
+    void runPasses(std::vector<std::string> list, passes::PassOptions options);
     void buildDocks();
     void loadAsync(const QString &source, std::function<Expected<std::shared_ptr<Model>>()> load,
                    bool compare);

@@ -2,6 +2,7 @@
 
 #include "onnx/externaldata.h"
 #include "onnx/protoconvert.h"
+#include "runtime/kernel.h"
 
 #include <map>
 #include <mutex>
@@ -130,6 +131,10 @@ std::vector<std::string> unknownOperatorWarnings(const Model &model)
             continue;
         const std::string shown = domain.empty() ? op : domain + "::" + op;
         if (!isKnownDomain(domain)) {
+            // ONNX Runtime's contrib ops and opscope's own that the CPU runtime implements run fine.
+            if (KernelRegistry::cpu().find(domain, op,
+                                           int(std::max<std::int64_t>(1, model.opsetVersion(domain)))))
+                continue;
             warnings.push_back("operator '" + shown + "' (first used by node '" + nodeName +
                                "') is from domain '" + domain +
                                "', which opscope does not know: the model can be viewed but not run");

@@ -194,6 +194,15 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
     }
     if (n.opType == "LayerNormalization")
         return lowerLayerNorm(model, graph, id);
+    if (n.opType == "Send" || n.opType == "Recv") {
+        // Outside opscope's runtime a transfer is the tensor itself.
+        Expected<NodeId> identity =
+            addNodeWithOutputs(graph, "Identity", {n.inputs.at(0)}, 1, base + "_identity");
+        if (!identity)
+            return identity.status();
+        OPSCOPE_TRY(replaceChain(graph, id, graph.node(*identity).outputs[0]));
+        return true;
+    }
     if (n.opType == "Gelu") {
         // x·(erf(x/√2) + 1)·0.5
         const ValueId x = n.inputs[0];

@@ -22,6 +22,8 @@ struct PassOptions
     // Constant folding does not create constants bigger than this (bytes): folding an Expand or a
     // ConstantOfShape into a huge initializer would bloat the model instead of shrinking it.
     std::uint64_t foldSizeLimit = 16ull << 20;
+    // partition-for-devices: how many CPU devices to place the graph on.
+    int devices = 2;
 };
 
 // One applied pattern instance: the nodes it matched (ids in the graph before the rewrite) and

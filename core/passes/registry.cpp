@@ -20,6 +20,7 @@
 #include "passes/matmuladdfusion.h"
 #include "passes/matmulbnfusion.h"
 #include "passes/matmulscalefusion.h"
+#include "passes/partitionpass.h"
 #include "passes/preluleakyrelu.h"
 #include "passes/redundantnodes.h"
 
@@ -75,6 +76,8 @@ const std::vector<Entry> &entries()
         entry<ConvActivationFusion>(
             "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
+        entry<PartitionForDevices>("place nodes on N devices (greedy) and add Send/Recv where tensors cross",
+                                   "devices"),
         entry<LowerToOnnx>("export target: opscope ops back to standard ONNX", "target"),
         entry<LowerToOrt>("export target: opscope ops to ONNX Runtime's com.microsoft ops", "target"),
     };
