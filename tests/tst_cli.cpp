@@ -377,11 +377,12 @@ private slots:
     {
         QTemporaryDir tmp;
         const QString trace = tmp.filePath("trace.json");
-        Run r = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial,parallel,greedy", "--devices",
-                     "cpu:2", "--iterations", "3", "--trace", trace, "--json"});
+        Run r = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial,parallel,greedy",
+                     "--devices", "cpu:2", "--iterations", "3", "--trace", trace, "--json"});
         QCOMPARE(r.exitCode, 0);
         const QJsonArray schedules = QJsonDocument::fromJson(r.out.toUtf8()).object()["schedules"].toArray();
-        QCOMPARE(schedules.size(), 3);
+        QCOMPARE(schedules.size(), 4); // and serial with both cores as intra-op threads
+        QCOMPARE(schedules[3].toObject()["name"].toString(), QStringLiteral("serial, 2 threads"));
         for (const QJsonValue &v : schedules) {
             const QJsonObject s = v.toObject();
             for (const char *key : {"name", "makespan_ms", "predicted_ms", "devices"})

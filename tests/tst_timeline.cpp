@@ -82,6 +82,7 @@ private slots:
         schedule::ProfileOptions o;
         o.devices = 2;
         o.iterations = 2;
+        o.allCoresSerial = false;
         panel.profile(std::make_shared<Model>(model), o);
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.front().front().toString(), QString());

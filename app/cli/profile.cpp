@@ -5,17 +5,15 @@
 // one Chrome trace (a process per schedule and device).
 
 #include "commands.h"
-
 #include "onnx/modelio.h"
 #include "schedule/profiler.h"
 #include "trace/chrometrace.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -27,7 +25,8 @@ Expected<int> deviceCount(const std::string &spec)
 {
     const auto colon = spec.find(':');
     if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
-        return Status::invalid("--devices must be cpu:N (GPU devices arrive with the CUDA backend; --simulate gpu:N predicts them)");
+        return Status::invalid("--devices must be cpu:N (GPU devices arrive with the CUDA backend; "
+                               "--simulate gpu:N predicts them)");
     const int n = std::atoi(spec.substr(colon + 1).c_str());
     if (n < 1 || n > 256)
         return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256");
@@ -69,7 +68,9 @@ int runProfile(const ProfileArgs &args)
     const std::vector<schedule::ProfileRun> &reports = *runs;
     const int threads = options.threadsPerDevice;
     if (!args.trace.empty())
-        if (Status written = trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace); !written)
+        if (Status written =
+                trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace);
+            !written)
             return reportError(written);
 
     if (args.json) {
@@ -79,9 +80,10 @@ int runProfile(const ProfileArgs &args)
         j["simulated"] = !args.simulate.empty();
         j["schedules"] = nlohmann::ordered_json::array();
         for (const schedule::ProfileRun &r : reports) {
-            nlohmann::ordered_json s{{"name", r.name},          {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
-                                     {"idle_ms", r.idleMs},      {"overlap", r.overlap},        {"transfers", r.transfers},
-                                     {"measured", r.measured}};
+            nlohmann::ordered_json s{
+                {"name", r.name},        {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
+                {"idle_ms", r.idleMs},   {"overlap", r.overlap},        {"transfers", r.transfers},
+                {"measured", r.measured}};
             s["devices"] = nlohmann::ordered_json::array();
             for (const auto &[d, u] : r.utilization)
                 s["devices"].push_back({{"name", d}, {"utilization", u}});
@@ -92,22 +94,23 @@ int runProfile(const ProfileArgs &args)
     }
     std::printf("%s on %s%s, %d thread%s per device, median of %d runs\n\n", args.model.c_str(),
                 (args.simulate.empty() ? args.devices : args.simulate).c_str(),
-                args.simulate.empty() ? "" : " (simulated)", threads, threads == 1 ? "" : "s", args.iterations);
-    std::printf("%-12s %12s %13s %10s %10s %9s  %s\n", "schedule", "makespan ms", "predicted ms", "idle ms",
+                args.simulate.empty() ? "" : " (simulated)", threads, threads == 1 ? "" : "s",
+                args.iterations);
+    std::printf("%-18s %12s %13s %10s %10s %9s  %s\n", "schedule", "makespan ms", "predicted ms", "idle ms",
                 "transfers", "overlap", "utilization per device");
     const double serial = reports.empty() ? 0.0 : reports.front().makespanMs;
     for (const schedule::ProfileRun &r : reports) {
         std::ostringstream util;
         for (const auto &[d, u] : r.utilization)
             util << d << " " << int(u * 100 + 0.5) << "%  ";
-        std::printf("%-12s %12.3f %13.3f %10.3f %10zu %8.0f%%  %s\n", r.name.c_str(), r.makespanMs, r.predictedMs,
-                    r.idleMs, r.transfers, r.overlap * 100, util.str().c_str());
+        std::printf("%-18s %12.3f %13.3f %10.3f %10zu %8.0f%%  %s\n", r.name.c_str(), r.makespanMs,
+                    r.predictedMs, r.idleMs, r.transfers, r.overlap * 100, util.str().c_str());
     }
     if (reports.size() > 1 && serial > 0) {
         std::printf("\n");
         for (std::size_t i = 1; i < reports.size(); ++i)
-            std::printf("%s: %.2fx the speed of %s\n", reports[i].name.c_str(), serial / reports[i].makespanMs,
-                        reports.front().name.c_str());
+            std::printf("%s: %.2fx the speed of %s\n", reports[i].name.c_str(),
+                        serial / reports[i].makespanMs, reports.front().name.c_str());
     }
     return ExitOk;
 }

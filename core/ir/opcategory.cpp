@@ -99,7 +99,8 @@ std::string_view opCategoryName(OpCategory c)
     static constexpr std::array<std::string_view, 11> names{
         "compute",      "activation", "normalization", "elementwise",   "shape/layout", "reduction",
         "control flow", "fused",      "quantization",  "communication", "other"};
-    return names[static_cast<std::size_t>(c)];
+    const auto i = static_cast<std::size_t>(c);
+    return i < names.size() ? names[i] : std::string_view("idle"); // waits and host setup in traces
 }
 
 } // namespace opscope

@@ -109,6 +109,7 @@ private:
         omp_set_num_threads(backend.threads());
         for (std::uint32_t s = 0; s < queue.steps.size(); ++s) {
             const PlanStep &step = queue.steps[s];
+            const auto waitStart = std::chrono::steady_clock::now();
             if (!waitFor(step))
                 return Status::internal("stopped");
             if (m_options.cancel && m_options.cancel->load())
@@ -118,8 +119,9 @@ private:
             if (!st.isOk())
                 return fail(st);
             if (m_options.onStep)
-                m_options.onStep(
-                    {m_pg.graph, step.node, q, queue.device, start, std::chrono::steady_clock::now()});
+                m_options.onStep({m_pg.graph, step.node, q, queue.device, start,
+                                  std::chrono::steady_clock::now(),
+                                  step.waitFor.empty() ? start : waitStart});
             {
                 std::lock_guard lock(m_mutex);
                 m_done[q][s].store(true, std::memory_order_release);

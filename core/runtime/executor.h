@@ -23,6 +23,8 @@ struct StepEvent
     int device = 0;
     std::chrono::steady_clock::time_point start;
     std::chrono::steady_clock::time_point end;
+    // When the queue began waiting for this step's cross-queue dependencies (== start if it did not).
+    std::chrono::steady_clock::time_point waitStart;
 };
 
 class Backend;

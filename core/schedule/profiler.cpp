@@ -16,6 +16,8 @@ void summarizeRun(ProfileRun &r)
     const double makespan = t.duration();
     std::map<std::string, std::pair<double, int>> busy; // device → (busy seconds, queues)
     for (const trace::Lane &l : t.lanes) {
+        if (l.device == "host")
+            continue; // setup, not a device
         busy[l.device].first += trace::laneStats(l, makespan).busy;
         ++busy[l.device].second;
     }
@@ -34,8 +36,9 @@ void summarizeRun(ProfileRun &r)
             if (li == x.fromLane || li == x.toLane)
                 continue;
             for (const trace::Span &s : t.lanes[li].spans)
-                covered =
-                    std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
+                if (s.category != trace::kIdleCategory) // waiting is not computing
+                    covered =
+                        std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
         }
         overlapped += covered;
     }
@@ -163,6 +166,22 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         }
         summarizeRun(r);
         runs.push_back(std::move(r));
+    }
+    // The other way to use the same cores: one device, every core an intra-op thread.
+    const bool hasSerial = std::find(options.strategies.begin(), options.strategies.end(),
+                                     Strategy::Serial) != options.strategies.end();
+    if (options.simulate.empty() && options.devices > 1 && hasSerial && options.allCoresSerial) {
+        ProfileOptions all = options;
+        all.strategies = {Strategy::Serial};
+        all.devices = 1;
+        all.threadsPerDevice = options.devices * std::max(1, options.threadsPerDevice);
+        all.allCoresSerial = false;
+        Expected<std::vector<ProfileRun>> extra = profileModel(model, all);
+        if (!extra)
+            return extra.status();
+        extra->front().name = "serial, " + std::to_string(all.threadsPerDevice) + " threads";
+        extra->front().trace.name = extra->front().name;
+        runs.push_back(std::move(extra->front()));
     }
     return runs;
 }

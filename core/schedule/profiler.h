@@ -22,6 +22,8 @@ struct ProfileOptions
     int iterations = 10;      // timed runs per schedule; the median run is kept
     std::string simulate;     // predict for these devices ("gpu:4") instead of running
     std::uint64_t seed = 0;   // random inputs
+    // With several devices, also serial on one device with every core as an intra-op thread.
+    bool allCoresSerial = true;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> progress; // "greedy 3/10"
 };

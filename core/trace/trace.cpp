@@ -82,14 +82,29 @@ Trace Recorder::finish(const std::string &name)
     auto seconds = [&](std::chrono::steady_clock::time_point p) {
         return std::chrono::duration<double>(p - m_zero).count();
     };
+    double firstStart = -1.0;
     for (const Event &e : m_events) {
         const std::string device = std::size_t(e.step.device) < m_devices.size()
                                        ? m_devices[std::size_t(e.step.device)]
                                        : "device " + std::to_string(e.step.device);
         const std::size_t lane = t.laneFor(device, e.step.queue);
+        const double waited = seconds(e.step.start) - seconds(e.step.waitStart);
+        if (e.step.waitStart.time_since_epoch().count() != 0 && waited > 1e-6)
+            // Waiting for another queue: a span of its own, so idle time shows where it comes from.
+            t.lanes[lane].spans.push_back({seconds(e.step.waitStart), seconds(e.step.start),
+                                           t.intern("waiting for " + e.name + "'s inputs"),
+                                           t.intern("(wait)"), kIdleCategory});
+        if (firstStart < 0 || seconds(e.step.start) < firstStart)
+            firstStart = seconds(e.step.start);
         Span s{seconds(e.step.start), seconds(e.step.end), t.intern(e.name), t.intern(e.op),
                std::uint8_t(opCategory(e.op, e.domain))};
         t.lanes[lane].spans.push_back(s);
+    }
+    // Host side: from the run's start to the first op (feeds, plan and memory setup).
+    if (firstStart > 1e-6) {
+        const std::size_t host = t.laneFor("host", 0);
+        t.lanes[host].spans.push_back(
+            {0.0, firstStart, t.intern("run setup"), t.intern("(host)"), kIdleCategory});
     }
     t.sortLanes();
     // Recv spans are the transfers: from the lane of the device named in "from".
@@ -150,7 +165,8 @@ LaneStats laneStats(const Lane &lane, double makespan)
 {
     LaneStats s;
     for (const Span &sp : lane.spans)
-        s.busy += sp.end - sp.start;
+        if (sp.category != kIdleCategory)
+            s.busy += sp.end - sp.start;
     s.utilization = makespan > 0 ? s.busy / makespan : 0.0;
     return s;
 }

@@ -15,6 +15,9 @@
 
 namespace opscope::trace {
 
+// Spans that are not work (waiting for another queue, host-side setup) carry this category.
+inline constexpr std::uint8_t kIdleCategory = 0xFF;
+
 struct Span
 {
     double start = 0.0, end = 0.0; // seconds
@@ -87,7 +90,7 @@ std::vector<DrawItem> levelOfDetail(const Lane &lane, double t0, double t1, doub
 
 struct LaneStats
 {
-    double busy = 0.0; // seconds covered by spans
+    double busy = 0.0; // seconds covered by work spans (not waits or host setup)
     double utilization = 0.0;
 };
 LaneStats laneStats(const Lane &lane, double makespan);
