@@ -4,11 +4,14 @@
 Blocks of Conv → BatchNormalization → Relu → Conv → BatchNormalization → Add(residual) → Relu,
 with the Identity/Dropout/constant-shape noise exporters leave behind. Usage: make_deep_cnn.py OUT [BLOCKS]
 """
+import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnxgen  # noqa: E402
 
 
 def main():
@@ -53,13 +56,7 @@ def main():
         x = p + "drop"
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="pool"))
     nodes.append(helper.make_node("Flatten", ["pooled"], ["output"], name="flatten"))
-    graph = helper.make_graph(nodes, "deep_cnn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, 16, 16])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, c])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="opscope-bench")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, out)
-    print(f"{out}: {len(nodes)} nodes")
+    onnxgen.save(nodes, inits, "deep_cnn", [1, c, 16, 16], [1, c], out)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,14 @@ millisecond on one core — enough work for parallel and multi-device schedules 
 
   make_inception.py OUT [BLOCKS] [CHANNELS] [SIZE]
 """
+import os
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnxgen  # noqa: E402
 
 
 def main():
@@ -42,13 +45,7 @@ def main():
         x = p + "/concat"
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["pooled"], name="/head/GlobalAveragePool"))
     nodes.append(helper.make_node("Flatten", ["pooled"], ["output"], name="/head/Flatten"))
-    graph = helper.make_graph(nodes, "inception", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, size, size])],
-                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, c])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="opscope-bench")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    onnx.save(model, out)
-    print(f"{out}: {len(nodes)} nodes")
+    onnxgen.save(nodes, inits, "inception", [1, 3, size, size], [1, c], out)
 
 
 if __name__ == "__main__":

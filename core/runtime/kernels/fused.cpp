@@ -88,15 +88,8 @@ Status biasGeluKernel(KernelContext &ctx)
     return Status::ok();
 }
 
-// Send hands the tensor on (it marks where a transfer starts); Recv copies it into memory its
-// own device allocated — between CPU devices, a memcpy between their arenas.
-Status sendKernel(KernelContext &ctx)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    ctx.setOutput(0, ctx.in(0));
-    return Status::ok();
-}
-
+// Recv copies the tensor into memory its own device allocated — between CPU devices, a memcpy
+// between their arenas. (Send hands the tensor on: it is Identity's kernel, shapeops.cpp.)
 Status recvKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -154,7 +147,6 @@ void registerFusedKernels(KernelRegistry &r)
     }
     r.add("ai.opscope", "ChannelShuffle", 1, channelShuffleKernel);
     r.add("com.microsoft", "BiasGelu", 1, biasGeluKernel);
-    r.add("ai.opscope", "Send", 1, sendKernel);
     r.add("ai.opscope", "Recv", 1, recvKernel);
 }
 

@@ -345,6 +345,7 @@ void registerShapeKernels(KernelRegistry &r)
 {
     using namespace kernels;
     r.add("Identity", identityKernel);
+    r.add("ai.opscope", "Send", 1, identityKernel); // marks where a transfer starts (schedule/partition.h)
     r.add("Dropout", dropoutKernel);
     r.add("Constant", constantKernel);
     r.add("Shape", shapeKernel);
