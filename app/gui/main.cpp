@@ -49,6 +49,9 @@ int main(int argc, char **argv)
     parser.addOptions({screenshot, run, step, select, compare, profile, partition, size});
     parser.process(app);
 
+    // Screenshots start from the default layout, not from a user's saved window state.
+    if (parser.isSet(screenshot))
+        QApplication::setOrganizationName(QStringLiteral("opscope-screenshots"));
     opscope::MainWindow window;
     const QStringList wh = parser.value(size).split(QLatin1Char('x'));
     if (parser.isSet(screenshot) && wh.size() == 2)

@@ -172,6 +172,9 @@ void MainWindow::buildDocks()
     timelineDock->setObjectName(QStringLiteral("timeline"));
     timelineDock->setWidget(m_profile);
     addDockWidget(Qt::BottomDockWidgetArea, timelineDock);
+    timelineDock->hide(); // until there is something to show: a profile, or an opened trace
+    connect(m_profile, &ProfilePanel::started, timelineDock, &QWidget::show);
+    m_timelineDock = timelineDock;
 
     auto *passDock = new QDockWidget(tr("Passes"), this);
     passDock->setObjectName(QStringLiteral("passes"));
@@ -231,6 +234,17 @@ void MainWindow::buildMenus()
     QMenu *profile = menuBar()->addMenu(tr("P&rofile"));
     profile->addAction(tr("&Profile…"), QKeySequence(Qt::CTRL | Qt::Key_P), m_profile,
                        &ProfilePanel::showProfileDialog);
+    profile->addAction(tr("&Open trace…"), this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open trace"), {}, tr("Chrome traces (*.json)"));
+        if (path.isEmpty())
+            return;
+        if (Status s = m_profile->openTrace(path); !s)
+            showError(tr("Cannot open trace"), QString::fromStdString(s.message()));
+        else
+            m_timelineDock->show();
+    });
+    profile->addAction(m_timelineDock->toggleViewAction());
     profile->addAction(tr("P&artition for devices…"), this, [this] {
         bool ok = false;
         const int n =

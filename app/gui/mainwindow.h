@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 
+class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -99,6 +100,7 @@ private:
     InspectorModel *m_inspector;
     ModelSummaryModel *m_summary;
     QTabWidget *m_inspectorTabs = nullptr;
+    QDockWidget *m_timelineDock = nullptr;
     QLineEdit *m_search = nullptr;
     QLabel *m_searchStatus = nullptr;
     QProgressBar *m_progress = nullptr;
