@@ -2,6 +2,7 @@
 // the optimized model (atomically; never over the input unless --force).
 
 #include "commands.h"
+#include "ir/summary.h"
 #include "onnx/modelio.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
@@ -19,27 +20,6 @@ namespace opscope::cli {
 namespace {
 
 using passes::PassRecord;
-
-void countOps(const Graph &graph, std::map<std::string, int> &counts)
-{
-    for (NodeId id : graph.nodeIds()) {
-        const Node &n = graph.node(id);
-        ++counts[(n.domain.empty() || n.domain == "ai.onnx") ? n.opType : n.domain + "::" + n.opType];
-        for (const Attribute &a : n.attributes) {
-            if (a.g)
-                countOps(*a.g, counts);
-            for (const auto &g : a.graphs)
-                countOps(*g, counts);
-        }
-    }
-}
-
-std::map<std::string, int> opCounts(const Model &model)
-{
-    std::map<std::string, int> counts;
-    countOps(model.graph, counts);
-    return counts;
-}
 
 std::vector<std::string> nodeNames(const Graph &graph, const std::vector<NodeId> &ids)
 {
@@ -113,8 +93,8 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
     std::cout << "total " << before.graph.nodeCountWithSubgraphs() << " → "
               << after.graph.nodeCountWithSubgraphs() << " nodes in " << total << " ms\n\n";
 
-    const auto a = opCounts(before), b = opCounts(after);
-    std::map<std::string, std::pair<int, int>> rows;
+    const auto a = opHistogram(before.graph), b = opHistogram(after.graph);
+    std::map<std::string, std::pair<std::size_t, std::size_t>> rows;
     for (const auto &[op, n] : a)
         rows[op].first = n;
     for (const auto &[op, n] : b)
@@ -220,8 +200,8 @@ int runOptimize(const OptimizeArgs &args)
             before = after;
         }
         report["passes"] = list;
-        report["ops_before"] = opCounts(*result.initial);
-        report["ops_after"] = opCounts(model);
+        report["ops_before"] = opHistogram(result.initial->graph);
+        report["ops_after"] = opHistogram(model.graph);
         if (Status ok = writeJsonAtomically(args.report, report.dump(2) + "\n"); !ok)
             return reportError(ok);
     }

@@ -45,7 +45,7 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
     for (NodeId id : g.nodeIds()) {
         const Node &n = g.node(id);
         const bool onnxDomain = n.domain.empty() || n.domain == "ai.onnx";
-        ++s.opHistogram[onnxDomain ? n.opType : n.domain + "::" + n.opType];
+        ++s.opHistogram[opKey(n)];
         for (ValueId out : n.outputs) {
             if (!out.valid())
                 continue;
@@ -103,6 +103,31 @@ ModelSummary summarizeModel(const Model &model, std::size_t topN)
     inits.resize(keep);
     s.largestInitializers = std::move(inits);
     return s;
+}
+
+std::string opKey(const Node &node)
+{
+    return node.domain.empty() || node.domain == "ai.onnx" ? node.opType : node.domain + "::" + node.opType;
+}
+
+std::map<std::string, std::size_t> opHistogram(const Graph &graph)
+{
+    std::map<std::string, std::size_t> counts;
+    const auto add = [&counts](const Graph &g, const auto &self) -> void {
+        for (NodeId id : g.nodeIds()) {
+            const Node &n = g.node(id);
+            ++counts[opKey(n)];
+            for (const Attribute &a : n.attributes) {
+                if (a.g)
+                    self(*a.g, self);
+                for (const ClonePtr<Graph> &sub : a.graphs)
+                    if (sub)
+                        self(*sub, self);
+            }
+        }
+    };
+    add(graph, add);
+    return counts;
 }
 
 } // namespace opscope

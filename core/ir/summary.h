@@ -52,6 +52,11 @@ struct ModelSummary
 };
 
 ModelSummary summarizeModel(const Model &model, std::size_t topN = 10);
+
+// "Conv" for the ONNX domain, "com.microsoft::Attention" otherwise: how ops are counted and shown.
+std::string opKey(const Node &node);
+// Nodes per op key, subgraphs included (ModelSummary::opHistogram without the rest of the summary).
+std::map<std::string, std::size_t> opHistogram(const Graph &graph);
 ValueSummary summarizeValue(const Value &value);
 
 } // namespace opscope

@@ -1,5 +1,6 @@
 #include "passtest.h"
 
+#include "ir/summary.h"
 #include "onnx/modelio.h"
 #include "runtime/conformance.h"
 #include "runtime/randominputs.h"
@@ -156,35 +157,15 @@ Model ModelBuilder::build() const
     return loaded->model;
 }
 
-namespace {
-
-void countInto(const Graph &graph, std::map<std::string, int> &counts)
+std::map<std::string, std::size_t> countOps(const Model &model)
 {
-    for (NodeId id : graph.nodeIds()) {
-        const Node &n = graph.node(id);
-        ++counts[n.domain.empty() ? n.opType : n.domain + "::" + n.opType];
-        for (const Attribute &a : n.attributes) {
-            if (a.g)
-                countInto(*a.g, counts);
-            for (const auto &g : a.graphs)
-                countInto(*g, counts);
-        }
-    }
+    return opHistogram(model.graph);
 }
 
-} // namespace
-
-std::map<std::string, int> countOps(const Model &model)
-{
-    std::map<std::string, int> counts;
-    countInto(model.graph, counts);
-    return counts;
-}
-
-int opCount(const std::map<std::string, int> &ops, const std::string &op)
+int opCount(const std::map<std::string, std::size_t> &ops, const std::string &op)
 {
     const auto it = ops.find(op);
-    return it == ops.end() ? 0 : it->second;
+    return it == ops.end() ? 0 : int(it->second);
 }
 
 PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &passes,

@@ -49,13 +49,13 @@ struct PassOutcome
 {
     Model after;
     passes::PipelineResult result;
-    std::map<std::string, int> opsBefore, opsAfter; // "Conv", "ai.opscope::FusedConv"
+    std::map<std::string, std::size_t> opsBefore, opsAfter; // opHistogram: "Conv", "ai.opscope::FusedConv"
     double maxAbsDiff = 0.0;
     bool compared = false; // false when the test already failed
 };
 
-int opCount(const std::map<std::string, int> &ops, const std::string &op);
-std::map<std::string, int> countOps(const Model &model);
+int opCount(const std::map<std::string, std::size_t> &ops, const std::string &op);
+std::map<std::string, std::size_t> countOps(const Model &model); // opHistogram of the main graph
 
 // Runs `passes` (verifier on) and compares outputs before/after for every seed × binding of the
 // symbolic dim "N". Fails the current test (QTest) on a pipeline error, a run error or a difference
