@@ -236,13 +236,7 @@ std::string GraphPane::visibleKeyFor(const std::string &nodeName) const
 {
     if (const auto it = m_alias.find(nodeName); it != m_alias.end() && m_presentation.index.count(it->second))
         return it->second;
-    std::vector<std::string> chain;
-    for (std::string g = m_grouping.groupOf(nodeName); !g.empty(); g = m_grouping.parentOf(g))
-        chain.push_back(g);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-        if (!m_expanded.count(*it))
-            return "group:" + *it;
-    return nodeName;
+    return m_grouping.visibleKey(nodeName, m_expanded);
 }
 
 void GraphPane::onActivated(int side, const QString &qkey)

@@ -154,6 +154,17 @@ std::size_t Grouping::directNodes(const std::string &group) const
     return it == m_direct.end() ? 0 : it->second;
 }
 
+std::string Grouping::visibleKey(const std::string &nodeName, const std::set<std::string> &expanded) const
+{
+    std::vector<std::string> chain;
+    for (std::string g = groupOf(nodeName); !g.empty(); g = parentOf(g))
+        chain.push_back(g);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        if (!expanded.count(*it))
+            return "group:" + *it;
+    return nodeName;
+}
+
 std::set<std::string> Grouping::initialExpansion(std::size_t budget) const
 {
     std::set<std::string> open{""};
@@ -199,14 +210,8 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
     Presentation p;
     p.alias = alias;
     // The visible item a node stands under: its outermost closed group, else itself.
-    auto representative = [&](const std::string &nodeName) -> std::string {
-        std::vector<std::string> chain;
-        for (std::string g = grouping.groupOf(nodeName); !g.empty(); g = grouping.parentOf(g))
-            chain.push_back(g);
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-            if (!expanded.count(*it))
-                return "group:" + *it;
-        return nodeName;
+    auto representative = [&](const std::string &nodeName) {
+        return grouping.visibleKey(nodeName, expanded);
     };
     // The item key of a node of graph gi: its representative, or the slot it was aliased to.
     auto keyFor = [&](std::size_t gi, const std::string &nodeName) -> std::string {

@@ -90,6 +90,9 @@ public:
     const std::vector<std::string> &childGroups(const std::string &group) const;
     std::size_t directNodes(const std::string &group) const;
     bool isGroup(const std::string &group) const { return group.empty() || m_size.count(group); }
+    // The item a node is drawn as with `expanded` open: its outermost closed group
+    // ("group:<path>"), or the node itself.
+    std::string visibleKey(const std::string &nodeName, const std::set<std::string> &expanded) const;
     // The groups to open so that about `budget` items are visible, outermost first.
     std::set<std::string> initialExpansion(std::size_t budget) const;
 
