@@ -45,6 +45,8 @@ public:
     void setMode(Mode mode);
     Mode mode() const { return m_mode; }
     const Graph *graph(int side) const { return m_graphs[std::size_t(side)]; }
+    // The model graph(side) belongs to (its opsets, for the inspector).
+    const std::shared_ptr<const Model> &model(int side) const { return m_models[std::size_t(side)]; }
     const GraphDiff &diff() const { return m_diff; }
 
     GraphScene *scene(int side) const;

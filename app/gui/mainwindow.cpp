@@ -101,7 +101,9 @@ MainWindow::MainWindow(QWidget *parent)
         showError(tr("Layout failed"), m);
         updateBusy();
     });
-    connect(m_graph, &GraphPane::nodeSelected, this, &MainWindow::inspectNode);
+    connect(m_graph, &GraphPane::nodeSelected, this, [this](int side, const Graph *graph, NodeId node) {
+        inspectNode(*m_graph->model(side), *graph, node);
+    });
     connect(m_graph, &GraphPane::tensorSelected, this, &MainWindow::inspectTensor);
     connect(m_graph, &GraphPane::bodyRequested, this, &MainWindow::showBody);
 
@@ -620,19 +622,16 @@ void MainWindow::selectNode(const QString &name)
         }
 }
 
-void MainWindow::inspectNode(int side, const Graph *graph, NodeId node)
+void MainWindow::inspectNode(const Model &model, const Graph &graph, NodeId node)
 {
-    const std::shared_ptr<const Model> model =
-        m_graph->graph(side) == graph && side == 1 && m_result ? modelAfter(m_step) : m_model;
-    const Model &m = model ? *model : *m_model;
-    std::vector<PropertySection> sections = opscope::inspectNode(m, *graph, node);
-    for (ValueId v : graph->node(node).inputs) {
-        if (!v.valid() || !graph->value(v).initializer || graph->value(v).isGraphInput)
+    std::vector<PropertySection> sections = opscope::inspectNode(model, graph, node);
+    for (ValueId v : graph.node(node).inputs) {
+        if (!v.valid() || !graph.value(v).initializer || graph.value(v).isGraphInput)
             continue;
-        if (graph->value(v).initializer->elementCount() > kStatsLimit)
+        if (graph.value(v).initializer->elementCount() > kStatsLimit)
             continue;
-        for (PropertySection &s : inspectInitializer(*graph, v)) {
-            s.title += QStringLiteral(": ").toStdString() + graph->value(v).name;
+        for (PropertySection &s : inspectInitializer(graph, v)) {
+            s.title += ": " + graph.value(v).name;
             sections.push_back(std::move(s));
         }
     }
@@ -657,7 +656,9 @@ void MainWindow::showBody(std::shared_ptr<const Model> model, const Graph *body,
     auto *pane = new GraphPane(m_layouts, dock);
     dock->setWidget(pane);
     addDockWidget(Qt::BottomDockWidgetArea, dock);
-    connect(pane, &GraphPane::nodeSelected, this, &MainWindow::inspectNode);
+    connect(pane, &GraphPane::nodeSelected, this, [this, pane](int side, const Graph *graph, NodeId node) {
+        inspectNode(*pane->model(side), *graph, node);
+    });
     connect(pane, &GraphPane::bodyRequested, this, &MainWindow::showBody);
     pane->showGraph(std::move(model), body);
 }
