@@ -12,10 +12,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 namespace opscope::cli {
 
