@@ -128,6 +128,8 @@ namespace {
 
 namespace dom = simdjson::dom;
 
+constexpr double kAdjacent = 2e-9; // seconds
+
 // pid/tid are numbers in Chrome's traces and strings in some profilers'.
 std::string idText(dom::element v)
 {
@@ -256,7 +258,9 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
     std::unordered_map<std::string, std::uint8_t> categories;
     for (const Raw &r : raws) {
         auto &ends = stackEnds[{r.pid, r.tid}];
-        while (!ends.empty() && ends.back() <= r.start)
+        // ts and dur are rounded separately in the file (to 1 ns here, coarser elsewhere): a span
+        // that starts where the previous one ended must not count as nested inside it.
+        while (!ends.empty() && ends.back() <= r.start + kAdjacent)
             ends.pop_back();
         const std::size_t depth = ends.size();
         ends.push_back(r.end);
