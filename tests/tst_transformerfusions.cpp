@@ -5,37 +5,11 @@
 #include "passtest.h"
 #include "testsupport.h"
 
-#include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
 
 using namespace opscope;
 using namespace opscope::test;
-
-namespace {
-
-// Saves and reloads (running onnx::checker); returns its checker findings.
-std::vector<std::string> checkerFindings(const Model &model)
-{
-    QTemporaryDir dir;
-    const auto path = std::filesystem::path(dir.path().toStdString()) / "m.onnx";
-    std::vector<std::string> out;
-    if (!saveModel(model, path)) {
-        out.push_back("save failed");
-        return out;
-    }
-    Expected<ImportResult> back = loadModel(path);
-    if (!back) {
-        out.push_back(back.status().message());
-        return out;
-    }
-    for (const std::string &w : back->warnings)
-        if (w.find("checker") != std::string::npos)
-            out.push_back(w);
-    return out;
-}
-
-} // namespace
 
 class TestTransformerFusions : public QObject
 {

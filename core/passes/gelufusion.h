@@ -1,14 +1,15 @@
 #pragma once
-// gelu-fusion: the exact (erf) GELU written out by exporters becomes opscope's Gelu
-// (ai.opscope::Gelu, attribute approximate = "none"; ONNX's own Gelu arrived in opset 20).
+// gelu-fusion: the GELU exporters write out op by op becomes opscope's Gelu (ai.opscope::Gelu;
+// ONNX's own Gelu arrived in opset 20), both forms:
 //
-//     x ──► Div(√2) | Mul(1/√2) ──► Erf ──► Add(1) ──► Mul(x, ·) ──► Mul(0.5) ──► y
-//     (also  x·((erf+1)·0.5)  and  (x·0.5)·(erf+1))
-//     →   x ──► Gelu ──► y
+//   erf:   x ──► Div(√2) | Mul(1/√2) ──► Erf ──► Add(1) ──► Mul(x, ·) ──► Mul(0.5) ──► y
+//   tanh:  x ──► Pow(3) | x·(x·x) ──► Mul(0.044715) ──► Add(x, ·) ──► Mul(√(2/π)) ──► Tanh ──► Add(1) ──► …
+//   (the tail also as x·((t+1)·0.5) and (x·0.5)·(t+1))
+//   →   x ──► Gelu(approximate = none | tanh) ──► y
 //
-// Valid when the constants are √2 (or 1/√2), 1 and 0.5 within float rounding, x is float32,
-// and the intermediates have no other readers. --target ort writes com.microsoft.Gelu (or BiasGelu
-// when a bias Add feeds it); --target onnx lowers it back to the five ops.
+// Valid when the constants match within float rounding, x is float32, and the intermediates have
+// no other readers. --target ort writes com.microsoft.Gelu (BiasGelu when a bias Add feeds it) or
+// FastGelu for the tanh form; --target onnx lowers it back to the ops.
 
 #include "passes/pass.h"
 

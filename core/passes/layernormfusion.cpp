@@ -142,6 +142,65 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
                            {x, gamma, beta, out, eps},
                            {-static_cast<std::int64_t>(k)}});
     }
+    // After the LayerNorm matches: inside a LayerNorm, (x−mean) is also RMS-normalized; applying
+    // the LayerNorm first leaves that RMS match stale, so it is skipped.
+    selectRms(graph, matches);
+}
+
+void LayerNormFusion::selectRms(const Graph &graph, std::vector<Match> &matches) const
+{
+    for (NodeId id : graph.nodeIds()) {
+        const Node &var = graph.node(id);
+        if (!isOp(var, "ReduceMean") || var.inputs.empty() || !hasSingleUse(graph, var.inputs[0]) ||
+            !hasSingleUse(graph, var.outputs[0]))
+            continue;
+        const Node *square = producerOf(graph, var.inputs[0]);
+        if (!square)
+            continue;
+        const ValueId x = square->inputs[0];
+        const bool squares = (isOp(*square, "Pow") && isConstantValue(graph, square->inputs[1], 2.0f)) ||
+                             (isOp(*square, "Mul") && square->inputs.size() == 2 && square->inputs[1] == x);
+        const auto rank = knownRank(graph, x);
+        if (!squares || !rank || elementType(graph, x) != DataType::Float)
+            continue;
+        const auto axes = meanAxes(graph, var, *rank);
+        const NodeId addEpsId = singleConsumer(graph, var.outputs[0]);
+        if (!axes || !isOp(graph.node(addEpsId), "Add"))
+            continue;
+        const Node &addEps = graph.node(addEpsId);
+        const ValueId eps = otherOperand(addEps, var.outputs[0]);
+        const auto epsValue = eps.valid() ? constantFloats(graph, eps) : std::nullopt;
+        if (!epsValue || epsValue->size() != 1 || !hasSingleUse(graph, addEps.outputs[0]))
+            continue;
+        const NodeId sqrtId = singleConsumer(graph, addEps.outputs[0]);
+        const Node &sqrtNode = graph.node(sqrtId);
+        if (!isOp(sqrtNode, "Sqrt") || !hasSingleUse(graph, sqrtNode.outputs[0]))
+            continue;
+        std::vector<NodeId> nodes{square->id, id, addEpsId, sqrtId};
+        // x / √…  or  x · Reciprocal(√…)
+        NodeId divideId = singleConsumer(graph, sqrtNode.outputs[0]);
+        const Node *divide = &graph.node(divideId);
+        if (isOp(*divide, "Reciprocal") && hasSingleUse(graph, divide->outputs[0])) {
+            nodes.push_back(divideId);
+            const ValueId r = divide->outputs[0];
+            divideId = singleConsumer(graph, r);
+            divide = &graph.node(divideId);
+            if (!isOp(*divide, "Mul") || otherOperand(*divide, r) != x)
+                continue;
+        } else if (!isOp(*divide, "Div") || divide->inputs[0] != x) {
+            continue;
+        }
+        nodes.insert(nodes.begin(), divideId);
+        ValueId gamma, out = divide->outputs[0];
+        if (const NodeId mId = hasSingleUse(graph, out) ? singleConsumer(graph, out) : NodeId();
+            mId.valid() && isOp(graph.node(mId), "Mul") &&
+            normalizedShaped(graph, otherOperand(graph.node(mId), out), axes->size())) {
+            gamma = otherOperand(graph.node(mId), out);
+            nodes.push_back(mId);
+            out = graph.node(mId).outputs[0];
+        }
+        matches.push_back({"rmsnorm", nodes, {x, gamma, ValueId(), out, eps}, {-std::int64_t(axes->size())}});
+    }
 }
 
 Expected<bool> LayerNormFusion::apply(Model &model, Graph &graph, const Match &m) const
@@ -154,7 +213,7 @@ Expected<bool> LayerNormFusion::apply(Model &model, Graph &graph, const Match &m
     std::vector<std::int64_t> normDims;
     for (std::size_t i = rank - static_cast<std::size_t>(-axis); i < rank; ++i) {
         const auto d = knownDim(graph, x, i);
-        if (!d && (!gamma.valid() || !beta.valid()))
+        if (!d && (!gamma.valid() || (!beta.valid() && m.rule != "rmsnorm")))
             return false; // γ = 1 / β = 0 need the normalized size
         normDims.push_back(d.value_or(0));
     }
@@ -165,6 +224,18 @@ Expected<bool> LayerNormFusion::apply(Model &model, Graph &graph, const Match &m
     if (!gamma.valid())
         gamma = addConstant(graph, base + "_gamma",
                             floatTensor(normDims, std::vector<float>(std::size_t(count), 1.0f)));
+    if (m.rule == "rmsnorm") {
+        Expected<NodeId> rms = addNodeWithOutputs(
+            graph, "RMSNormalization", {x, gamma}, 1, base + "_rmsnorm",
+            {Attribute::makeInt("axis", axis), Attribute::makeFloat("epsilon", eps)}, kOpscopeDomain);
+        if (!rms)
+            return rms.status();
+        graph.value(graph.node(*rms).outputs[0]).type = graph.value(out).type;
+        OPSCOPE_TRY(replaceValue(graph, out, graph.node(*rms).outputs[0]));
+        eraseUnread(graph, m.nodes);
+        ensureOpset(model, kOpscopeDomain, 1);
+        return true;
+    }
     const bool standard = model.opsetVersion("") >= 17;
     std::vector<ValueId> inputs{x, gamma};
     if (beta.valid())

@@ -1,9 +1,11 @@
 #include "passes/lowering.h"
 
 #include "passes/fusionutil.h"
+#include "passes/lowerextended.h"
 #include "passes/passutil.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 namespace opscope::passes {
@@ -118,6 +120,8 @@ Expected<bool> lowerLayerNorm(Model &, Graph &graph, NodeId id)
 
 Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
 {
+    if (Expected<bool> done = lowerExtendedOp(model, graph, id); !done || *done)
+        return done;
     const Node n = graph.node(id);
     const std::string base = n.name;
     if (n.opType == "FusedConv" || n.opType == "FusedGemm") {
@@ -138,8 +142,25 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
         return true;
     }
     if (n.opType == "FusedMatMul") {
-        Expected<NodeId> mm =
-            addNodeWithOutputs(graph, "MatMul", {n.inputs[0], n.inputs[1]}, 1, base + "_matmul");
+        // transA / transB: the Transposes written out again.
+        std::vector<ValueId> operands{n.inputs[0], n.inputs[1]};
+        for (std::size_t i = 0; i < 2; ++i) {
+            if (!attrInt(n, i == 0 ? "transA" : "transB", 0))
+                continue;
+            const auto rank = knownRank(graph, operands[i]);
+            if (!rank || *rank < 2)
+                return Status::unsupported("FusedMatMul '" + base +
+                                           "' with a transposed operand of unknown rank");
+            std::vector<std::int64_t> perm(*rank);
+            std::iota(perm.begin(), perm.end(), 0);
+            std::swap(perm[*rank - 1], perm[*rank - 2]);
+            Expected<NodeId> t = addNodeWithOutputs(graph, "Transpose", {operands[i]}, 1, base + "_transpose",
+                                                    {Attribute::makeInts("perm", perm)});
+            if (!t)
+                return t.status();
+            operands[i] = graph.node(*t).outputs[0];
+        }
+        Expected<NodeId> mm = addNodeWithOutputs(graph, "MatMul", operands, 1, base + "_matmul");
         if (!mm)
             return mm.status();
         ValueId out = graph.node(*mm).outputs[0];
@@ -263,6 +284,8 @@ bool upgradeToOpset17(Model &model)
 // ONNX Runtime's com.microsoft form, when it has one. false: lower to ONNX instead.
 Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
 {
+    if (Expected<bool> done = extendedOpToOrt(model, graph, id); !done || *done)
+        return done;
     Node &n = graph.node(id);
     const auto act = activationFromAttributes(n);
     static const std::set<std::string> convActs{"Relu",        "LeakyRelu", "Clip",
@@ -317,8 +340,9 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
     if (n.opType == "FusedMatMul") {
         const std::vector<ValueId> inputs = n.inputs;
         const float alpha = attrFloat(n, "alpha", 1.0f);
+        const bool transposes = attrInt(n, "transA", 0) || attrInt(n, "transB", 0);
         if (inputs.size() <= 2 || !inputs[2].valid()) {
-            if (alpha == 1.0f) {
+            if (alpha == 1.0f && !transposes) {
                 n.opType = "MatMul";
                 n.domain.clear();
                 removeAttribute(n, "alpha");
@@ -328,11 +352,12 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
             ensureOpset(model, kMicrosoftDomain, 1);
             return true;
         }
+        std::vector<Attribute> attrs = n.attributes;
         Expected<NodeId> mm =
-            alpha == 1.0f
+            alpha == 1.0f && !transposes
                 ? addNodeWithOutputs(graph, "MatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul")
                 : addNodeWithOutputs(graph, "FusedMatMul", {inputs[0], inputs[1]}, 1, n.name + "_matmul",
-                                     {Attribute::makeFloat("alpha", alpha)}, kMicrosoftDomain);
+                                     std::move(attrs), kMicrosoftDomain);
         if (!mm)
             return mm.status();
         graph.value(graph.node(*mm).outputs[0]).type = graph.value(graph.node(id).outputs[0]).type;

@@ -396,4 +396,30 @@ std::map<std::string, int> opsetMap(const Model &model)
     return out;
 }
 
+const Node *lastAxesTranspose(const Graph &graph, ValueId v)
+{
+    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
+    if (!p.valid() || !isOp(graph.node(p), "Transpose"))
+        return nullptr;
+    const Node &t = graph.node(p);
+    const auto rank = knownRank(graph, t.inputs[0]);
+    if (!rank || *rank < 2)
+        return nullptr;
+    std::vector<std::int64_t> perm = attrInts(t, "perm");
+    if (perm.empty() && *rank == 2)
+        perm = {1, 0}; // no perm: every axis reversed
+    if (perm.size() != *rank)
+        return nullptr;
+    for (std::size_t i = 0; i + 2 < *rank; ++i)
+        if (perm[i] != static_cast<std::int64_t>(i))
+            return nullptr;
+    const auto r = static_cast<std::int64_t>(*rank);
+    return perm[*rank - 2] == r - 1 && perm[*rank - 1] == r - 2 ? &t : nullptr;
+}
+
+bool isTransposeWith(const Node &node, const std::vector<std::int64_t> &perm)
+{
+    return isOp(node, "Transpose") && attrInts(node, "perm") == perm;
+}
+
 } // namespace opscope::passes

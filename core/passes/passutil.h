@@ -84,6 +84,11 @@ Status bypassNode(Graph &graph, NodeId node, ValueId with);
 // Removes an initializer nothing uses.
 void eraseConstantIfUnused(Graph &graph, ValueId v);
 
+// v = Transpose(w) swapping only the last two axes of w (known rank ≥ 2): the Transpose, else null.
+const Node *lastAxesTranspose(const Graph &graph, ValueId v);
+// A Transpose whose perm attribute equals `perm`.
+bool isTransposeWith(const Node &node, const std::vector<std::int64_t> &perm);
+
 // Adds (or raises) an opset import.
 void ensureOpset(Model &model, const std::string &domain, std::int64_t version);
 std::map<std::string, int> opsetMap(const Model &model);

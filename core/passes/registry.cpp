@@ -1,6 +1,7 @@
 #include "passes/registry.h"
 
 #include "passes/algebraicsimplification.h"
+#include "passes/attentionfusion.h"
 #include "passes/bnscalefusion.h"
 #include "passes/bntoscale.h"
 #include "passes/channelshuffle.h"
@@ -13,16 +14,22 @@
 #include "passes/convmulfusion.h"
 #include "passes/deadcodeelimination.h"
 #include "passes/elementwiseforward.h"
+#include "passes/eltwisefusion.h"
 #include "passes/gelufusion.h"
 #include "passes/gemmactivationfusion.h"
+#include "passes/globalpoolfusion.h"
+#include "passes/hardswishfusion.h"
 #include "passes/layernormfusion.h"
 #include "passes/lowering.h"
 #include "passes/matmuladdfusion.h"
 #include "passes/matmulbnfusion.h"
 #include "passes/matmulscalefusion.h"
+#include "passes/matmultransposefusion.h"
 #include "passes/partitionpass.h"
+#include "passes/prelufusion.h"
 #include "passes/preluleakyrelu.h"
 #include "passes/redundantnodes.h"
+#include "passes/swishfusion.h"
 
 #include <algorithm>
 #include <functional>
@@ -61,6 +68,11 @@ const std::vector<Entry> &entries()
         entry<LayerNormFusion>("ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add) → LayerNormalization",
                                "extended"),
         entry<GeluFusion>("the erf GELU written out (Div, Erf, Add, Mul, Mul) → Gelu", "extended"),
+        entry<SwishFusion>("x·Sigmoid(x) (and x·Sigmoid(βx)) → Swish", "extended"),
+        entry<HardSwishFusion>("x·HardSigmoid(x) and x·Clip(x+3, 0, 6)/6 → HardSwish", "extended"),
+        entry<PReluFusion>("Relu(x) − α·Relu(−x), Max/Min and Where(x<0, αx, x) forms → PRelu", "extended"),
+        entry<AttentionFusion>("Q·Kᵀ·scale (+mask) → Softmax → ·V, with head split/merge → Attention",
+                               "extended"),
         entry<PReluToLeakyRelu>("PRelu with one slope value → LeakyRelu", "extended"),
         entry<ChannelShuffleCanonicalization>("Reshape-Transpose-Reshape channel shuffle → ChannelShuffle",
                                               "extended"),
@@ -72,10 +84,15 @@ const std::vector<Entry> &entries()
         entry<ConvMulFusion>("fold a per-channel constant Mul into the preceding Conv", "extended"),
         entry<ConvAddFusion>("fold a per-channel constant Add into the Conv bias", "extended"),
         entry<MatMulScaleFusion>("fold a scalar Mul/Div around MatMul into weights or alpha", "extended"),
+        entry<MatMulTransposeFusion>("Transpose of a MatMul operand or product → transA/transB, pairs cancel",
+                                     "extended"),
+        entry<GlobalPoolFusion>(
+            "ReduceMean/ReduceMax over all spatial axes → GlobalAveragePool/GlobalMaxPool", "extended"),
         entry<MatMulAddFusion>("MatMul + bias Add → Gemm (2-D) or FusedMatMul", "extended"),
         entry<ConvActivationFusion>(
             "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
+        entry<EltwiseFusion>("a·c1 + b·c2 − … with scalar constants → one Eltwise", "extended"),
         entry<PartitionForDevices>("place nodes on N devices (greedy) and add Send/Recv where tensors cross",
                                    "devices"),
         entry<LowerToOnnx>("export target: opscope ops back to standard ONNX", "target"),
@@ -94,12 +111,30 @@ const std::vector<std::string> kBasic{"constant-folding",
 std::vector<std::string> extendedPipeline()
 {
     std::vector<std::string> p = kBasic;
-    for (const char *name :
-         {"layernorm-fusion", "gelu-fusion", "prelu-to-leakyrelu", "channel-shuffle-canonicalization",
-          "elementwise-forward", "bn-scale-fusion", "conv-bn-fusion", "matmul-bn-fusion", "bn-to-scale",
-          "conv-mul-fusion", "conv-add-fusion", "matmul-scale-fusion", "matmul-add-fusion",
-          "conv-activation-fusion", "gemm-activation-fusion", "common-subexpression-elimination",
-          "dead-code-elimination"})
+    for (const char *name : {"layernorm-fusion",
+                             "gelu-fusion",
+                             "swish-fusion",
+                             "hardswish-fusion",
+                             "prelu-fusion",
+                             "attention-fusion",
+                             "prelu-to-leakyrelu",
+                             "channel-shuffle-canonicalization",
+                             "elementwise-forward",
+                             "global-pool-fusion",
+                             "bn-scale-fusion",
+                             "conv-bn-fusion",
+                             "matmul-bn-fusion",
+                             "bn-to-scale",
+                             "conv-mul-fusion",
+                             "conv-add-fusion",
+                             "matmul-scale-fusion",
+                             "matmul-transpose-fusion",
+                             "matmul-add-fusion",
+                             "conv-activation-fusion",
+                             "gemm-activation-fusion",
+                             "eltwise-fusion",
+                             "common-subexpression-elimination",
+                             "dead-code-elimination"})
         p.emplace_back(name);
     return p;
 }

@@ -137,6 +137,7 @@ const KernelRegistry &KernelRegistry::cpu()
         registerMiscKernels(r);
         registerControlFlowKernels(r);
         registerFusedKernels(r);
+        registerAttentionKernels(r);
         return r;
     }();
     return registry;

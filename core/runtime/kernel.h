@@ -149,5 +149,6 @@ void registerNormKernels(KernelRegistry &r);
 void registerMiscKernels(KernelRegistry &r);
 void registerControlFlowKernels(KernelRegistry &r);
 void registerFusedKernels(KernelRegistry &r);
+void registerAttentionKernels(KernelRegistry &r);
 
 } // namespace opscope

@@ -7,6 +7,7 @@
 #include "runtime/session.h"
 #include "testsupport.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 #include <random>
 
@@ -225,6 +226,26 @@ PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &pa
             }
         }
     out.compared = true;
+    return out;
+}
+
+std::vector<std::string> checkerFindings(const Model &model)
+{
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.path().toStdString()) / "m.onnx";
+    std::vector<std::string> out;
+    if (!saveModel(model, path)) {
+        out.push_back("save failed");
+        return out;
+    }
+    Expected<ImportResult> back = loadModel(path);
+    if (!back) {
+        out.push_back(back.status().message());
+        return out;
+    }
+    for (const std::string &w : back->warnings)
+        if (w.find("checker") != std::string::npos)
+            out.push_back(w);
     return out;
 }
 

@@ -65,4 +65,7 @@ PassOutcome runAndCompare(const Model &model, const std::vector<std::string> &pa
                           std::vector<std::uint64_t> seeds = {1, 2, 7}, double rtol = 1e-4,
                           double atol = 1e-5);
 
+// Saves and reloads `model` (running onnx::checker); returns the checker's findings.
+std::vector<std::string> checkerFindings(const Model &model);
+
 } // namespace opscope::test

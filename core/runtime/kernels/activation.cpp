@@ -1,4 +1,5 @@
-// Activations (float types), Clip, PRelu, and Softmax/LogSoftmax/Hardmax.
+// Activations (float types), Clip, PRelu, and Softmax/LogSoftmax/Hardmax; opscope's Swish and
+// ONNX Runtime's QuickGelu.
 
 #include "runtime/kernels/elementwise.h"
 
@@ -117,6 +118,28 @@ Status geluKernel(KernelContext &ctx)
             return C(0.5) * v * (C(1) + std::tanh(C(0.7978845608028654) * (v + C(0.044715) * v * v * v)));
         return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));
     });
+}
+
+// x·Sigmoid(alpha·x): opscope's Swish (alpha 1, swish-fusion) and ONNX Runtime's QuickGelu
+// (alpha 1.702 unless given).
+Status swishWith(KernelContext &ctx, float alpha)
+{
+    return unaryFloat(ctx, [alpha](auto v) {
+        using C = decltype(v);
+        const C z = C(alpha) * v;
+        const C r = C(1) / (C(1) + std::exp(-std::abs(z)));
+        return v * (z >= 0 ? r : C(1) - r);
+    });
+}
+
+Status swishKernel(KernelContext &ctx)
+{
+    return swishWith(ctx, ctx.attrFloat("alpha", 1.0f));
+}
+
+Status quickGeluKernel(KernelContext &ctx)
+{
+    return swishWith(ctx, ctx.attrFloat("alpha", 1.702f));
 }
 
 Status shrinkKernel(KernelContext &ctx)
@@ -270,6 +293,9 @@ void registerActivationKernels(KernelRegistry &r)
     r.add("Sigmoid", sigmoidKernel);
     r.add("HardSigmoid", hardSigmoidKernel);
     r.add("HardSwish", hardSwishKernel);
+    r.add("ai.opscope", "HardSwish", 1, hardSwishKernel); // below opset 14 (hardswish-fusion)
+    r.add("ai.opscope", "Swish", 1, swishKernel);
+    r.add("com.microsoft", "QuickGelu", 1, quickGeluKernel);
     r.add("Tanh", tanhKernel);
     r.add("Elu", eluKernel);
     r.add("Selu", seluKernel);

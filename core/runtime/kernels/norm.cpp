@@ -1,5 +1,5 @@
 // Normalizations: BatchNormalization (inference), InstanceNormalization, LayerNormalization,
-// GroupNormalization, LRN, MeanVarianceNormalization, LpNormalization.
+// GroupNormalization, LRN, MeanVarianceNormalization, LpNormalization, RMSNormalization.
 
 #include "runtime/kernels/kernelutil.h"
 
@@ -311,6 +311,54 @@ Status lpNormKernel(KernelContext &ctx)
     });
 }
 
+// RMS normalization over the trailing axes from `axis`: y = x / √(mean(x²) + ε) · scale.
+// opscope's RMSNormalization (layernorm-fusion), ONNX's (opset 23) and ONNX Runtime's
+// SimplifiedLayerNormalization (what lower-to-ort writes) share these semantics.
+Status rmsNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1);
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
+                       inner = product(x.shape(), std::size_t(*axis));
+    const Shape64 normShape(x.shape().begin() + *axis, x.shape().end());
+    const Expected<Broadcast> sb = Broadcast::of({&scale.shape(), &normShape}, ctx);
+    if (!sb || sb->outShape != normShape || scale.dtype() != x.dtype())
+        return ctx.fail("scale " + scale.shapeText() + " does not broadcast to " + shapeText(normShape));
+    std::vector<std::int64_t> sIdx;
+    forEachBroadcast(*sb, [&](std::int64_t, const std::int64_t *i) { sIdx.push_back(i[0]); });
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+    if (!out)
+        return out.status();
+    return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
+        using T = decltype(tag);
+        const T *src = x.data<T>();
+        T *dst = (*out)->template mutableData<T>();
+        std::vector<double> g(static_cast<std::size_t>(inner));
+        for (std::int64_t i = 0; i < inner; ++i)
+            g[std::size_t(i)] = at<T>(scale, sIdx[std::size_t(i)]);
+        parallelFor(
+            outer,
+            [&](std::int64_t o) {
+                const T *row = src + o * inner;
+                double sum = 0;
+                for (std::int64_t i = 0; i < inner; ++i) {
+                    const double v = double(ComputeType<T>(row[i]));
+                    sum += v * v;
+                }
+                const double inv = 1.0 / std::sqrt(sum / double(std::max<std::int64_t>(inner, 1)) + eps);
+                for (std::int64_t i = 0; i < inner; ++i)
+                    dst[o * inner + i] = static_cast<T>(static_cast<ComputeType<T>>(
+                        double(ComputeType<T>(row[i])) * inv * g[std::size_t(i)]));
+            },
+            16);
+        return Status::ok();
+    });
+}
+
 } // namespace
 } // namespace kernels
 
@@ -322,6 +370,9 @@ void registerNormKernels(KernelRegistry &r)
     r.add("LayerNormalization", layerNormKernel);
     r.add("ai.opscope", "LayerNormalization", 1, layerNormKernel); // below opset 17 (layernorm-fusion)
     r.add("GroupNormalization", groupNormKernel);
+    r.add("ai.opscope", "RMSNormalization", 1, rmsNormKernel);
+    r.add("", "RMSNormalization", 23, rmsNormKernel);
+    r.add("SimplifiedLayerNormalization", rmsNormKernel); // ONNX Runtime's, in the ONNX domain
     r.add("LRN", lrnKernel);
     r.add("MeanVarianceNormalization", mvnKernel);
     r.add("LpNormalization", lpNormKernel);

@@ -1,0 +1,484 @@
+// The extended fusions on the forms exporters write — global-pool, swish, hardswish, prelu,
+// matmul-transpose, eltwise, the tanh GELU and RMSNorm — each with op counts, outputs equal before
+// and after on random inputs, negatives, and both export targets (outputs equal again, the ONNX
+// target passes onnx::checker).
+
+#include "passtest.h"
+
+#include <QTest>
+
+using namespace opscope;
+using namespace opscope::test;
+
+namespace {
+
+// Lowers `optimized` for both targets and checks each still computes the same.
+struct Lowered
+{
+    PassOutcome onnx, ort;
+};
+Lowered lowerBoth(const Model &optimized)
+{
+    Lowered l{runAndCompare(optimized, {"lower-to-onnx"}, {2}, {3}),
+              runAndCompare(optimized, {"lower-to-ort"}, {2}, {3})};
+    const auto findings = checkerFindings(l.onnx.after);
+    if (!findings.empty())
+        QTest::qFail(("checker: " + findings[0]).c_str(), __FILE__, __LINE__);
+    if (opCount(l.onnx.opsAfter, "ai.opscope::Swish") + opCount(l.onnx.opsAfter, "ai.opscope::Eltwise") +
+            opCount(l.ort.opsAfter, "ai.opscope::Eltwise") +
+            opCount(l.ort.opsAfter, "ai.opscope::HardSwish") !=
+        0)
+        QTest::qFail("an ai.opscope op survived lowering", __FILE__, __LINE__);
+    return l;
+}
+
+} // namespace
+
+class TestExtendedFusions : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void globalPool_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("keepdims");
+        QTest::addColumn<QString>("axes");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("fused");
+        for (const char *op : {"ReduceMean", "ReduceMax"})
+            for (int keep : {0, 1})
+                for (const char *axes : {"2,3", "-1,-2"})
+                    for (int opset : {13, 18})
+                        QTest::addRow("%s keepdims=%d axes=%s opset%d", op, keep, axes, opset)
+                            << QString(op) << keep << QString(axes) << opset << 1;
+        QTest::newRow("channel axis too (no)") << "ReduceMean" << 1 << "1,2,3" << 13 << 0;
+        QTest::newRow("one spatial axis (no)") << "ReduceMean" << 1 << "3" << 13 << 0;
+    }
+    void globalPool()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, keepdims);
+        QFETCH(QString, axes);
+        QFETCH(int, opset);
+        QFETCH(int, fused);
+        std::vector<std::int64_t> a;
+        for (const QString &s : axes.split(','))
+            a.push_back(s.toLongLong());
+        ModelBuilder b(opset);
+        b.input("x", {-1, 4, 5, 6});
+        if (opset >= 18) {
+            b.intConstant("axes", {std::int64_t(a.size())}, a);
+            b.op(op.toStdString(), {"x", "axes"}, {"r"}, {intAttr("keepdims", keepdims)});
+        } else {
+            b.op(op.toStdString(), {"x"}, {"r"}, {intsAttr("axes", a), intAttr("keepdims", keepdims)});
+        }
+        b.op("Relu", {"r"}, {"y"}).output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"global-pool-fusion"});
+        const std::string pool = op == "ReduceMean" ? "GlobalAveragePool" : "GlobalMaxPool";
+        QCOMPARE(opCount(o.opsAfter, pool), fused);
+        QCOMPARE(opCount(o.opsAfter, op.toStdString()), 1 - fused);
+        QCOMPARE(opCount(o.opsAfter, "Flatten"), fused && !keepdims ? 1 : 0);
+        if (fused)
+            QVERIFY(checkerFindings(o.after).empty());
+    }
+
+    void swish_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<int>("fused");
+        QTest::newRow("x·Sigmoid(x)") << "silu" << 1;
+        QTest::newRow("Sigmoid(x)·x") << "silu-swapped" << 1;
+        QTest::newRow("x·Sigmoid(1.702·x)") << "beta" << 1;
+        QTest::newRow("Sigmoid read elsewhere (no)") << "shared" << 0;
+        QTest::newRow("y·Sigmoid(x) (no)") << "other" << 0;
+    }
+    void swish()
+    {
+        QFETCH(QString, form);
+        QFETCH(int, fused);
+        ModelBuilder b;
+        b.input("x", {-1, 8}).input("z", {-1, 8}).constant("beta", {}, {1.702f});
+        if (form == "beta")
+            b.op("Mul", {"x", "beta"}, {"bx"}).op("Sigmoid", {"bx"}, {"s"});
+        else
+            b.op("Sigmoid", {"x"}, {"s"});
+        if (form == "silu-swapped")
+            b.op("Mul", {"s", "x"}, {"y"});
+        else
+            b.op("Mul", {form == "other" ? "z" : "x", "s"}, {"y"});
+        b.output("y");
+        if (form == "shared")
+            b.output("s");
+        const PassOutcome o = runAndCompare(b.build(), {"swish-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::Swish"), fused);
+        if (!fused)
+            return;
+        QCOMPARE(opCount(o.opsAfter, "Sigmoid"), 0);
+        const Lowered l = lowerBoth(o.after);
+        QCOMPARE(opCount(l.onnx.opsAfter, "Sigmoid"), 1);
+        QCOMPARE(opCount(l.ort.opsAfter, "com.microsoft::QuickGelu"), 1);
+    }
+
+    void hardSwish_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("fused");
+        for (int opset : {11, 14}) {
+            QTest::addRow("x·HardSigmoid(x) opset%d", opset) << "hardsigmoid" << opset << 1;
+            QTest::addRow("x·Clip(x+3)/6 opset%d", opset) << "mul-div" << opset << 1;
+            QTest::addRow("x·Clip(x+3)·(1/6) opset%d", opset) << "mul-mul" << opset << 1;
+            QTest::addRow("Clip(x+3)/6·x opset%d", opset) << "div-mul" << opset << 1;
+        }
+        QTest::newRow("Clip attributes, opset 10") << "mul-div" << 10 << 1;
+        QTest::newRow("Clip(0, 5) (no)") << "clip5" << 14 << 0;
+        QTest::newRow("HardSigmoid α=0.2 (no)") << "hardsigmoid-default" << 14 << 0;
+    }
+    void hardSwish()
+    {
+        QFETCH(QString, form);
+        QFETCH(int, opset);
+        QFETCH(int, fused);
+        ModelBuilder b(opset);
+        b.input("x", {-1, 3, 4, 4})
+            .constant("three", {}, {3.0f})
+            .constant("zero", {}, {0.0f})
+            .constant("six", {}, {form == "clip5" ? 5.0f : 6.0f})
+            .constant("sixth", {}, {1.0f / 6.0f})
+            .constant("d6", {}, {6.0f});
+        if (form.startsWith("hardsigmoid")) {
+            std::vector<onnx::AttributeProto> attrs;
+            if (form == "hardsigmoid")
+                attrs = {floatAttr("alpha", 1.0f / 6.0f), floatAttr("beta", 0.5f)};
+            b.op("HardSigmoid", {"x"}, {"h"}, attrs).op("Mul", {"x", "h"}, {"y"});
+        } else {
+            b.op("Add", {"x", "three"}, {"a"});
+            if (opset < 11)
+                b.op("Clip", {"a"}, {"c"}, {floatAttr("min", 0.0f), floatAttr("max", 6.0f)});
+            else
+                b.op("Clip", {"a", "zero", "six"}, {"c"});
+            if (form == "mul-div" || form == "clip5")
+                b.op("Mul", {"x", "c"}, {"m"}).op("Div", {"m", "d6"}, {"y"});
+            else if (form == "mul-mul")
+                b.op("Mul", {"c", "x"}, {"m"}).op("Mul", {"m", "sixth"}, {"y"});
+            else
+                b.op("Div", {"c", "d6"}, {"m"}).op("Mul", {"m", "x"}, {"y"});
+        }
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"hardswish-fusion"});
+        const std::string op = opset >= 14 ? "HardSwish" : "ai.opscope::HardSwish";
+        QCOMPARE(opCount(o.opsAfter, op), fused);
+        if (!fused)
+            return;
+        QCOMPARE(int(o.after.graph.nodeCount()), 1);
+        const Lowered l = lowerBoth(o.after);
+        QCOMPARE(opCount(l.onnx.opsAfter, "HardSwish"), opset >= 14 ? 1 : 0);
+        QCOMPARE(opCount(l.onnx.opsAfter, "HardSigmoid"), opset >= 14 ? 0 : 1);
+        QCOMPARE(int(l.ort.after.graph.nodeCount()), opset >= 14 ? 1 : 2);
+    }
+
+    void prelu_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<bool>("perChannel");
+        QTest::addColumn<int>("fused");
+        for (bool pc : {false, true})
+            for (const char *form : {"relu+a*neg(relu(neg))", "relu-a*relu(neg)", "relu+(-a)*relu(neg)",
+                                     "max+a*min", "relu+min*a", "where-less", "where-greater"})
+                QTest::addRow("%s %s", form, pc ? "per-channel" : "scalar") << QString(form) << pc << 1;
+        QTest::newRow("different x (no)") << "other-x" << false << 0;
+        QTest::newRow("relu-a*min (no: that is not PRelu)") << "relu-a*min" << false << 0;
+    }
+    void prelu()
+    {
+        QFETCH(QString, form);
+        QFETCH(bool, perChannel);
+        QFETCH(int, fused);
+        ModelBuilder b;
+        b.input("x", {-1, 3, 4, 4}).input("z", {-1, 3, 4, 4}).constant("zero", {}, {0.0f});
+        if (perChannel)
+            b.constant("alpha", {3, 1, 1}, {0.1f, 0.25f, -0.3f})
+                .constant("nalpha", {3, 1, 1}, {-0.1f, -0.25f, 0.3f});
+        else
+            b.constant("alpha", {}, {0.2f}).constant("nalpha", {}, {-0.2f});
+        const std::string x2 = form == "other-x" ? "z" : "x";
+        if (form == "relu+a*neg(relu(neg))" || form == "other-x") {
+            b.op("Relu", {"x"}, {"p"})
+                .op("Neg", {x2}, {"nx"})
+                .op("Relu", {"nx"}, {"rn"})
+                .op("Neg", {"rn"}, {"mn"});
+            b.op("Mul", {"alpha", "mn"}, {"t"}).op("Add", {"p", "t"}, {"y"});
+        } else if (form == "relu-a*relu(neg)") {
+            b.op("Relu", {"x"}, {"p"}).op("Neg", {"x"}, {"nx"}).op("Relu", {"nx"}, {"rn"});
+            b.op("Mul", {"rn", "alpha"}, {"t"}).op("Sub", {"p", "t"}, {"y"});
+        } else if (form == "relu+(-a)*relu(neg)") {
+            b.op("Relu", {"x"}, {"p"}).op("Neg", {"x"}, {"nx"}).op("Relu", {"nx"}, {"rn"});
+            b.op("Mul", {"nalpha", "rn"}, {"t"}).op("Add", {"t", "p"}, {"y"});
+        } else if (form == "max+a*min") {
+            b.op("Max", {"x", "zero"}, {"p"}).op("Min", {"x", "zero"}, {"m"});
+            b.op("Mul", {"m", "alpha"}, {"t"}).op("Add", {"p", "t"}, {"y"});
+        } else if (form == "relu+min*a" || form == "relu-a*min") {
+            b.op("Relu", {"x"}, {"p"}).op("Min", {"x", "zero"}, {"m"});
+            b.op("Mul", {"m", "alpha"}, {"t"}).op(form == "relu+min*a" ? "Add" : "Mul", {"p", "t"}, {"y"});
+        } else if (form == "where-less") {
+            b.op("Less", {"x", "zero"}, {"c"})
+                .op("Mul", {"x", "alpha"}, {"ax"})
+                .op("Where", {"c", "ax", "x"}, {"y"});
+        } else {
+            b.op("Greater", {"x", "zero"}, {"c"})
+                .op("Mul", {"alpha", "x"}, {"ax"})
+                .op("Where", {"c", "x", "ax"}, {"y"});
+        }
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"prelu-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "PRelu"), fused);
+        if (!fused)
+            return;
+        QCOMPARE(int(o.after.graph.nodeCount()), 1);
+        QVERIFY(checkerFindings(o.after).empty());
+        // With one slope value, prelu-to-leakyrelu finishes the job.
+        const PassOutcome leaky = runAndCompare(o.after, {"prelu-to-leakyrelu"});
+        QCOMPARE(opCount(leaky.opsAfter, "LeakyRelu"), perChannel ? 0 : 1);
+    }
+
+    void matmulTranspose_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<int>("fusedMatMuls");
+        QTest::addColumn<int>("transposesLeft");
+        QTest::newRow("Aᵀ·B") << "A" << 1 << 0;
+        QTest::newRow("A·Bᵀ") << "B" << 1 << 0;
+        QTest::newRow("Aᵀ·Bᵀ") << "AB" << 1 << 0;
+        QTest::newRow("(A·B)ᵀ") << "out" << 1 << 0;
+        QTest::newRow("(Aᵀ·Bᵀ)ᵀ = B·A") << "pairs" << 0 << 0;
+        QTest::newRow("Transpose read twice stays") << "shared" << 1 << 1;
+        QTest::newRow("Gemm(Aᵀ, B)") << "gemm" << 0 << 0;
+        QTest::newRow("batch axis moved (no)") << "batch-perm" << 0 << 1;
+    }
+    void matmulTranspose()
+    {
+        QFETCH(QString, form);
+        QFETCH(int, fusedMatMuls);
+        QFETCH(int, transposesLeft);
+        const auto swap = intsAttr("perm", {0, 2, 1});
+        ModelBuilder b;
+        if (form == "gemm") {
+            b.input("a", {6, 4}).randomConstant("W", {6, 5}).randomConstant("c", {5});
+            b.op("Transpose", {"a"}, {"at"}).op("Gemm", {"at", "W", "c"}, {"y"});
+        } else {
+            b.input("a", {-1, 6, 4}).input("bt", {-1, 5, 6}).input("b", {-1, 4, 5});
+            if (form == "A")
+                b.op("Transpose", {"a"}, {"at"}, {swap})
+                    .randomConstant("W", {6, 5})
+                    .op("MatMul", {"at", "W"}, {"y"});
+            else if (form == "B" || form == "shared")
+                b.input("a2", {-1, 4, 6})
+                    .op("Transpose", {"bt"}, {"btt"}, {swap})
+                    .op("MatMul", {"a2", "btt"}, {"y"});
+            else if (form == "AB")
+                b.op("Transpose", {"a"}, {"at"}, {swap})
+                    .input("b2", {-1, 5, 6})
+                    .op("Transpose", {"b2"}, {"b2t"}, {swap})
+                    .op("MatMul", {"at", "b2t"}, {"y"});
+            else if (form == "out")
+                b.op("MatMul", {"a", "b"}, {"m"}).op("Transpose", {"m"}, {"y"}, {swap});
+            else if (form == "pairs")
+                b.input("p", {-1, 4, 6})
+                    .input("q", {-1, 5, 4})
+                    .op("Transpose", {"p"}, {"pt"}, {swap})
+                    .op("Transpose", {"q"}, {"qt"}, {swap})
+                    .op("MatMul", {"pt", "qt"}, {"m"})
+                    .op("Transpose", {"m"}, {"y"}, {swap});
+            else
+                b.input("s", {4, -1, 6})
+                    .op("Transpose", {"s"}, {"st"}, {intsAttr("perm", {1, 0, 2})})
+                    .randomConstant("W", {6, 5})
+                    .op("MatMul", {"st", "W"}, {"y"});
+            if (form == "shared")
+                b.op("Relu", {"btt"}, {"r"}).output("r");
+        }
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"matmul-transpose-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::FusedMatMul"), fusedMatMuls);
+        QCOMPARE(opCount(o.opsAfter, "Transpose"), transposesLeft);
+        if (form == "pairs")
+            QCOMPARE(opCount(o.opsAfter, "MatMul"), 1);
+        if (form == "gemm") {
+            QCOMPARE(opCount(o.opsAfter, "Gemm"), 1);
+            QVERIFY(checkerFindings(o.after).empty());
+        }
+        if (!fusedMatMuls)
+            return;
+        const Lowered l = lowerBoth(o.after);
+        QCOMPARE(opCount(l.onnx.opsAfter, "ai.opscope::FusedMatMul"), 0);
+        QCOMPARE(opCount(l.ort.opsAfter, "com.microsoft::FusedMatMul"), 1);
+    }
+
+    void eltwise_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<int>("inputs"); // of the Eltwise; 0: no fusion
+        QTest::newRow("a·c1 + b·c2") << "two" << 2;
+        QTest::newRow("a·c1 + b·c2 − d") << "three" << 3;
+        QTest::newRow("a/c − (−b)") << "div-neg" << 2;
+        QTest::newRow("broadcast a[N,6] + b[6]·c") << "broadcast" << 2;
+        QTest::newRow("x·2 + x·3 (one term)") << "same" << 1;
+        QTest::newRow("a + b (no: nothing scaled)") << "plain" << 0;
+        QTest::newRow("a·B (no: B not a scalar)") << "tensor-coef" << 0;
+    }
+    void eltwise()
+    {
+        QFETCH(QString, form);
+        QFETCH(int, inputs);
+        ModelBuilder b;
+        b.input("a", {-1, 6}).input("b", {-1, 6}).input("d", {-1, 6}).input("v", {6});
+        b.constant("c1", {}, {0.7f}).constant("c2", {}, {-1.3f}).constant("c3", {}, {4.0f});
+        b.randomConstant("B", {6});
+        if (form == "two" || form == "three") {
+            b.op("Mul", {"a", "c1"}, {"t1"}).op("Mul", {"c2", "b"}, {"t2"}).op("Add", {"t1", "t2"}, {"s"});
+            if (form == "three")
+                b.op("Sub", {"s", "d"}, {"y"});
+            else
+                b.op("Relu", {"s"}, {"y"});
+        } else if (form == "div-neg") {
+            b.op("Div", {"a", "c3"}, {"t1"}).op("Neg", {"b"}, {"t2"}).op("Sub", {"t1", "t2"}, {"y"});
+        } else if (form == "broadcast") {
+            b.op("Mul", {"v", "c1"}, {"t1"}).op("Add", {"a", "t1"}, {"y"});
+        } else if (form == "same") {
+            b.constant("two", {}, {2.0f}).constant("three", {}, {3.0f});
+            b.op("Mul", {"a", "two"}, {"t1"})
+                .op("Mul", {"a", "three"}, {"t2"})
+                .op("Add", {"t1", "t2"}, {"y"});
+        } else if (form == "plain") {
+            b.op("Add", {"a", "b"}, {"y"});
+        } else {
+            b.op("Mul", {"a", "B"}, {"t1"}).op("Add", {"t1", "b"}, {"y"});
+        }
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"eltwise-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::Eltwise"), inputs ? 1 : 0);
+        if (!inputs)
+            return;
+        for (NodeId id : o.after.graph.nodeIds())
+            if (o.after.graph.node(id).opType == "Eltwise")
+                QCOMPARE(int(o.after.graph.node(id).inputs.size()), inputs);
+        QCOMPARE(opCount(o.opsAfter, "Mul") + opCount(o.opsAfter, "Div") + opCount(o.opsAfter, "Neg"), 0);
+        lowerBoth(o.after);
+    }
+
+    void geluTanh_data()
+    {
+        QTest::addColumn<QString>("cube");
+        QTest::addColumn<QString>("tail");
+        QTest::addColumn<int>("fused");
+        for (const char *cube : {"Pow", "x·(x·x)", "(x·x)·x"})
+            for (const char *tail : {"A", "B", "C"})
+                QTest::addRow("%s tail %s", cube, tail) << QString(cube) << QString(tail) << 1;
+        QTest::newRow("0.045 instead of 0.044715 (no)") << "wrong"
+                                                        << "A" << 0;
+    }
+    void geluTanh()
+    {
+        QFETCH(QString, cube);
+        QFETCH(QString, tail);
+        QFETCH(int, fused);
+        ModelBuilder b;
+        b.input("x", {-1, 16})
+            .constant("three", {}, {3.0f})
+            .constant("k", {}, {cube == "wrong" ? 0.045f : 0.044715f})
+            .constant("c", {}, {0.7978845608f})
+            .constant("one", {}, {1.0f})
+            .constant("half", {}, {0.5f});
+        if (cube == "x·(x·x)")
+            b.op("Mul", {"x", "x"}, {"x2"}).op("Mul", {"x", "x2"}, {"x3"});
+        else if (cube == "(x·x)·x")
+            b.op("Mul", {"x", "x"}, {"x2"}).op("Mul", {"x2", "x"}, {"x3"});
+        else
+            b.op("Pow", {"x", "three"}, {"x3"});
+        b.op("Mul", {"x3", "k"}, {"kx3"})
+            .op("Add", {"x", "kx3"}, {"inner"})
+            .op("Mul", {"c", "inner"}, {"z"})
+            .op("Tanh", {"z"}, {"t"})
+            .op("Add", {"t", "one"}, {"a"});
+        if (tail == "A")
+            b.op("Mul", {"x", "a"}, {"xa"}).op("Mul", {"xa", "half"}, {"y"});
+        else if (tail == "B")
+            b.op("Mul", {"a", "half"}, {"h"}).op("Mul", {"x", "h"}, {"y"});
+        else
+            b.op("Mul", {"x", "half"}, {"xh"}).op("Mul", {"xh", "a"}, {"y"});
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"gelu-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::Gelu"), fused);
+        if (!fused)
+            return;
+        QCOMPARE(int(o.after.graph.nodeCount()), 1);
+        const Lowered l = lowerBoth(o.after);
+        QCOMPARE(opCount(l.onnx.opsAfter, "Tanh"), 1);
+        QCOMPARE(opCount(l.ort.opsAfter, "com.microsoft::FastGelu"), 1);
+    }
+
+    void rmsNorm_data()
+    {
+        QTest::addColumn<QString>("square");
+        QTest::addColumn<QString>("divide");
+        QTest::addColumn<bool>("gamma");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("fused");
+        for (int opset : {17, 18})
+            for (const char *sq : {"Pow", "Mul"})
+                for (const char *dv : {"Div", "Reciprocal"})
+                    for (bool g : {true, false})
+                        QTest::addRow("opset%d %s %s %s", opset, sq, dv, g ? "γ" : "no γ")
+                            << QString(sq) << QString(dv) << g << opset << 1;
+        QTest::newRow("mean over the batch axis (no)") << "leading"
+                                                       << "Div" << true << 17 << 0;
+    }
+    void rmsNorm()
+    {
+        QFETCH(QString, square);
+        QFETCH(QString, divide);
+        QFETCH(bool, gamma);
+        QFETCH(int, opset);
+        QFETCH(int, fused);
+        ModelBuilder b(opset);
+        b.input("x", {-1, 5, 8}).constant("eps", {}, {1e-6f}).constant("two", {}, {2.0f});
+        b.randomConstant("g", {8}, 0.5f, 1.5f);
+        if (square == "Mul")
+            b.op("Mul", {"x", "x"}, {"sq"});
+        else
+            b.op("Pow", {"x", "two"}, {"sq"});
+        const std::vector<std::int64_t> axes{square == "leading" ? 0 : -1};
+        if (opset >= 18)
+            b.intConstant("axes", {1}, axes).op("ReduceMean", {"sq", "axes"}, {"ms"});
+        else
+            b.op("ReduceMean", {"sq"}, {"ms"}, {intsAttr("axes", axes)});
+        b.op("Add", {"ms", "eps"}, {"v"}).op("Sqrt", {"v"}, {"r"});
+        if (divide == "Div")
+            b.op("Div", {"x", "r"}, {"n"});
+        else
+            b.op("Reciprocal", {"r"}, {"ir"}).op("Mul", {"x", "ir"}, {"n"});
+        if (gamma)
+            b.op("Mul", {"n", "g"}, {"y"});
+        else
+            b.op("Relu", {"n"}, {"y"});
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layernorm-fusion"}, {1, 3}, {1, 2, 7}, 1e-4, 1e-4);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::RMSNormalization"), fused);
+        QCOMPARE(opCount(o.opsAfter, "LayerNormalization"), 0);
+        if (!fused)
+            return;
+        QCOMPARE(int(o.after.graph.nodeCount()), gamma ? 1 : 2);
+        const PassOutcome onnx = runAndCompare(o.after, {"lower-to-onnx"}, {2}, {3}, 1e-4, 1e-4);
+        QCOMPARE(opCount(onnx.opsAfter, "ReduceMean"), 1);
+        // Debian's ONNX 1.12 checker knows opsets up to 17 (it reads opset 18's ReduceMean as 13's).
+        const auto findings = opset < 18 ? checkerFindings(onnx.after) : std::vector<std::string>{};
+        QVERIFY2(findings.empty(), findings.empty() ? "" : findings[0].c_str());
+        // ONNX Runtime's own op (registered in the ONNX domain; Debian's checker does not know it).
+        const PassOutcome ort = runAndCompare(o.after, {"lower-to-ort"}, {2}, {3}, 1e-4, 1e-4);
+        QCOMPARE(opCount(ort.opsAfter, "SimplifiedLayerNormalization"), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExtendedFusions)
+#include "tst_extendedfusions.moc"
