@@ -44,6 +44,7 @@ nlohmann::json passJson(const PassRecord &r, const Graph &before, const Graph &a
                            {"matched", m.matchedNames},
                            {"replacement", m.replacementNames}});
     j["matches"] = matches;
+    j["notes"] = r.notes;
     j["nodes_removed"] = nodeNames(before, r.changes.removed);
     j["nodes_added"] = nodeNames(after, r.changes.added);
     j["nodes_modified"] = nodeNames(after, r.changes.modified);
@@ -65,9 +66,11 @@ void printList()
     for (const passes::PassInfo &p : passes::builtinPasses())
         std::cout << "  " << std::left << std::setw(static_cast<int>(width + 2)) << p.name << std::setw(10)
                   << p.level << p.summary << '\n';
-    std::cout << "\nLevels (--level): basic, extended (basic + operator replacement and fusions), layout\n"
-                 "(extended + layout passes; none yet), all (every pass). --target onnx|ort appends the\n"
-                 "lowering of opscope's fused ops to standard ONNX or to ONNX Runtime's com.microsoft ops.\n";
+    std::cout
+        << "\nLevels (--level): basic, extended (basic + operator replacement and fusions), layout\n"
+           "(extended + layout-nhwc: data layout regions for this CPU), all (every pass). --target onnx|ort\n"
+           "appends the lowering of opscope's fused ops to standard ONNX or to ONNX Runtime's com.microsoft\n"
+           "ops; --target none keeps them (a model only opscope runs).\n";
 }
 
 void printTables(const passes::PipelineResult &result, const Model &before, const Model &after)
@@ -88,6 +91,9 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
                   << (r.changed ? "yes" : "no") << std::setw(20) << nodes.str() << std::right << std::setw(9)
                   << ms << "  " << r.changes.matches.size() << '\n';
     }
+    for (const PassRecord &r : result.passes)
+        for (const std::string &note : r.notes)
+            std::cout << r.name << ": " << note << '\n';
     char total[32];
     std::snprintf(total, sizeof total, "%.2f", result.totalMs);
     std::cout << "total " << before.graph.nodeCountWithSubgraphs() << " → "

@@ -20,20 +20,20 @@ const std::unordered_map<std::string_view, OpCategory> &table()
         add(C::Compute, {"Conv", "ConvTranspose", "MatMul", "Gemm", "Einsum", "LSTM", "GRU", "RNN",
                          "ConvInteger", "MatMulInteger", "Attention", "MultiHeadAttention"});
         add(C::Activation,
-            {"Relu",       "LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid",     "HardSwish", "Tanh",
-             "Gelu",       "Elu",       "Selu",  "Celu",    "Softplus",        "Softsign",  "Softmax",
-             "LogSoftmax", "Hardmax",   "Clip",  "Mish",    "ThresholdedRelu", "Erf",       "BiasGelu",
-             "FastGelu"});
+            {"Relu",       "LeakyRelu", "PRelu",    "Sigmoid", "HardSigmoid",     "HardSwish", "Tanh",
+             "Gelu",       "Elu",       "Selu",     "Celu",    "Softplus",        "Softsign",  "Softmax",
+             "LogSoftmax", "Hardmax",   "Clip",     "Mish",    "ThresholdedRelu", "Erf",       "BiasGelu",
+             "FastGelu",   "Swish",     "QuickGelu"});
         add(C::Normalization, {"BatchNormalization", "LayerNormalization", "InstanceNormalization",
                                "GroupNormalization", "LRN", "MeanVarianceNormalization", "LpNormalization",
-                               "SkipLayerNormalization", "SimplifiedLayerNormalization"});
+                               "SkipLayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization"});
         add(C::Elementwise,
-            {"Add",      "Sub",   "Mul",   "Div",        "Pow",     "Sqrt",        "Exp",
-             "Log",      "Neg",   "Abs",   "Reciprocal", "Floor",   "Ceil",        "Round",
-             "Sign",     "Sin",   "Cos",   "Tan",        "Max",     "Min",         "Mean",
-             "Sum",      "Mod",   "Equal", "Less",       "Greater", "LessOrEqual", "GreaterOrEqual",
-             "And",      "Or",    "Xor",   "Not",        "Where",   "IsNaN",       "IsInf",
-             "BitShift", "CumSum"});
+            {"Add",      "Sub",    "Mul",    "Div",        "Pow",     "Sqrt",        "Exp",
+             "Log",      "Neg",    "Abs",    "Reciprocal", "Floor",   "Ceil",        "Round",
+             "Sign",     "Sin",    "Cos",    "Tan",        "Max",     "Min",         "Mean",
+             "Sum",      "Mod",    "Equal",  "Less",       "Greater", "LessOrEqual", "GreaterOrEqual",
+             "And",      "Or",     "Xor",    "Not",        "Where",   "IsNaN",       "IsInf",
+             "BitShift", "CumSum", "Eltwise"});
         add(C::ShapeLayout, {"Reshape",
                              "Transpose",
                              "Concat",

@@ -1,6 +1,7 @@
 #include "passes/lowering.h"
 
 #include "passes/fusionutil.h"
+#include "passes/layoutnhwc.h"
 #include "passes/lowerextended.h"
 #include "passes/passutil.h"
 
@@ -36,6 +37,25 @@ Expected<ValueId> addActivation(Graph &graph, const Model &model, ValueId x, con
             attrs.push_back(Attribute::makeFloat("min", lo));
             attrs.push_back(Attribute::makeFloat("max", hi));
         }
+    } else if (act.op == "Swish") {
+        // x·Sigmoid(α·x), in standard ops whichever the target
+        ValueId z = x;
+        if (param(0, 1.0f) != 1.0f) {
+            Expected<NodeId> m = addNodeWithOutputs(
+                graph, "Mul", {x, addConstant(graph, base + "_alpha", floatTensor({}, {param(0, 1.0f)}))}, 1,
+                base + "_swish_scale");
+            if (!m)
+                return m.status();
+            z = graph.node(*m).outputs[0];
+        }
+        Expected<NodeId> s = addNodeWithOutputs(graph, "Sigmoid", {z}, 1, base + "_Sigmoid");
+        if (!s)
+            return s.status();
+        Expected<NodeId> m =
+            addNodeWithOutputs(graph, "Mul", {x, graph.node(*s).outputs[0]}, 1, base + "_swish");
+        if (!m)
+            return m.status();
+        return graph.node(*m).outputs[0];
     } else if (act.op != "Relu" && act.op != "Sigmoid" && act.op != "Tanh" && act.op != "HardSwish") {
         return Status::unsupported("unknown fused activation '" + act.op + "'");
     }
@@ -432,7 +452,13 @@ Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
 
 Expected<bool> lowerModel(Model &model, bool ort)
 {
+    // Regions layout-nhwc converted go back to NCHW first: neither target has those layouts.
+    Expected<bool> stripped = stripLayouts(model.graph);
+    if (!stripped)
+        return stripped.status();
     Expected<bool> changed = lowerGraph(model, model.graph, ort);
+    if (changed)
+        *changed = *changed || *stripped;
     if (changed && !usesDomain(model.graph, kOpscopeDomain))
         std::erase_if(model.opsets, [](const OpsetImport &o) { return o.domain == kOpscopeDomain; });
     return changed;

@@ -24,6 +24,8 @@ struct PassOptions
     std::uint64_t foldSizeLimit = 16ull << 20;
     // partition-for-devices: how many CPU devices to place the graph on.
     int devices = 2;
+    // layout-nhwc: the channel block of NCHWc regions (8: AVX2, 16: AVX-512); 0 picks this CPU's.
+    int layoutBlock = 0;
 };
 
 // One applied pattern instance: the nodes it matched (ids in the graph before the rewrite) and
@@ -51,11 +53,15 @@ public:
     // Instrumentation only (RewritePass calls these; passes do not).
     void recordMatch(PatternMatch match) { m_matches.push_back(std::move(match)); }
     std::vector<PatternMatch> takeMatches() { return std::move(m_matches); }
+    // A decision a pass reports to the user (layout-nhwc: per region, what it chose and why).
+    void note(std::string text) { m_notes.push_back(std::move(text)); }
+    std::vector<std::string> takeNotes() { return std::move(m_notes); }
 
 private:
     const PassOptions &m_options;
     const std::atomic<bool> *m_cancel;
     std::vector<PatternMatch> m_matches;
+    std::vector<std::string> m_notes;
 };
 
 class Pass

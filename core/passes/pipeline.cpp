@@ -179,6 +179,7 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
                 record.snapshot = current;
         }
         record.changes.matches = context.takeMatches();
+        record.notes = context.takeNotes();
         result.passes.push_back(std::move(record));
         if (options.onPass)
             options.onPass(result.passes.back());

@@ -37,6 +37,7 @@ struct PassRecord
     std::size_t nodesBefore = 0, nodesAfter = 0;
     double ms = 0.0;
     ChangeRecord changes;
+    std::vector<std::string> notes;        // decisions the pass reported (PassContext::note)
     std::shared_ptr<const Model> snapshot; // the model after this pass; null when it changed nothing
 };
 

@@ -20,6 +20,7 @@
 #include "passes/globalpoolfusion.h"
 #include "passes/hardswishfusion.h"
 #include "passes/layernormfusion.h"
+#include "passes/layoutnhwc.h"
 #include "passes/lowering.h"
 #include "passes/matmuladdfusion.h"
 #include "passes/matmulbnfusion.h"
@@ -93,6 +94,8 @@ const std::vector<Entry> &entries()
             "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
         entry<EltwiseFusion>("a·c1 + b·c2 − … with scalar constants → one Eltwise", "extended"),
+        entry<LayoutNhwc>("regions of Conv/pool/elementwise ops in NCHWc or NHWC, conversions at borders",
+                          "layout"),
         entry<PartitionForDevices>("place nodes on N devices (greedy) and add Send/Recv where tensors cross",
                                    "devices"),
         entry<LowerToOnnx>("export target: opscope ops back to standard ONNX", "target"),
@@ -184,8 +187,12 @@ Expected<std::vector<std::string>> resolvePipeline(const PipelineSpec &spec)
         }
     } else if (spec.level == "basic") {
         list = kBasic;
-    } else if (spec.level == "extended" || spec.level == "layout" || spec.level == "all") {
-        list = extendedPipeline(); // no layout passes exist yet, so layout and all equal extended
+    } else if (spec.level == "extended") {
+        list = extendedPipeline();
+    } else if (spec.level == "layout" || spec.level == "all") {
+        list = extendedPipeline();
+        for (const char *name : {"layout-nhwc", "redundant-node-elimination", "dead-code-elimination"})
+            list.emplace_back(name);
     } else {
         return Status::invalid("unknown level '" + spec.level + "'; levels: basic, extended, layout, all");
     }

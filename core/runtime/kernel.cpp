@@ -138,6 +138,7 @@ const KernelRegistry &KernelRegistry::cpu()
         registerControlFlowKernels(r);
         registerFusedKernels(r);
         registerAttentionKernels(r);
+        registerLayoutKernels(r);
         return r;
     }();
     return registry;

@@ -150,5 +150,6 @@ void registerMiscKernels(KernelRegistry &r);
 void registerControlFlowKernels(KernelRegistry &r);
 void registerFusedKernels(KernelRegistry &r);
 void registerAttentionKernels(KernelRegistry &r);
+void registerLayoutKernels(KernelRegistry &r);
 
 } // namespace opscope

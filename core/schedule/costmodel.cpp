@@ -70,11 +70,15 @@ OpCost estimateCost(const Graph &graph, NodeId id)
                 op == "MatMulInteger" || op == "QLinearMatMul") &&
                n.inputs.size() >= 2) {
         const auto a = dimsOf(graph, n.inputs[0]);
-        const std::int64_t k =
-            a.empty()
-                ? 1
-                : (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i ? a.front() : a.back());
+        const bool transA = n.attribute("transA") && n.attribute("transA")->i;
+        const std::int64_t k = a.empty() ? 1 : transA && a.size() >= 2 ? a[a.size() - 2] : a.back();
         c.flops = 2.0 * out * double(std::max<std::int64_t>(k, 1));
+    } else if ((op == "Attention" || op == "MultiHeadAttention") && n.inputs.size() >= 3) {
+        // Q·Kᵀ and P·V: 2·Sk multiply-adds per element of Q and of the output.
+        const auto k = dimsOf(graph, n.inputs[1]);
+        const bool heads = k.size() == 3, kT = n.attribute("k_transposed") && n.attribute("k_transposed")->i;
+        const std::int64_t sk = heads ? k[1] : k.size() == 4 ? k[kT ? 3 : 2] : 1;
+        c.flops = 2.0 * double(std::max<std::int64_t>(sk, 1)) * (elements(dimsOf(graph, n.inputs[0])) + out);
     } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
         c.flops = 8.0 * out * 64.0; // gates: a rough multiple of the output
     } else {

@@ -87,6 +87,7 @@ dnnl::primitive_attr postOps(const FusedActivation &act)
     case K::Sigmoid: ops.append_eltwise(1.0f, A::eltwise_logistic, 0.0f, 0.0f); break;
     case K::Tanh: ops.append_eltwise(1.0f, A::eltwise_tanh, 0.0f, 0.0f); break;
     case K::HardSwish: ops.append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f); break;
+    case K::Swish: ops.append_eltwise(1.0f, A::eltwise_swish, act.alpha, 0.0f); break;
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
@@ -177,7 +178,64 @@ double timeVariant(const ConvVariant &v, const ConvCall &call)
     return best;
 }
 
-// Conv, and FusedConv (Conv + activation) from opscope's and ONNX Runtime's domains.
+// The physical layout a convolution reads and writes: plain NCHW (Conv, FusedConv), NHWC
+// (ai.opscope::NhwcConv) or channel-blocked NCHWc (ai.opscope::NchwcConv: [N, C/b, H, W, b], the
+// layout-nhwc pass's regions; its input may also be plain NCHW, at a region's first convolution).
+struct ConvLayout
+{
+    Shape64 logicalX; // N, C, spatial…
+    Tag xTag, yTag;
+    std::int64_t block = 0; // NCHWc
+    bool nhwc = false;
+
+    Shape64 physicalY(const Shape64 &y) const
+    {
+        if (nhwc)
+            return {y[0], y[2], y[3], y[1]};
+        if (block)
+            return {y[0], y[1] / block, y[2], y[3], block};
+        return y;
+    }
+};
+
+Expected<ConvLayout> convLayout(const KernelContext &ctx, const RuntimeTensor &x)
+{
+    ConvLayout l;
+    l.logicalX = x.shape();
+    const std::string &op = ctx.node().opType;
+    if (op == "NhwcConv") {
+        if (x.rank() != 4)
+            return ctx.fail("NhwcConv needs [N,H,W,C], got " + x.shapeText());
+        l.logicalX = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
+        l.nhwc = true;
+        l.xTag = l.yTag = Tag::nhwc;
+        return l;
+    }
+    if (op == "NchwcConv") {
+        l.block = ctx.attrInt("block", 8);
+        if (l.block != 8 && l.block != 16)
+            return ctx.unsupported("NchwcConv with block " + std::to_string(l.block) + " (8 or 16)");
+        const Tag blocked = l.block == 16 ? Tag::nChw16c : Tag::nChw8c;
+        l.yTag = blocked;
+        if (x.rank() == 5) {
+            if (x.dim(4) != l.block)
+                return ctx.fail("input " + x.shapeText() + " is not blocked by " + std::to_string(l.block));
+            l.logicalX = {x.dim(0), x.dim(1) * l.block, x.dim(2), x.dim(3)};
+            l.xTag = blocked;
+        } else if (x.rank() == 4) {
+            l.xTag = Tag::nchw;
+        } else {
+            return ctx.fail("NchwcConv needs [N,C/b,H,W,b] or [N,C,H,W], got " + x.shapeText());
+        }
+        return l;
+    }
+    const std::size_t spatial = x.rank() >= 3 ? x.rank() - 2 : 0;
+    l.xTag = l.yTag = plainActivationTag(spatial);
+    return l;
+}
+
+// Conv, and FusedConv (Conv + activation) from opscope's and ONNX Runtime's domains; NhwcConv
+// and NchwcConv (same attributes) in their layouts.
 Status convKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
@@ -191,13 +249,20 @@ Status convKernel(KernelContext &ctx)
     if (x.dtype() != DataType::Float || w.dtype() != DataType::Float)
         return ctx.unsupported("Conv is implemented for float32 (got " +
                                std::string(dataTypeName(x.dtype())) + ")");
-    const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
+    const Expected<ConvLayout> layout = convLayout(ctx, x);
+    if (!layout)
+        return layout.status();
+    const Expected<ConvGeometry> geo = convGeometry(ctx, layout->logicalX, w.shape(), false);
     if (!geo)
         return geo.status();
     const std::size_t spatial = geo->kernel.size();
-    if (spatial < 1 || spatial > 3)
-        return ctx.unsupported("Conv with " + std::to_string(spatial) + " spatial dimensions");
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, geo->outShape);
+    if (spatial < 1 || spatial > 3 || ((layout->nhwc || layout->block) && spatial != 2))
+        return ctx.unsupported(ctx.node().opType + " with " + std::to_string(spatial) +
+                               " spatial dimensions");
+    if (layout->block && geo->outShape[1] % layout->block != 0)
+        return ctx.fail(std::to_string(geo->outShape[1]) + " output channels do not fill blocks of " +
+                        std::to_string(layout->block));
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, layout->physicalY(geo->outShape));
     if (!out)
         return out.status();
     if ((*out)->elementCount() == 0)
@@ -210,9 +275,9 @@ Status convKernel(KernelContext &ctx)
             wDims[0] /= g;
             wDims.insert(wDims.begin(), g);
         }
-        const memory::desc xUser(toDims(x.shape()), memory::data_type::f32, plainActivationTag(spatial));
+        const memory::desc xUser(toDims(layout->logicalX), memory::data_type::f32, layout->xTag);
         const memory::desc wUser(toDims(wDims), memory::data_type::f32, plainWeightsTag(spatial, g > 1));
-        const memory::desc yUser(toDims(geo->outShape), memory::data_type::f32, plainActivationTag(spatial));
+        const memory::desc yUser(toDims(geo->outShape), memory::data_type::f32, layout->yTag);
         const ConvCall call{xUser, wUser, yUser, x, w, b, **out};
 
         std::shared_ptr<ConvState> state;
@@ -225,7 +290,7 @@ Status convKernel(KernelContext &ctx)
             state->wShape = w.shape();
             state->hasBias = b != nullptr;
             const bool constant = ctx.isConstantInput(1);
-            const memory::desc xAny(toDims(x.shape()), memory::data_type::f32, Tag::any);
+            const memory::desc xAny(toDims(layout->logicalX), memory::data_type::f32, Tag::any);
             const memory::desc yAny(toDims(geo->outShape), memory::data_type::f32, Tag::any);
             Expected<ConvVariant> blocked = makeVariant(*geo, xAny, wUser, yAny, call, constant, *act);
             if (!blocked)
@@ -351,6 +416,8 @@ void registerConvKernels(KernelRegistry &r)
     r.add("Conv", convKernel);
     r.add("ai.opscope", "FusedConv", 1, convKernel);
     r.add("com.microsoft", "FusedConv", 1, convKernel);
+    r.add("ai.opscope", "NhwcConv", 1, convKernel);
+    r.add("ai.opscope", "NchwcConv", 1, convKernel);
     r.add("ConvTranspose", convTransposeKernel);
     registerPoolKernels(r);
 }

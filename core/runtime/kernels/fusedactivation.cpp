@@ -40,6 +40,9 @@ Expected<FusedActivation> FusedActivation::fromNode(const KernelContext &ctx)
         a.kind = K::Tanh;
     } else if (name == "HardSwish") {
         a.kind = K::HardSwish;
+    } else if (name == "Swish") {
+        a.kind = K::Swish;
+        a.alpha = param(0, 1.0f);
     } else {
         return ctx.unsupported("fused activation '" + name + "'");
     }
@@ -64,6 +67,7 @@ void FusedActivation::apply(float *data, std::int64_t count) const
             case Kind::Sigmoid: y = 1.0f / (1.0f + std::exp(-x)); break;
             case Kind::Tanh: y = std::tanh(x); break;
             case Kind::HardSwish: y = x * std::fmax(0.0f, std::fmin(1.0f, x / 6.0f + 0.5f)); break;
+            case Kind::Swish: y = x / (1.0f + std::exp(-a.alpha * x)); break;
             }
             data[i] = y;
         }

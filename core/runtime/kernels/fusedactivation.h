@@ -19,6 +19,7 @@ struct FusedActivation
         Sigmoid,
         Tanh,
         HardSwish,
+        Swish, // x·Sigmoid(alpha·x)
     };
     Kind kind = Kind::None;
     float alpha = 0.0f, beta = 0.0f; // LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta

@@ -104,14 +104,15 @@ struct DnnlPoolState
 
 template<Pool K>
 Expected<bool> dnnlPool2d(KernelContext &ctx, const RuntimeTensor &x, RuntimeTensor &y, const ConvGeometry &g,
-                          bool includePad)
+                          bool includePad, const Shape64 &logicalX,
+                          dnnl::memory::format_tag tag = dnnl::memory::format_tag::nchw)
 {
     static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     using dnnl::memory;
     memory::dims padR(2);
     for (std::size_t d = 0; d < 2; ++d) {
         padR[d] = (g.outShape[d + 2] - 1) * g.strides[d] + (g.kernel[d] - 1) * g.dilations[d] + 1 -
-                  x.dim(d + 2) - g.padBegin[d];
+                  logicalX[d + 2] - g.padBegin[d];
         if (K == Pool::Average && includePad && padR[d] > g.padEnd[d])
             return false;
     }
@@ -123,10 +124,10 @@ Expected<bool> dnnlPool2d(KernelContext &ctx, const RuntimeTensor &x, RuntimeTen
             if (!state || state->xShape != x.shape()) {
                 state = std::make_shared<DnnlPoolState>();
                 state->xShape = x.shape();
-                const memory::desc xd(memory::dims(x.shape().begin(), x.shape().end()),
-                                      memory::data_type::f32, memory::format_tag::nchw);
+                const memory::desc xd(memory::dims(logicalX.begin(), logicalX.end()), memory::data_type::f32,
+                                      tag);
                 const memory::desc yd(memory::dims(g.outShape.begin(), g.outShape.end()),
-                                      memory::data_type::f32, memory::format_tag::nchw);
+                                      memory::data_type::f32, tag);
                 const auto alg = K == Pool::Max ? dnnl::algorithm::pooling_max
                                  : includePad   ? dnnl::algorithm::pooling_avg_include_padding
                                                 : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -177,7 +178,7 @@ Status poolKernel(KernelContext &ctx)
         indices = (*idx)->mutableData<std::int64_t>();
     }
     if (K != Pool::Lp && sp == 2 && x.dtype() == DataType::Float && !indices) {
-        const Expected<bool> done = dnnlPool2d<K>(ctx, x, **out, *geo, includePad);
+        const Expected<bool> done = dnnlPool2d<K>(ctx, x, **out, *geo, includePad, x.shape());
         if (!done)
             return done.status();
         if (*done)
@@ -291,10 +292,51 @@ Status globalPoolKernel(KernelContext &ctx)
     });
 }
 
+// MaxPool / AveragePool in the layout-nhwc pass's layouts: ai.opscope::NhwcMaxPool ([N,H,W,C]),
+// NchwcMaxPool ([N,C/b,H,W,b]) and the AveragePool pair; same attributes as the ONNX ops.
+template<Pool K>
+Status layoutPoolKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
+    const std::int64_t block = nhwc ? 0 : ctx.attrInt("block", 8);
+    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u) || (block && x.dim(4) != block) ||
+        (!nhwc && block != 8 && block != 16))
+        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
+                        ", got " + x.shapeText());
+    const Shape64 logical = nhwc ? Shape64{x.dim(0), x.dim(3), x.dim(1), x.dim(2)}
+                                 : Shape64{x.dim(0), x.dim(1) * block, x.dim(2), x.dim(3)};
+    const Expected<ConvGeometry> geo = poolGeometry(ctx, logical);
+    if (!geo)
+        return geo.status();
+    if (geo->kernel.size() != 2)
+        return ctx.fail("pooling in a channels-last or blocked layout needs 2 spatial dims");
+    const Shape64 &o = geo->outShape;
+    const Shape64 physical =
+        nhwc ? Shape64{o[0], o[2], o[3], o[1]} : Shape64{o[0], o[1] / block, o[2], o[3], block};
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, physical);
+    if (!out)
+        return out.status();
+    using Tag = dnnl::memory::format_tag;
+    const Expected<bool> done =
+        dnnlPool2d<K>(ctx, x, **out, *geo, ctx.attrInt("count_include_pad", 0) != 0, logical,
+                      nhwc          ? Tag::nhwc
+                      : block == 16 ? Tag::nChw16c
+                                    : Tag::nChw8c);
+    if (!done)
+        return done.status();
+    return *done ? Status::ok() : ctx.unsupported("this pooling in " + ctx.node().opType + "'s layout");
+}
+
 } // namespace
 
 void registerPoolKernels(KernelRegistry &r)
 {
+    r.add("ai.opscope", "NhwcMaxPool", 1, layoutPoolKernel<Pool::Max>);
+    r.add("ai.opscope", "NchwcMaxPool", 1, layoutPoolKernel<Pool::Max>);
+    r.add("ai.opscope", "NhwcAveragePool", 1, layoutPoolKernel<Pool::Average>);
+    r.add("ai.opscope", "NchwcAveragePool", 1, layoutPoolKernel<Pool::Average>);
     r.add("MaxPool", poolKernel<Pool::Max>);
     r.add("AveragePool", poolKernel<Pool::Average>);
     r.add("LpPool", poolKernel<Pool::Lp>);

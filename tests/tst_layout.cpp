@@ -1,0 +1,202 @@
+// layout-nhwc: which regions it converts and to which layout (NCHWc when every channel count fills
+// the block, NHWC otherwise), conversions only at the borders (graph inputs and outputs keep NCHW),
+// the cost decision and its note, cancelling inverse conversions, outputs equal before/after, and
+// both export targets turning the model back into standard NCHW ops.
+
+#include "passes/layoutnhwc.h"
+#include "passes/passutil.h"
+#include "passes/registry.h"
+#include "passtest.h"
+
+#include <QTest>
+
+using namespace opscope;
+using namespace opscope::test;
+
+namespace {
+
+onnx::AttributeProto pads1()
+{
+    return intsAttr("pads", {1, 1, 1, 1});
+}
+
+// x[N,C,8,8] ─► Conv+Relu ─► Conv ─► Add(x) ─► Relu ─► MaxPool ─► Conv ─┬─► Concat ─► y
+//                                                                    └─► Conv ─┘
+Model residualModel(std::int64_t c, bool intermediateOutput = false)
+{
+    ModelBuilder b;
+    b.input("x", {-1, c, 8, 8});
+    for (const char *w : {"W1", "W2", "W3", "W4"})
+        b.randomConstant(w, {c, c, 3, 3}, -0.2f, 0.2f);
+    b.randomConstant("B1", {c}, -0.1f, 0.1f);
+    b.op("Conv", {"x", "W1", "B1"}, {"c1"}, {pads1()})
+        .op("Relu", {"c1"}, {"r1"})
+        .op("Conv", {"r1", "W2"}, {"c2"}, {pads1()})
+        .op("Add", {"c2", "x"}, {"s"})
+        .op("Relu", {"s"}, {"r2"})
+        .op("MaxPool", {"r2"}, {"p"}, {intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {2, 2})})
+        .op("Conv", {"p", "W3"}, {"c3"}, {pads1()})
+        .op("Conv", {"p", "W4"}, {"c4"}, {pads1()})
+        .op("Concat", {"c3", "c4"}, {"y"}, {intAttr("axis", 1)})
+        .output("y");
+    if (intermediateOutput)
+        b.output("r2");
+    return b.build();
+}
+
+int layoutOps(const std::map<std::string, std::size_t> &ops)
+{
+    int n = 0;
+    for (const auto &[op, count] : ops)
+        if (op.rfind("ai.opscope::", 0) == 0)
+            n += int(count);
+    return n;
+}
+
+} // namespace
+
+class TestLayout : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void regions_data()
+    {
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<QString>("prefix");
+        QTest::newRow("32 channels: blocked") << 32 << "Nchwc";
+        QTest::newRow("12 channels: channels last") << 12 << "Nhwc";
+    }
+    void regions()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        const std::string p = "ai.opscope::" + prefix.toStdString();
+        const PassOutcome o = runAndCompare(residualModel(channels), {"layout-nhwc"});
+        QCOMPARE(opCount(o.opsAfter, p + "Conv"), 4);
+        QCOMPARE(opCount(o.opsAfter, p + "MaxPool"), 1);
+        QCOMPARE(opCount(o.opsAfter, "Conv"), 0);
+        // One conversion in (x, read by the first Conv and the residual Add), one out (y).
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 1);
+        QCOMPARE(opCount(o.opsAfter, "Add"), 1);
+        QCOMPARE(opCount(o.opsAfter, "Concat"), 1);
+        // The interface keeps its layout and names.
+        const Graph &g = o.after.graph;
+        QCOMPARE(g.value(g.outputs()[0]).name, std::string("y"));
+        QCOMPARE(passes::knownRank(g, g.inputs()[0]).value_or(0), std::size_t(4));
+        QCOMPARE(passes::knownDim(g, g.outputs()[0], 1).value_or(0),
+                 std::int64_t(2 * channels)); // NCHW, concatenated
+        const auto &notes = o.result.passes.back().notes;
+        QCOMPARE(notes.size(), std::size_t(1));
+        QVERIFY2(notes[0].find(prefix == "Nchwc" ? "NCHWc" : "NHWC") != std::string::npos, notes[0].c_str());
+
+        // Both export targets: standard NCHW ops again, same outputs, checker clean.
+        for (const char *target : {"lower-to-onnx", "lower-to-ort"}) {
+            const PassOutcome l = runAndCompare(o.after, {target}, {2}, {3});
+            QCOMPARE(layoutOps(l.opsAfter), 0);
+            QCOMPARE(opCount(l.opsAfter, "Conv"), 4);
+            QCOMPARE(opCount(l.opsAfter, "MaxPool"), 1);
+            QCOMPARE(int(l.after.graph.nodeCount()), 9); // the model's own nodes, nothing added
+            const auto findings = checkerFindings(l.after);
+            QVERIFY2(findings.empty(), findings.empty() ? "" : findings[0].c_str());
+        }
+    }
+
+    // A value the region computes is also a graph output: converted back there, name kept.
+    void intermediateOutput()
+    {
+        const PassOutcome o = runAndCompare(residualModel(32, true), {"layout-nhwc"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 2);
+        const Graph &g = o.after.graph;
+        QCOMPARE(g.value(g.outputs()[1]).name, std::string("r2"));
+    }
+
+    // The first convolution of a blocked region reads 3-channel NCHW itself (no conversion).
+    void firstConvReadsPlain()
+    {
+        ModelBuilder b;
+        b.input("x", {-1, 3, 16, 16})
+            .randomConstant("W1", {32, 3, 3, 3}, -0.3f, 0.3f)
+            .randomConstant("W2", {32, 32, 3, 3}, -0.2f, 0.2f)
+            .randomConstant("W3", {32, 32, 1, 1}, -0.2f, 0.2f)
+            .op("Conv", {"x", "W1"}, {"c1"}, {pads1()})
+            .op("Relu", {"c1"}, {"r1"})
+            .op("Conv", {"r1", "W2"}, {"c2"}, {pads1()})
+            .op("Sigmoid", {"c2"}, {"s2"})
+            .op("Conv", {"s2", "W3"}, {"y"})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::NchwcConv"), 3);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput"), 0);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 1);
+        const PassOutcome l = runAndCompare(o.after, {"lower-to-onnx"}, {2}, {3});
+        QCOMPARE(opCount(l.opsAfter, "Conv"), 3);
+        QCOMPARE(layoutOps(l.opsAfter), 0);
+    }
+
+    // Fused convolutions keep their activation in the layout and back.
+    void fusedConv()
+    {
+        const PassOutcome fused = runAndCompare(residualModel(16), {"conv-activation-fusion"});
+        QCOMPARE(opCount(fused.opsAfter, "ai.opscope::FusedConv"), 1);
+        const PassOutcome o = runAndCompare(fused.after, {"layout-nhwc"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::FusedConv"), 0);
+        const PassOutcome l = runAndCompare(o.after, {"lower-to-ort"}, {2}, {3});
+        QCOMPARE(opCount(l.opsAfter, "com.microsoft::FusedConv"), 1);
+    }
+
+    // One convolution alone: its conversions would cost what they save.
+    void loneConvStays()
+    {
+        ModelBuilder b;
+        b.input("x", {-1, 16, 8, 8})
+            .randomConstant("W", {16, 16, 3, 3})
+            .op("Conv", {"x", "W"}, {"y"}, {pads1()})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"});
+        QVERIFY(!o.result.passes.back().changed);
+        QCOMPARE(opCount(o.opsAfter, "Conv"), 1);
+        QVERIFY(o.result.passes.back().notes.at(0).find("stays NCHW") != std::string::npos);
+    }
+
+    // ReorderInput(ReorderOutput(v)) is v.
+    void inverseConversionsCancel()
+    {
+        ModelBuilder b;
+        auto *o = b.proto().add_opset_import();
+        o->set_domain("ai.opscope");
+        o->set_version(1);
+        const auto blocked =
+            std::vector<onnx::AttributeProto>{stringAttr("layout", "nchwc"), intAttr("block", 8)};
+        b.input("x", {-1, 16, 4, 4})
+            .op("ReorderInput", {"x"}, {"a"}, blocked, "ai.opscope")
+            .op("ReorderOutput", {"a"}, {"b"}, {stringAttr("layout", "nchwc")}, "ai.opscope")
+            .op("ReorderInput", {"b"}, {"c"}, blocked, "ai.opscope")
+            .op("ReorderOutput", {"c"}, {"y"}, {stringAttr("layout", "nchwc")}, "ai.opscope")
+            .output("y");
+        Model m = b.build();
+        // The builder's model has no types for the ai.opscope outputs; give them the layout's.
+        for (const char *v : {"a", "c"})
+            m.graph.value(m.graph.findValue(v)).type =
+                TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 2, 4, 4, 8}));
+        const PassOutcome r = runAndCompare(m, {"layout-nhwc"}, {1}, {1});
+        QCOMPARE(opCount(r.opsAfter, "ai.opscope::ReorderInput"), 1);
+        QCOMPARE(opCount(r.opsAfter, "ai.opscope::ReorderOutput"), 1);
+    }
+
+    // The whole `layout` level on the residual model, then both targets.
+    void layoutLevel()
+    {
+        Expected<std::vector<std::string>> list =
+            passes::resolvePipeline({.level = "layout", .target = "none"});
+        QVERIFY(list);
+        QVERIFY(std::find(list->begin(), list->end(), "layout-nhwc") != list->end());
+        const PassOutcome o = runAndCompare(residualModel(32), *list);
+        QVERIFY(opCount(o.opsAfter, "ai.opscope::NchwcConv") > 0);
+        QVERIFY(passes::nativeChannelBlock() == 8 || passes::nativeChannelBlock() == 16);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLayout)
+#include "tst_layout.moc"
