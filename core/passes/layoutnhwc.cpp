@@ -252,7 +252,15 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
         }
         for (ValueId v : region.outputs)
             region.conversionBytes += bytes(graph, v);
-        const bool worth = region.convs > 0 && region.savedBytes > region.conversionBytes;
+        // Blocked regions need a clear margin and at least three convolutions: the reorders inside
+        // a convolution call are oneDNN's, fused with the call, while border conversions are passes
+        // of their own, and a convolution already runs plain NCHW when oneDNN's plain kernel times
+        // faster (conv.cpp), saving nothing. Measured with bench/datalayout_bench.py: two-conv
+        // NCHWc regions did not pay; NHWC regions paid from a margin of 1.
+        const bool worth =
+            region.convs > 0 &&
+            (region.nchwc ? region.convs >= 3 && region.savedBytes >= 2.0 * region.conversionBytes
+                          : region.savedBytes > region.conversionBytes);
         char line[320];
         std::snprintf(line, sizeof line,
                       "region %d (%d conv, %d pool, %zu other; first '%s'): %s — reorders saved %.3g MiB, "

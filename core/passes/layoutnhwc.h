@@ -15,8 +15,10 @@
 //
 // Graph inputs and outputs keep their layout. A cost estimate decides per region: the bytes of
 // the per-call reorders the region saves (input + output of each convolution; half of that for
-// NHWC, whose kernels gain less) against the bytes its border conversions move; a region that
-// does not pay stays NCHW. Every decision is reported (PassRecord::notes). Conversions that meet
+// NHWC, whose kernels gain less) against the bytes its border conversions move. An NHWC region
+// must save more than it converts; an NCHWc region twice as much, with at least three
+// convolutions (bench/datalayout_bench.py measured smaller blocked regions not paying). Otherwise
+// the region stays NCHW. Every decision is reported (PassRecord::notes). Conversions that meet
 // their inverse cancel. Layout ops are ai.opscope's (docs/operators.md); both export targets turn
 // a converted model back into standard NCHW ops (ONNX Runtime applies its own NCHWc transform at
 // load, tuned to the machine it runs on).
