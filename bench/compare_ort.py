@@ -47,6 +47,9 @@ def ensure_models():
     q = os.path.join(CACHE, "quantized_cnn.onnx")
     if not os.path.exists(q):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_quantized.py"), q], check=True)
+    if not os.path.exists(os.path.join(CACHE, "llama_block.onnx")):
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_transformers.py"), CACHE], check=True,
+                       stdout=subprocess.DEVNULL)
 
 
 def model_table():
@@ -71,6 +74,13 @@ def model_table():
         ("silero_vad", "RNN/audio (Silero VAD, LSTM)", os.path.join(oww, "silero_vad.onnx"),
          {"input": f(1, 512) * 0.2, "sr": np.array(16000, np.int64), "h": np.zeros((2, 1, 64), np.float32),
           "c": np.zeros((2, 1, 64), np.float32)}),
+        ("gpt2_block", "transformer, GPT-2 export form (generated)", os.path.join(CACHE, "gpt2_block.onnx"),
+         {"hidden_states": f(1, 32, 64), "attention_mask": np.zeros((1, 1, 1, 32), np.float32)}),
+        ("llama_block", "transformer, LLaMA export form (generated)", os.path.join(CACHE, "llama_block.onnx"),
+         {"hidden_states": f(1, 32, 64),
+          "causal_mask": np.triu(np.full((32, 32), -1e9, np.float32), 1).reshape(1, 1, 32, 32)}),
+        ("vit_block", "transformer, ViT/SDPA export form (generated)", os.path.join(CACHE, "vit_block.onnx"),
+         {"pixel_embeddings": f(1, 33, 64)}),
     ]
 
 

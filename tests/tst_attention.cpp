@@ -149,6 +149,46 @@ private slots:
         QCOMPARE(opCount(all.opsAfter, "ai.opscope::Attention"), 1);
     }
 
+    // GPT-2: Where(causal, scores, finfo.min), then the padding mask added, then Softmax.
+    void causalWhere_data()
+    {
+        QTest::addColumn<bool>("paddingMask");
+        QTest::newRow("causal only") << false;
+        QTest::newRow("causal and padding") << true;
+    }
+    void causalWhere()
+    {
+        QFETCH(bool, paddingMask);
+        ModelBuilder b;
+        b.input("q", {-1, 2, 6, 4}).input("k", {-1, 2, 6, 4}).input("v", {-1, 2, 6, 4});
+        auto *causal = b.proto().mutable_graph()->add_initializer();
+        causal->set_name("causal");
+        causal->set_data_type(onnx::TensorProto::BOOL);
+        for (std::int64_t d : {1, 1, 6, 6})
+            causal->add_dims(d);
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 6; ++j)
+                causal->add_int32_data(j <= i);
+        b.constant("fill", {}, {std::numeric_limits<float>::lowest()}).constant("d", {}, {2.0f});
+        b.op("Transpose", {"k"}, {"kt"}, {intsAttr("perm", {0, 1, 3, 2})})
+            .op("MatMul", {"q", "kt"}, {"scores"})
+            .op("Div", {"scores", "d"}, {"scaled"})
+            .op("Where", {"causal", "scaled", "fill"}, {"selected"});
+        std::string s = "selected";
+        if (paddingMask) {
+            b.input("mask", {-1, 1, 1, 6}).op("Add", {"selected", "mask"}, {"masked"});
+            s = "masked";
+        }
+        b.op("Softmax", {s}, {"probs"}, {intAttr("axis", -1)}).op("MatMul", {"probs", "v"}, {"y"}).output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"attention-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::Attention"), 1);
+        QCOMPARE(opCount(o.opsAfter, "Softmax"), 0);
+        QCOMPARE(opCount(o.opsAfter, "Where"), 1); // now computing the additive mask
+        QCOMPARE(opCount(o.opsAfter, "Add"), paddingMask ? 1 : 0);
+        const PassOutcome onnx = runAndCompare(o.after, {"lower-to-onnx"}, {2}, {3});
+        QCOMPARE(opCount(onnx.opsAfter, "Softmax"), 1);
+    }
+
     void negative_data()
     {
         QTest::addColumn<QString>("why");

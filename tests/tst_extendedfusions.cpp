@@ -427,7 +427,7 @@ private slots:
         QTest::addColumn<int>("fused");
         for (int opset : {17, 18})
             for (const char *sq : {"Pow", "Mul"})
-                for (const char *dv : {"Div", "Reciprocal"})
+                for (const char *dv : {"Div", "Reciprocal", "1/"})
                     for (bool g : {true, false})
                         QTest::addRow("opset%d %s %s %s", opset, sq, dv, g ? "γ" : "no γ")
                             << QString(sq) << QString(dv) << g << opset << 1;
@@ -456,10 +456,12 @@ private slots:
         b.op("Add", {"ms", "eps"}, {"v"}).op("Sqrt", {"v"}, {"r"});
         if (divide == "Div")
             b.op("Div", {"x", "r"}, {"n"});
+        else if (divide == "1/") // torch.rsqrt
+            b.constant("one", {}, {1.0f}).op("Div", {"one", "r"}, {"ir"}).op("Mul", {"x", "ir"}, {"n"});
         else
             b.op("Reciprocal", {"r"}, {"ir"}).op("Mul", {"x", "ir"}, {"n"});
         if (gamma)
-            b.op("Mul", {"n", "g"}, {"y"});
+            b.op("Mul", {"g", "n"}, {"y"});
         else
             b.op("Relu", {"n"}, {"y"});
         b.output("y");

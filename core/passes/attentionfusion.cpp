@@ -52,6 +52,7 @@ ValueId unscale(const Graph &graph, ValueId v, float &factor, std::vector<NodeId
 struct Found
 {
     ValueId q, k, v, mask, out;
+    ValueId whereCondition, whereFill; // Where(cond, scores, fill): a mask as a selection
     float scale = 1.0f;
     bool kTransposed = false, transposeOutput = false;
     std::int64_t heads = 0;
@@ -144,7 +145,8 @@ std::optional<Found> matchAt(const Graph &graph, NodeId softmaxId)
             const NodeId p = graph.producer(scores);
             const bool isScores = p.valid() && hasSingleUse(graph, scores) &&
                                   (isOp(graph.node(p), "MatMul") || isOp(graph.node(p), "Mul") ||
-                                   isOp(graph.node(p), "Div") || graph.node(p).opType == "FusedMatMul");
+                                   isOp(graph.node(p), "Div") || isOp(graph.node(p), "Where") ||
+                                   graph.node(p).opType == "FusedMatMul");
             const auto mr = knownRank(graph, mask);
             if (isScores && mr && *mr <= 4 && elementType(graph, mask) == DataType::Float &&
                 sameShape(graph, scores, add->outputs[0])) {
@@ -155,6 +157,18 @@ std::optional<Found> matchAt(const Graph &graph, NodeId softmaxId)
         }
         if (!f.mask.valid())
             return std::nullopt;
+    }
+    // GPT-2's causal mask: Where(causal, scores, fill) with a scalar fill.
+    if (const Node *w = only(graph, s, "Where")) {
+        const ValueId cond = w->inputs[0], scores = w->inputs[1], fill = w->inputs[2];
+        const auto cr = knownRank(graph, cond);
+        if (!scalar(graph, fill) || !cr || *cr > 4 || elementType(graph, cond) != DataType::Bool ||
+            !hasSingleUse(graph, scores) || !sameShape(graph, scores, w->outputs[0]))
+            return std::nullopt;
+        f.whereCondition = cond;
+        f.whereFill = fill;
+        f.nodes.push_back(w->id);
+        s = scores;
     }
     s = unscale(graph, s, f.scale, f.nodes);
     const NodeId qkId = s.valid() && hasSingleUse(graph, s) ? graph.producer(s) : NodeId();
@@ -207,7 +221,7 @@ void AttentionFusion::select(const Model &, const Graph &graph, std::vector<Matc
         std::rotate(nodes.begin(), anchor, anchor + 1);
         matches.push_back({f->heads ? "multi-head-attention" : "scaled-dot-product-attention",
                            nodes,
-                           {f->q, f->k, f->v, f->mask, f->out},
+                           {f->q, f->k, f->v, f->mask, f->out, f->whereCondition, f->whereFill},
                            {bits, f->kTransposed, f->heads, f->transposeOutput}});
     }
 }
@@ -225,9 +239,17 @@ Expected<bool> AttentionFusion::apply(Model &model, Graph &graph, const Match &m
     if (m.ints[3])
         attrs.push_back(Attribute::makeInt("transpose_output", 1));
     std::vector<ValueId> inputs{m.values[0], m.values[1], m.values[2]};
-    if (m.values[3].valid())
-        inputs.push_back(m.values[3]);
     NodeChain chain(graph, graph.node(m.nodes[0]).name);
+    // A selection mask becomes additive: Where(cond, 0, fill) (s + 0 = s, s + fill ≈ fill: both
+    // vanish in the Softmax the same way), added to the other mask when there is one.
+    ValueId mask = m.values[3];
+    if (m.values[5].valid()) {
+        const ValueId selected =
+            chain.op("Where", {m.values[5], chain.scalar(0.0f, "keep"), m.values[6]});
+        mask = mask.valid() ? chain.op("Add", {selected, mask}) : selected;
+    }
+    if (mask.valid())
+        inputs.push_back(mask);
     const ValueId y = chain.op("Attention", inputs, std::move(attrs), kOpscopeDomain);
     OPSCOPE_TRY(chain.finish(m.values[4], y, m.nodes));
     ensureOpset(model, kOpscopeDomain, 1);

@@ -57,6 +57,12 @@ bool normalizedShaped(const Graph &graph, ValueId v, std::size_t k)
     return true;
 }
 
+// Reciprocal(v), or 1/v as exporters write torch.rsqrt: Div(1, v).
+bool isReciprocal(const Graph &graph, const Node &n)
+{
+    return isOp(n, "Reciprocal") || (isOp(n, "Div") && isConstantValue(graph, n.inputs[0], 1.0f));
+}
+
 } // namespace
 
 void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Match> &matches) const
@@ -114,7 +120,7 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
         } else {
             // d · Reciprocal(√…)
             const NodeId recip = singleConsumer(graph, sqrtNode.outputs[0]);
-            if (!recip.valid() || !isOp(graph.node(recip), "Reciprocal") ||
+            if (!recip.valid() || !isReciprocal(graph, graph.node(recip)) ||
                 otherOperand(*divide, d) != graph.node(recip).outputs[0] ||
                 !hasSingleUse(graph, graph.node(recip).outputs[0]))
                 continue;
@@ -180,7 +186,7 @@ void LayerNormFusion::selectRms(const Graph &graph, std::vector<Match> &matches)
         // x / √…  or  x · Reciprocal(√…)
         NodeId divideId = singleConsumer(graph, sqrtNode.outputs[0]);
         const Node *divide = &graph.node(divideId);
-        if (isOp(*divide, "Reciprocal") && hasSingleUse(graph, divide->outputs[0])) {
+        if (isReciprocal(graph, *divide) && hasSingleUse(graph, divide->outputs[0])) {
             nodes.push_back(divideId);
             const ValueId r = divide->outputs[0];
             divideId = singleConsumer(graph, r);

@@ -311,6 +311,24 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
     static const std::set<std::string> convActs{"Relu",        "LeakyRelu", "Clip",
                                                 "HardSigmoid", "Sigmoid",   "Tanh"};
     static const std::set<std::string> gemmActs{"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"};
+    if ((n.opType == "FusedConv" || n.opType == "FusedGemm") && act && act->op == "Swish") {
+        // ONNX Runtime fuses no Swish into a convolution: Conv (or Gemm) then its QuickGelu.
+        const bool conv = n.opType == "FusedConv";
+        const std::string base = n.name;
+        Expected<NodeId> core =
+            addNodeWithOutputs(graph, conv ? "Conv" : "Gemm", n.inputs, 1, base + (conv ? "_conv" : "_gemm"),
+                               withoutActivation(n.attributes));
+        if (!core)
+            return core.status();
+        Expected<NodeId> q = addNodeWithOutputs(
+            graph, "QuickGelu", {graph.node(*core).outputs[0]}, 1, base + "_swish",
+            {Attribute::makeFloat("alpha", act->params.empty() ? 1.0f : act->params[0])}, kMicrosoftDomain);
+        if (!q)
+            return q.status();
+        ensureOpset(model, kMicrosoftDomain, 1);
+        OPSCOPE_TRY(replaceChain(graph, id, graph.node(*q).outputs[0]));
+        return true;
+    }
     if (n.opType == "FusedConv" && act && convActs.count(act->op)) {
         n.domain = kMicrosoftDomain;
         ensureOpset(model, kMicrosoftDomain, 1);
