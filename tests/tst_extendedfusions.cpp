@@ -178,6 +178,39 @@ private slots:
         QCOMPARE(int(l.ort.after.graph.nodeCount()), opset >= 14 ? 1 : 2);
     }
 
+    // Below opset 14 the fused HardSwish is opscope's; a Conv in front still absorbs it, and both
+    // targets write it back in that opset's ops.
+    void hardSwishAfterConv_data()
+    {
+        QTest::addColumn<int>("opset");
+        QTest::newRow("opset 11") << 11;
+        QTest::newRow("opset 14") << 14;
+    }
+    void hardSwishAfterConv()
+    {
+        QFETCH(int, opset);
+        ModelBuilder b(opset);
+        b.input("x", {-1, 3, 6, 6})
+            .randomConstant("W", {4, 3, 3, 3})
+            .constant("three", {}, {3.0f})
+            .constant("zero", {}, {0.0f})
+            .constant("six", {}, {6.0f})
+            .op("Conv", {"x", "W"}, {"c"})
+            .op("Add", {"c", "three"}, {"a"})
+            .op("Clip", {"a", "zero", "six"}, {"r"})
+            .op("Mul", {"c", "r"}, {"m"})
+            .op("Div", {"m", "six"}, {"y"})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"hardswish-fusion", "conv-activation-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::FusedConv"), 1);
+        QCOMPARE(int(o.after.graph.nodeCount()), 1);
+        const Lowered l = lowerBoth(o.after);
+        QCOMPARE(opCount(l.ort.opsAfter, "HardSwish"), opset >= 14 ? 1 : 0);
+        QCOMPARE(opCount(l.ort.opsAfter, "HardSigmoid"), opset >= 14 ? 0 : 1);
+        const auto findings = checkerFindings(l.ort.after);
+        QVERIFY2(findings.empty(), findings.empty() ? "" : findings[0].c_str());
+    }
+
     void prelu_data()
     {
         QTest::addColumn<QString>("form");

@@ -13,6 +13,8 @@ std::optional<ActivationSpec> fusableActivation(const Graph &graph, const Node &
         return std::nullopt;
     if (isOp(node, "Relu") || isOp(node, "Sigmoid") || isOp(node, "Tanh") || isOp(node, "HardSwish"))
         return ActivationSpec{node.opType, {}};
+    if (isOpscopeOp(node, "HardSwish")) // HardSwish below opset 14 (hardswish-fusion)
+        return ActivationSpec{"HardSwish", {}};
     if (isOpscopeOp(node, "Swish"))
         return ActivationSpec{"Swish", {attrFloat(node, "alpha", 1.0f)}};
     if (isOp(node, "LeakyRelu"))

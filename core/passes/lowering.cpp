@@ -37,6 +37,18 @@ Expected<ValueId> addActivation(Graph &graph, const Model &model, ValueId x, con
             attrs.push_back(Attribute::makeFloat("min", lo));
             attrs.push_back(Attribute::makeFloat("max", hi));
         }
+    } else if (act.op == "HardSwish" && model.opsetVersion("") < 14) {
+        // HardSwish arrived in opset 14: x·HardSigmoid(x; 1/6, ½) below it.
+        Expected<NodeId> h = addNodeWithOutputs(
+            graph, "HardSigmoid", {x}, 1, base + "_HardSigmoid",
+            {Attribute::makeFloat("alpha", 1.0f / 6.0f), Attribute::makeFloat("beta", 0.5f)});
+        if (!h)
+            return h.status();
+        Expected<NodeId> m =
+            addNodeWithOutputs(graph, "Mul", {x, graph.node(*h).outputs[0]}, 1, base + "_hardswish");
+        if (!m)
+            return m.status();
+        return graph.node(*m).outputs[0];
     } else if (act.op == "Swish") {
         // x·Sigmoid(α·x), in standard ops whichever the target
         ValueId z = x;

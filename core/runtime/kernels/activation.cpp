@@ -51,7 +51,8 @@ Status hardSigmoidKernel(KernelContext &ctx)
     const float alpha = ctx.attrFloat("alpha", 0.2f), beta = ctx.attrFloat("beta", 0.5f);
     return unaryFloat(ctx, [=](auto v) {
         using C = decltype(v);
-        return std::clamp(C(alpha) * v + C(beta), C(0), C(1));
+        // min/max, not std::clamp, so it vectorizes; operand order keeps NaN propagating.
+        return std::max(std::min(C(alpha) * v + C(beta), C(1)), C(0));
     });
 }
 
@@ -59,7 +60,9 @@ Status hardSwishKernel(KernelContext &ctx)
 {
     return unaryFloat(ctx, [](auto v) {
         using C = decltype(v);
-        return v * std::clamp(v / C(6) + C(0.5), C(0), C(1));
+        // ONNX's definition, x·max(0, min(1, x/6 + ½)), with min/max so it vectorizes (std::clamp
+        // does not). NaN propagates through the product.
+        return v * std::max(std::min(v * C(1.0 / 6.0) + C(0.5), C(1)), C(0));
     });
 }
 
