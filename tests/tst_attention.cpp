@@ -179,7 +179,9 @@ private slots:
             b.input("mask", {-1, 1, 1, 6}).op("Add", {"selected", "mask"}, {"masked"});
             s = "masked";
         }
-        b.op("Softmax", {s}, {"probs"}, {intAttr("axis", -1)}).op("MatMul", {"probs", "v"}, {"y"}).output("y");
+        b.op("Softmax", {s}, {"probs"}, {intAttr("axis", -1)})
+            .op("MatMul", {"probs", "v"}, {"y"})
+            .output("y");
         const PassOutcome o = runAndCompare(b.build(), {"attention-fusion"});
         QCOMPARE(opCount(o.opsAfter, "ai.opscope::Attention"), 1);
         QCOMPARE(opCount(o.opsAfter, "Softmax"), 0);

@@ -451,6 +451,47 @@ private slots:
         QCOMPARE(opCount(l.ort.opsAfter, "com.microsoft::FastGelu"), 1);
     }
 
+    // --target ort: LayerNormalization(a + b) → SkipLayerNormalization, the sum as output 3 when the
+    // residual is read again.
+    void skipLayerNorm_data()
+    {
+        QTest::addColumn<bool>("residualReused");
+        QTest::addColumn<bool>("beta");
+        QTest::newRow("sum read only by the norm") << false << true;
+        QTest::newRow("residual read again") << true << true;
+        QTest::newRow("no β") << true << false;
+    }
+    void skipLayerNorm()
+    {
+        QFETCH(bool, residualReused);
+        QFETCH(bool, beta);
+        ModelBuilder b(17);
+        b.input("a", {-1, 5, 8})
+            .input("h", {-1, 5, 8})
+            .randomConstant("g", {8}, 0.5f, 1.5f)
+            .randomConstant("bt", {8});
+        b.op("Add", {"a", "h"}, {"s"});
+        std::vector<std::string> lnInputs{"s", "g"};
+        if (beta)
+            lnInputs.push_back("bt");
+        b.op("LayerNormalization", lnInputs, {"n"}, {intAttr("axis", -1), floatAttr("epsilon", 1e-5f)});
+        if (residualReused)
+            b.op("Add", {"n", "s"}, {"y"});
+        else
+            b.op("Relu", {"n"}, {"y"});
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"lower-to-ort"}, {1, 3}, {1, 2}, 1e-4, 1e-4);
+        QCOMPARE(opCount(o.opsAfter, "com.microsoft::SkipLayerNormalization"), 1);
+        QCOMPARE(opCount(o.opsAfter, "LayerNormalization"), 0);
+        QCOMPARE(opCount(o.opsAfter, "Add"), residualReused ? 1 : 0);
+        for (NodeId id : o.after.graph.nodeIds())
+            if (o.after.graph.node(id).opType == "SkipLayerNormalization")
+                QCOMPARE(o.after.graph.node(id).outputs.size(), std::size_t(residualReused ? 4 : 1));
+        // The ONNX target keeps the standard op.
+        const PassOutcome onnx = runAndCompare(b.build(), {"lower-to-onnx"}, {2}, {3});
+        QCOMPARE(opCount(onnx.opsAfter, "LayerNormalization"), 1);
+    }
+
     void rmsNorm_data()
     {
         QTest::addColumn<QString>("square");

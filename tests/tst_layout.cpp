@@ -103,6 +103,41 @@ private slots:
         }
     }
 
+    // BatchNormalization runs in the region's layout (its channel is the block lane or the last axis).
+    void batchNorm_data() { regions_data(); }
+    void batchNorm()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        const std::int64_t c = channels;
+        ModelBuilder b;
+        b.input("x", {-1, c, 8, 8});
+        for (const char *w : {"W1", "W2", "W3"})
+            b.randomConstant(w, {c, c, 3, 3}, -0.2f, 0.2f);
+        for (int i = 1; i <= 2; ++i) {
+            const std::string n = std::to_string(i);
+            b.randomConstant("g" + n, {c}, 0.5f, 1.5f)
+                .randomConstant("b" + n, {c})
+                .randomConstant("m" + n, {c})
+                .randomConstant("v" + n, {c}, 0.5f, 2.0f);
+        }
+        b.op("Conv", {"x", "W1"}, {"c1"}, {pads1()})
+            .op("BatchNormalization", {"c1", "g1", "b1", "m1", "v1"}, {"n1"})
+            .op("Relu", {"n1"}, {"r1"})
+            .op("Conv", {"r1", "W2"}, {"c2"}, {pads1()})
+            .op("BatchNormalization", {"c2", "g2", "b2", "m2", "v2"}, {"n2"})
+            .op("Conv", {"n2", "W3"}, {"y"}, {pads1()})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"});
+        const std::string p = "ai.opscope::" + prefix.toStdString();
+        QCOMPARE(opCount(o.opsAfter, p + "BatchNormalization"), 2);
+        QCOMPARE(opCount(o.opsAfter, p + "Conv"), 3);
+        QCOMPARE(opCount(o.opsAfter, "BatchNormalization"), 0);
+        const PassOutcome l = runAndCompare(o.after, {"lower-to-onnx"}, {2}, {3});
+        QCOMPARE(opCount(l.opsAfter, "BatchNormalization"), 2);
+        QCOMPARE(layoutOps(l.opsAfter), 0);
+    }
+
     // A value the region computes is also a graph output: converted back there, name kept.
     void intermediateOutput()
     {

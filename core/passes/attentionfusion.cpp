@@ -143,10 +143,10 @@ std::optional<Found> matchAt(const Graph &graph, NodeId softmaxId)
         for (int side = 0; side < 2 && !f.mask.valid(); ++side) {
             const ValueId mask = add->inputs[1 - side], scores = add->inputs[side];
             const NodeId p = graph.producer(scores);
-            const bool isScores = p.valid() && hasSingleUse(graph, scores) &&
-                                  (isOp(graph.node(p), "MatMul") || isOp(graph.node(p), "Mul") ||
-                                   isOp(graph.node(p), "Div") || isOp(graph.node(p), "Where") ||
-                                   graph.node(p).opType == "FusedMatMul");
+            const bool isScores =
+                p.valid() && hasSingleUse(graph, scores) &&
+                (isOp(graph.node(p), "MatMul") || isOp(graph.node(p), "Mul") || isOp(graph.node(p), "Div") ||
+                 isOp(graph.node(p), "Where") || graph.node(p).opType == "FusedMatMul");
             const auto mr = knownRank(graph, mask);
             if (isScores && mr && *mr <= 4 && elementType(graph, mask) == DataType::Float &&
                 sameShape(graph, scores, add->outputs[0])) {
@@ -244,8 +244,7 @@ Expected<bool> AttentionFusion::apply(Model &model, Graph &graph, const Match &m
     // vanish in the Softmax the same way), added to the other mask when there is one.
     ValueId mask = m.values[3];
     if (m.values[5].valid()) {
-        const ValueId selected =
-            chain.op("Where", {m.values[5], chain.scalar(0.0f, "keep"), m.values[6]});
+        const ValueId selected = chain.op("Where", {m.values[5], chain.scalar(0.0f, "keep"), m.values[6]});
         mask = mask.valid() ? chain.op("Add", {selected, mask}) : selected;
     }
     if (mask.valid())

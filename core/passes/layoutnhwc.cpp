@@ -28,6 +28,7 @@ enum class Role
     None,
     Conv,   // anchors a region
     Pool,   // MaxPool / AveragePool
+    Norm,   // BatchNormalization (inference) with constant parameters
     Unary,  // elementwise, one tensor input
     Binary, // elementwise, equal shapes (or a scalar constant)
     Concat, // along channels
@@ -68,6 +69,14 @@ Role roleOf(const Graph &graph, const Node &n)
     }
     if (!rank4Float(graph, n.inputs.empty() ? ValueId() : n.inputs[0]))
         return Role::None;
+    if (isOp(n, "BatchNormalization")) {
+        if (n.inputs.size() != 5 || attrInt(n, "training_mode", 0) != 0)
+            return Role::None;
+        for (std::size_t i = 1; i < 5; ++i)
+            if (!constantTensor(graph, n.inputs[i]))
+                return Role::None;
+        return Role::Norm;
+    }
     if (isOp(n, "MaxPool"))
         return attrInt(n, "storage_order", 0) == 0 ? Role::Pool : Role::None;
     if (isOp(n, "AveragePool"))
@@ -108,6 +117,7 @@ std::vector<std::size_t> layoutInputs(const Graph &graph, const Node &n, Role ro
     switch (role) {
     case Role::Conv:
     case Role::Pool:
+    case Role::Norm:
     case Role::Unary: return {0};
     case Role::Binary:
         return isScalarConstant(graph, n.inputs[1]) ? std::vector<std::size_t>{0}
@@ -308,7 +318,7 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
             std::string op = n.opType, domain = n.domain;
             std::vector<Attribute> attrs = n.attributes;
             const std::string prefix = region.nchwc ? "Nchwc" : "Nhwc";
-            if (r == Role::Conv || r == Role::Pool) {
+            if (r == Role::Conv || r == Role::Pool || r == Role::Norm) {
                 op = prefix + (r == Role::Conv ? "Conv" : n.opType);
                 domain = kOpscopeDomain;
                 if (region.nchwc)
@@ -412,7 +422,8 @@ Expected<bool> stripLayouts(Graph &graph)
         std::string op = n.opType, domain = n.domain;
         std::vector<Attribute> attrs = n.attributes;
         if (isLayoutOp(n)) {
-            op = op.substr(op.rfind("Nchwc", 0) == 0 ? 5 : 4); // Conv, MaxPool, AveragePool
+            op = op.substr(op.rfind("Nchwc", 0) == 0 ? 5
+                                                     : 4); // Conv, MaxPool, AveragePool, BatchNormalization
             std::erase_if(attrs, [](const Attribute &a) { return a.name == "block"; });
             const bool fused = std::any_of(attrs.begin(), attrs.end(),
                                            [](const Attribute &a) { return a.name == "activation"; });

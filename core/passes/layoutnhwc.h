@@ -1,6 +1,7 @@
 #pragma once
-// layout-nhwc: data layout conversion. Convolutions, pooling and the layout-agnostic ops between
-// them (activations, elementwise ops on equal shapes, channel Concat) form regions; each region
+// layout-nhwc: data layout conversion. Convolutions, pooling, BatchNormalization and the
+// layout-agnostic ops between them (activations, elementwise ops on equal shapes, channel Concat)
+// form regions; each region
 // runs in a layout the CPU kernels are faster in, with conversions only at its borders:
 //
 //   NCHWc (the NC1HWC0 layout, C0 = the SIMD width: 8 on AVX2, 16 on AVX-512): tensors are

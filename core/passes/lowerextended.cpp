@@ -201,4 +201,65 @@ Expected<bool> extendedOpToOrt(Model &model, Graph &graph, NodeId id)
     return false;
 }
 
+Expected<bool> fuseSkipLayerNorm(Model &model, Graph &graph)
+{
+    bool changed = false;
+    for (NodeId id : graph.nodeIds()) {
+        const Node ln = graph.node(id);
+        const bool isLn =
+            (ln.domain.empty() || ln.domain == kOpscopeDomain) && ln.opType == "LayerNormalization";
+        if (!isLn || ln.inputs.size() < 2 || (ln.outputs.size() > 1 && ln.outputs[1].valid()) ||
+            (ln.outputs.size() > 2 && ln.outputs[2].valid()) || attrInt(ln, "stash_type", 1) != 1)
+            continue;
+        const NodeId addId = graph.producer(ln.inputs[0]);
+        if (!addId.valid() || !isOp(graph.node(addId), "Add"))
+            continue;
+        const Node add = graph.node(addId);
+        const ValueId sum = add.outputs[0];
+        const auto rank = knownRank(graph, sum);
+        const std::int64_t axis = attrInt(ln, "axis", -1);
+        const auto hidden = rank ? knownDim(graph, sum, *rank - 1) : std::nullopt;
+        const Tensor *gamma = constantTensor(graph, ln.inputs[1]);
+        const Tensor *beta =
+            ln.inputs.size() > 2 && ln.inputs[2].valid() ? constantTensor(graph, ln.inputs[2]) : nullptr;
+        if (rank != 3u || (axis != -1 && axis != 2) || !hidden ||
+            elementType(graph, sum) != DataType::Float || !sameShape(graph, add.inputs[0], add.inputs[1]) ||
+            !sameShape(graph, add.inputs[0], sum) || !gamma ||
+            gamma->dims != std::vector<std::int64_t>{*hidden} ||
+            (ln.inputs.size() > 2 && ln.inputs[2].valid() && (!beta || beta->dims != gamma->dims)))
+            continue;
+        // The residual sum is read elsewhere (the next block's skip): output 3 carries it.
+        const bool sumUsed = graph.isGraphOutput(sum) || graph.uses(sum).size() > 1;
+        std::vector<ValueId> inputs{add.inputs[0], add.inputs[1], ln.inputs[1]};
+        if (beta)
+            inputs.push_back(ln.inputs[2]);
+        // Outputs: y, and when the sum is needed, two omitted (mean, inverse std) then the sum.
+        const std::string name = freshNodeName(graph, ln.name + "_skip");
+        Expected<ValueId> y = graph.createValue(freshValueName(graph, name + "_out0"));
+        Expected<ValueId> sumOut = graph.createValue(freshValueName(graph, name + "_sum"));
+        if (!y || !sumOut)
+            return (y ? sumOut.status() : y.status());
+        std::vector<ValueId> outputs{*y};
+        if (sumUsed)
+            outputs.insert(outputs.end(), {ValueId(), ValueId(), *sumOut});
+        else
+            graph.removeValue(*sumOut);
+        Expected<NodeId> skip =
+            graph.addNode("SkipLayerNormalization", inputs, outputs, kMicrosoftDomain, name);
+        if (!skip)
+            return skip.status();
+        graph.node(*skip).attributes = {Attribute::makeFloat("epsilon", attrFloat(ln, "epsilon", 1e-5f))};
+        graph.value(*y).type = graph.value(ln.outputs[0]).type;
+        OPSCOPE_TRY(bypassNode(graph, id, *y));
+        if (sumUsed) {
+            graph.value(*sumOut).type = graph.value(sum).type;
+            OPSCOPE_TRY(replaceValue(graph, sum, *sumOut));
+        }
+        eraseUnread(graph, {addId});
+        ensureOpset(model, kMicrosoftDomain, 1);
+        changed = true;
+    }
+    return changed;
+}
+
 } // namespace opscope::passes

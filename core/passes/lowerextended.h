@@ -13,6 +13,7 @@
 //                   RMSNormalization → SimplifiedLayerNormalization (ONNX Runtime's, ONNX domain)
 //                   Attention(num_heads) → com.microsoft.MultiHeadAttention (mask → attention_bias,
 //                   expanded to [·,·,Sq,Sk] when it broadcasts along the queries); the rest as for onnx.
+//                   Add ──► LayerNormalization → com.microsoft.SkipLayerNormalization.
 
 #include "ir/model.h"
 #include "util/status.h"
@@ -23,5 +24,9 @@ namespace opscope::passes {
 Expected<bool> lowerExtendedOp(Model &model, Graph &graph, NodeId id);
 // Rewrites node `id` into its ONNX Runtime form; false when it has none (lower it instead).
 Expected<bool> extendedOpToOrt(Model &model, Graph &graph, NodeId id);
+// ONNX Runtime target, after the rest: LayerNormalization(a + b) over the last axis of [B,S,H]
+// → com.microsoft.SkipLayerNormalization(a, b, γ, β), its 4th output the sum when the residual
+// is read elsewhere.
+Expected<bool> fuseSkipLayerNorm(Model &model, Graph &graph);
 
 } // namespace opscope::passes

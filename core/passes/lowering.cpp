@@ -489,6 +489,12 @@ Expected<bool> lowerModel(Model &model, bool ort)
     Expected<bool> changed = lowerGraph(model, model.graph, ort);
     if (changed)
         *changed = *changed || *stripped;
+    if (changed && ort) {
+        Expected<bool> skip = fuseSkipLayerNorm(model, model.graph);
+        if (!skip)
+            return skip.status();
+        *changed = *changed || *skip;
+    }
     if (changed && !usesDomain(model.graph, kOpscopeDomain))
         std::erase_if(model.opsets, [](const OpsetImport &o) { return o.domain == kOpscopeDomain; });
     return changed;

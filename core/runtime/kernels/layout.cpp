@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/kernelutil.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace opscope {
@@ -82,6 +83,51 @@ Status reorderOutputKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// ai.opscope::NchwcBatchNormalization / NhwcBatchNormalization: BatchNormalization (inference)
+// on a region's layout; the channel of an element is (block index, lane) or the last axis.
+Status layoutBatchNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(5));
+    const RuntimeTensor &x = ctx.in(0);
+    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
+    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u))
+        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
+                        ", got " + x.shapeText());
+    const std::int64_t c = nhwc ? x.dim(3) : x.dim(1) * x.dim(4);
+    for (std::size_t i = 1; i < 5; ++i)
+        if (ctx.in(i).elementCount() != c || ctx.in(i).dtype() != DataType::Float)
+            return ctx.fail("parameter " + std::to_string(i) + " must have " + std::to_string(c) +
+                            " float values");
+    const double eps = ctx.attrFloat("epsilon", 1e-5f);
+    std::vector<float> scale(static_cast<std::size_t>(c)), shift(static_cast<std::size_t>(c));
+    for (std::int64_t i = 0; i < c; ++i) {
+        const double s =
+            double(ctx.in(1).data<float>()[i]) / std::sqrt(double(ctx.in(4).data<float>()[i]) + eps);
+        scale[std::size_t(i)] = float(s);
+        shift[std::size_t(i)] =
+            float(double(ctx.in(2).data<float>()[i]) - double(ctx.in(3).data<float>()[i]) * s);
+    }
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
+    if (!out)
+        return out.status();
+    const float *src = x.data<float>();
+    float *dst = (*out)->mutableData<float>();
+    // Rows of `lanes` channels: NHWC a pixel's C channels; NCHWc a pixel's b channels of one block.
+    const std::int64_t lanes = nhwc ? c : x.dim(4);
+    const std::int64_t rows = lanes ? x.elementCount() / lanes : 0;
+    const std::int64_t pixelsPerBlock = nhwc ? 1 : x.dim(2) * x.dim(3);
+    parallelFor(
+        rows,
+        [&](std::int64_t r) {
+            const std::int64_t first = nhwc ? 0 : ((r / pixelsPerBlock) % x.dim(1)) * lanes;
+            const float *s = scale.data() + first, *t = shift.data() + first;
+            for (std::int64_t i = 0; i < lanes; ++i)
+                dst[r * lanes + i] = src[r * lanes + i] * s[i] + t[i];
+        },
+        256);
+    return Status::ok();
+}
+
 } // namespace
 } // namespace kernels
 
@@ -89,6 +135,8 @@ void registerLayoutKernels(KernelRegistry &r)
 {
     r.add("ai.opscope", "ReorderInput", 1, kernels::reorderInputKernel);
     r.add("ai.opscope", "ReorderOutput", 1, kernels::reorderOutputKernel);
+    r.add("ai.opscope", "NchwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
+    r.add("ai.opscope", "NhwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
 }
 
 } // namespace opscope

@@ -311,6 +311,49 @@ Status lpNormKernel(KernelContext &ctx)
     });
 }
 
+// com.microsoft.SkipLayerNormalization(input, skip, gamma, beta?, bias?): s = input + skip (+ bias),
+// y = LayerNorm(s) over the last axis; output 3, when asked, is s (lower-to-ort writes it for a
+// residual sum read elsewhere).
+Status skipLayerNormKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(3));
+    const RuntimeTensor &x = ctx.in(0), &skip = ctx.in(1), &gamma = ctx.in(2);
+    const RuntimeTensor *beta = ctx.input(3), *bias = ctx.input(4);
+    if (x.dtype() != DataType::Float || skip.dtype() != DataType::Float || gamma.dtype() != DataType::Float)
+        return ctx.unsupported("SkipLayerNormalization is implemented for float32");
+    const std::int64_t hidden = x.rank() ? x.shape().back() : 0;
+    if (skip.shape() != x.shape() || gamma.elementCount() != hidden ||
+        (beta && beta->elementCount() != hidden) || (bias && bias->elementCount() != hidden))
+        return ctx.fail("input " + x.shapeText() + ", skip " + skip.shapeText() + " and gamma " +
+                        gamma.shapeText() + " do not match");
+    if (ctx.wantsOutput(1) || ctx.wantsOutput(2))
+        return ctx.unsupported("SkipLayerNormalization's mean and inverse std outputs");
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
+    if (!out)
+        return out.status();
+    RuntimeTensor sumTensor;
+    float *sum = nullptr;
+    std::vector<float> scratch;
+    if (ctx.wantsOutput(3)) {
+        Expected<RuntimeTensor *> s = ctx.allocateOutput(3, DataType::Float, x.shape());
+        if (!s)
+            return s.status();
+        sum = (*s)->mutableData<float>();
+    } else {
+        scratch.resize(std::size_t(x.elementCount()));
+        sum = scratch.data();
+    }
+    const float *px = x.data<float>(), *ps = skip.data<float>(), *pb = bias ? bias->data<float>() : nullptr;
+    parallelFor(x.elementCount(),
+                [&](std::int64_t i) { sum[i] = px[i] + ps[i] + (pb ? pb[i % hidden] : 0.0f); });
+    const float *g = gamma.data<float>(), *b = beta ? beta->data<float>() : nullptr;
+    normalizeGroups<float>(sum, (*out)->mutableData<float>(), hidden ? x.elementCount() / hidden : 0, hidden,
+                           ctx.attrFloat("epsilon", 1e-12f), [&](std::int64_t, std::int64_t i) {
+                               return std::pair(double(g[i]), b ? double(b[i]) : 0.0);
+                           });
+    return Status::ok();
+}
+
 // RMS normalization over the trailing axes from `axis`: y = x / √(mean(x²) + ε) · scale.
 // opscope's RMSNormalization (layernorm-fusion), ONNX's (opset 23) and ONNX Runtime's
 // SimplifiedLayerNormalization (what lower-to-ort writes) share these semantics.
@@ -373,6 +416,7 @@ void registerNormKernels(KernelRegistry &r)
     r.add("ai.opscope", "RMSNormalization", 1, rmsNormKernel);
     r.add("", "RMSNormalization", 23, rmsNormKernel);
     r.add("SimplifiedLayerNormalization", rmsNormKernel); // ONNX Runtime's, in the ONNX domain
+    r.add("com.microsoft", "SkipLayerNormalization", 1, skipLayerNormKernel);
     r.add("LRN", lrnKernel);
     r.add("MeanVarianceNormalization", mvnKernel);
     r.add("LpNormalization", lpNormKernel);
