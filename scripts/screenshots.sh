@@ -19,6 +19,8 @@ run() {
 run resources/models/inception_block.onnx --select /stem/conv1/Conv --screenshot "$out/model-and-inspector.png"
 run resources/models/transformer_block.onnx --run --step layernorm-fusion --screenshot "$out/pass-step.png"
 run resources/models/inception_block.onnx --run --step conv-activation-fusion --screenshot "$out/pass-step-cnn.png"
+run resources/models/transformer_block.onnx --run --step attention-fusion --screenshot "$out/attention-step.png"
+run resources/models/inception_block.onnx --level all --run --step layout-nhwc --screenshot "$out/layout-step.png"
 run "$tmp/deep10k.onnx" --screenshot "$out/large-model.png"
 /usr/bin/python3 bench/make_inception.py "$tmp/inception.onnx" 3 64 28 >/dev/null
 run "$tmp/inception.onnx" --profile 2 --size 1600x1100 --screenshot "$out/timeline.png"

@@ -114,6 +114,12 @@ QString PassPanel::level() const
     return m_level->currentText();
 }
 
+void PassPanel::setLevel(const QString &level)
+{
+    if (m_level->findText(level) >= 0)
+        m_level->setCurrentText(level);
+}
+
 QString PassPanel::target() const
 {
     return m_target->currentText();

@@ -22,6 +22,7 @@ public:
     PassListModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
     QString level() const;
+    void setLevel(const QString &level); // one of passes::levelNames(); others are ignored
     QString target() const;
     bool overlay() const;
     void setRunning(bool running);

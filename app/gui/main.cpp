@@ -3,6 +3,7 @@
 
 #include "graphpane.h"
 #include "mainwindow.h"
+#include "passpanel.h"
 #include "profilepanel.h"
 
 #include <QApplication>
@@ -44,9 +45,12 @@ int main(int argc, char **argv)
     const QCommandLineOption partition(QStringLiteral("partition"),
                                        QStringLiteral("Show the graph partitioned for N CPU devices"),
                                        QStringLiteral("devices"));
+    const QCommandLineOption level(QStringLiteral("level"),
+                                   QStringLiteral("Pass level for --run: basic, extended, layout or all"),
+                                   QStringLiteral("level"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"),
                                   QStringLiteral("size"), QStringLiteral("1600x1000"));
-    parser.addOptions({screenshot, run, step, select, compare, profile, partition, size});
+    parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, size});
     parser.process(app);
 
     // Screenshots start from the default layout, not from a user's saved window state.
@@ -57,6 +61,8 @@ int main(int argc, char **argv)
     if (parser.isSet(screenshot) && wh.size() == 2)
         window.resize(wh[0].toInt(), wh[1].toInt());
     window.show();
+    if (parser.isSet(level))
+        window.passPanel()->setLevel(parser.value(level));
     const QStringList args = parser.positionalArguments();
     if (args.isEmpty())
         window.openBundledSample();

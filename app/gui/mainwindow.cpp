@@ -36,6 +36,7 @@
 #include <QToolBar>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
+#include <set>
 
 // The bundled samples live in this static library's resources; Q_INIT_RESOURCE must be called from
 // the global namespace.
@@ -539,14 +540,29 @@ void MainWindow::showStep(int record)
     m_match = -1;
     const auto before = record < 0 ? m_result->initial : modelBefore(record);
     const auto after = modelAfter(record);
-    // What replaced what: the first replacement node takes the slot of the match's anchor.
+    // What replaced what: a replacement named after a matched node ("<name>_NhwcConv") takes that
+    // node's slot; otherwise the first replacement takes the slot of the match's anchor.
     std::unordered_map<std::string, std::string> alias;
     if (record >= 0)
-        for (const passes::PatternMatch &m : m_result->passes[std::size_t(record)].changes.matches)
-            if (m.graphPath.empty() && !m.matchedNames.empty() && !m.replacementNames.empty() &&
-                !before->graph.findNode(m.replacementNames[0]).valid() &&
-                !after->graph.findNode(m.matchedNames[0]).valid())
-                alias.emplace(m.replacementNames[0], m.matchedNames[0]);
+        for (const passes::PatternMatch &m : m_result->passes[std::size_t(record)].changes.matches) {
+            if (!m.graphPath.empty() || m.matchedNames.empty() || m.replacementNames.empty())
+                continue;
+            std::set<std::string> taken;
+            auto slot = [&](const std::string &replacement, const std::string &matched) {
+                if (taken.count(matched) || before->graph.findNode(replacement).valid() ||
+                    after->graph.findNode(matched).valid())
+                    return;
+                alias.emplace(replacement, matched);
+                taken.insert(matched);
+            };
+            for (const std::string &r : m.replacementNames)
+                for (const std::string &n : m.matchedNames)
+                    if (r.size() > n.size() && r.compare(0, n.size(), n) == 0 && r[n.size()] == '_' &&
+                        !alias.count(r))
+                        slot(r, n);
+            if (!alias.count(m.replacementNames[0]))
+                slot(m.replacementNames[0], m.matchedNames[0]);
+        }
     m_graph->showComparison(before, &before->graph, after, &after->graph,
                             m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
                             std::move(alias));

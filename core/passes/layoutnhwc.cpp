@@ -286,7 +286,14 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
         if (!worth)
             continue;
 
-        // Rewrite: new nodes in the region's layout, conversions at its borders.
+        // Rewrite: new nodes in the region's layout, conversions at its borders. The region is
+        // recorded as one pattern instance so the pass stepper draws the new nodes in its place.
+        PatternMatch record;
+        record.rule = region.nchwc ? "nchwc-region" : "nhwc-region";
+        record.matched = region.nodes;
+        for (NodeId id : region.nodes)
+            record.matchedNames.push_back(graph.node(id).name);
+        const std::size_t slotsBefore = graph.nodeSlots();
         const std::string layoutName = region.nchwc ? "nchwc" : "nhwc";
         std::map<ValueId, ValueId> converted;
         auto convert = [&](ValueId v, bool convReads) -> ValueId {
@@ -342,6 +349,12 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
             OPSCOPE_TRY(chain.finish(v, back, {}));
         }
         eraseUnread(graph, region.nodes);
+        for (std::size_t i = slotsBefore; i < graph.nodeSlots(); ++i)
+            if (const NodeId id(static_cast<std::uint32_t>(i)); graph.node(id).alive) {
+                record.replacement.push_back(id);
+                record.replacementNames.push_back(graph.node(id).name);
+            }
+        context.recordMatch(std::move(record));
         changed = true;
     }
     // Conversions that meet their inverse cancel: ReorderInput(ReorderOutput(x)) is x.

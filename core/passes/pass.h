@@ -50,7 +50,8 @@ public:
     const PassOptions &options() const { return m_options; }
     bool cancelled() const { return m_cancel && m_cancel->load(std::memory_order_relaxed); }
 
-    // Instrumentation only (RewritePass calls these; passes do not).
+    // Instrumentation: RewritePass records every match; a pass that rewrites regions itself
+    // (layout-nhwc) records each region the same way.
     void recordMatch(PatternMatch match) { m_matches.push_back(std::move(match)); }
     std::vector<PatternMatch> takeMatches() { return std::move(m_matches); }
     // A decision a pass reports to the user (layout-nhwc: per region, what it chose and why).
