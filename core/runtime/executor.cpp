@@ -1,12 +1,12 @@
 #include "runtime/executor.h"
 
 #include "runtime/backend.h"
+#include "runtime/workerpool.h"
 
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <omp.h>
-#include <thread>
 
 namespace opscope {
 
@@ -86,12 +86,12 @@ public:
         }
         if (m_plan.queues.size() == 1)
             return runQueue(0);
-        std::vector<std::thread> threads;
+        // Every queue at once, on the shared pool's persistent workers (the caller runs queue 0).
         std::vector<Status> results(m_plan.queues.size());
+        std::vector<std::function<void()>> jobs;
         for (std::uint32_t q = 0; q < m_plan.queues.size(); ++q)
-            threads.emplace_back([this, q, &results] { results[q] = runQueue(q); });
-        for (std::thread &t : threads)
-            t.join();
+            jobs.emplace_back([this, q, &results] { results[q] = runQueue(q); });
+        WorkerPool::shared().runConcurrently(jobs);
         for (const Status &st : results)
             if (!st.isOk() && st.message() != "stopped") // the first real error wins
                 return st;

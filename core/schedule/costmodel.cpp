@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <omp.h>
 #include <unistd.h>
 
 namespace opscope::schedule {
@@ -110,6 +111,9 @@ std::filesystem::path defaultCacheFile()
     return base / "opscope" / "calibration.json";
 }
 
+// 2: the sgemm is measured on one thread (version 1 let OpenMP use every core).
+constexpr int kCalibrationVersion = 2;
+
 struct Measured
 {
     double gflops = 0.0, gbps = 0.0;
@@ -119,7 +123,10 @@ Measured measure()
 {
     using Clock = std::chrono::steady_clock;
     Measured m;
-    // sgemm 256³ on one thread: what one CPU device sustains on dense compute.
+    // sgemm 256³ on one thread: what one CPU device sustains on dense compute. (oneDNN's sgemm
+    // runs on OpenMP: pinned to one thread here, or a 2-core machine measures 2× per device.)
+    const int previousThreads = omp_get_max_threads();
+    omp_set_num_threads(1);
     const std::int64_t n = 256;
     std::vector<float> a(std::size_t(n * n), 0.5f), b(std::size_t(n * n), 0.25f), c(std::size_t(n * n));
     double best = 1e30;
@@ -129,6 +136,7 @@ Measured measure()
         best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
     }
     m.gflops = 2.0 * double(n * n * n) / best / 1e9;
+    omp_set_num_threads(previousThreads);
     // memcpy of 32 MiB: memory bandwidth (read + write).
     std::vector<char> src(32u << 20, 1), dst(32u << 20);
     best = 1e30;
@@ -154,7 +162,7 @@ CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::strin
         std::ifstream in(file);
         if (in) {
             const nlohmann::json j = nlohmann::json::parse(in);
-            if (j.value("host", "") == host && j.value("version", 0) == 1) {
+            if (j.value("host", "") == host && j.value("version", 0) == kCalibrationVersion) {
                 m.gflops = j.value("cpu_gflops_per_thread", 0.0);
                 m.gbps = j.value("cpu_gbytes_per_s", 0.0);
             }
@@ -167,7 +175,7 @@ CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::strin
         std::error_code ec;
         std::filesystem::create_directories(file.parent_path(), ec);
         std::ofstream out(file.string() + ".tmp");
-        out << nlohmann::json{{"version", 1},
+        out << nlohmann::json{{"version", kCalibrationVersion},
                               {"host", host},
                               {"cpu_gflops_per_thread", m.gflops},
                               {"cpu_gbytes_per_s", m.gbps}}
