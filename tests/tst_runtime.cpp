@@ -12,6 +12,7 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <cstring>
 #include <fstream>
 
 using namespace opscope;
@@ -180,6 +181,114 @@ private slots:
         double err = 0;
         QVERIFY(compareTensors((*a)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
         QVERIFY(compareTensors((*a2)[0], (*b)[0], 1e-5, 1e-5, err).isOk());
+    }
+
+    // QLinearConv with constant weights takes oneDNN's int8 convolution (weights centred into s8
+    // once); weights fed at run time take the im2col + integer GEMM path. Integer outputs must be
+    // identical: same accumulators, same float32 requantization with ties to even.
+    void qlinearConvPathsAgree_data()
+    {
+        QTest::addColumn<bool>("unsignedWeights"); // u8 around 128, else s8 with zero point 0
+        QTest::addColumn<bool>("perChannel");
+        QTest::addColumn<bool>("bias");
+        QTest::addColumn<int>("group");
+        for (bool u : {false, true})
+            for (bool pc : {false, true})
+                for (bool b : {false, true})
+                    QTest::addRow("%s weights, %s scale, %s", u ? "u8" : "s8",
+                                  pc ? "per-channel" : "per-tensor", b ? "bias" : "no bias")
+                        << u << pc << b << 1;
+        QTest::newRow("depthwise") << true << true << true << 8;
+    }
+    void qlinearConvPathsAgree()
+    {
+        QFETCH(bool, unsignedWeights);
+        QFETCH(bool, perChannel);
+        QFETCH(bool, bias);
+        QFETCH(int, group);
+        const int cin = 8, cout = 8, perGroup = cin / group;
+        const auto raw = [](const std::string &name, int type, std::vector<std::int64_t> dims,
+                            const void *data, std::size_t bytes) {
+            onnx::TensorProto t;
+            t.set_name(name);
+            t.set_data_type(type);
+            for (std::int64_t d : dims)
+                t.add_dims(d);
+            t.set_raw_data(data, bytes);
+            return t;
+        };
+        const int wType = unsignedWeights ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+        std::vector<std::uint8_t> w(std::size_t(cout * perGroup * 9));
+        for (std::size_t i = 0; i < w.size(); ++i) // s8 in [-100, 100], or u8 in [28, 228]
+            w[i] = std::uint8_t(int((i * 53) % 201) - 100 + (unsignedWeights ? 128 : 0));
+        std::vector<std::uint8_t> x(std::size_t(2 * cin * 10 * 10));
+        for (std::size_t i = 0; i < x.size(); ++i)
+            x[i] = std::uint8_t((i * 29) % 256);
+        std::vector<float> wScale(perChannel ? cout : 1);
+        for (std::size_t i = 0; i < wScale.size(); ++i)
+            wScale[i] = 0.002f + 0.0005f * float(i);
+        std::vector<std::int32_t> b(cout);
+        for (int i = 0; i < cout; ++i)
+            b[std::size_t(i)] = (i * 977) % 3001 - 1500;
+        const std::uint8_t x0 = 120, y0 = 100, w0 = unsignedWeights ? 128 : 0;
+        const float xs = 0.02f, ys = 0.05f;
+        const auto model = [&](bool constantWeights) {
+            onnx::ModelProto m;
+            m.set_ir_version(8);
+            m.add_opset_import()->set_version(13);
+            auto *g = m.mutable_graph();
+            g->set_name("qconv");
+            *g->add_input() = test::tensorInfo("x", onnx::TensorProto::UINT8, {2, cin, 10, 10});
+            if (constantWeights)
+                *g->add_initializer() = raw("w", wType, {cout, perGroup, 3, 3}, w.data(), w.size());
+            else
+                *g->add_input() = test::tensorInfo("w", wType, {cout, perGroup, 3, 3});
+            *g->add_initializer() = raw("xs", onnx::TensorProto::FLOAT, {}, &xs, 4);
+            *g->add_initializer() = raw("x0", onnx::TensorProto::UINT8, {}, &x0, 1);
+            *g->add_initializer() = raw("ws", onnx::TensorProto::FLOAT, {std::int64_t(wScale.size())},
+                                        wScale.data(), 4 * wScale.size());
+            *g->add_initializer() = raw("w0", wType, {}, &w0, 1);
+            *g->add_initializer() = raw("ys", onnx::TensorProto::FLOAT, {}, &ys, 4);
+            *g->add_initializer() = raw("y0", onnx::TensorProto::UINT8, {}, &y0, 1);
+            std::vector<std::string> inputs{"x", "xs", "x0", "w", "ws", "w0", "ys", "y0"};
+            if (bias) {
+                *g->add_initializer() = raw("b", onnx::TensorProto::INT32, {cout}, b.data(), 4 * b.size());
+                inputs.push_back("b");
+            }
+            auto *n = g->add_node();
+            *n = test::node("QLinearConv", inputs, {"y"}, "qconv");
+            auto *pads = n->add_attribute();
+            pads->set_name("pads");
+            pads->set_type(onnx::AttributeProto::INTS);
+            for (int k = 0; k < 4; ++k)
+                pads->add_ints(1);
+            auto *grp = n->add_attribute();
+            grp->set_name("group");
+            grp->set_type(onnx::AttributeProto::INT);
+            grp->set_i(group);
+            *g->add_output() = test::tensorInfo("y", onnx::TensorProto::UINT8, {2, cout, 10, 10});
+            return modelFromProto(m);
+        };
+        auto dnnl = sessionOrFail(model(true));
+        auto im2col = sessionOrFail(model(false));
+        Expected<RuntimeTensor> xt = RuntimeTensor::allocate(DataType::UInt8, {2, cin, 10, 10});
+        QVERIFY(xt);
+        std::memcpy(xt->mutableBytes(), x.data(), x.size());
+        Expected<RuntimeTensor> wt = RuntimeTensor::allocate(
+            unsignedWeights ? DataType::UInt8 : DataType::Int8, {cout, perGroup, 3, 3});
+        QVERIFY(wt);
+        std::memcpy(wt->mutableBytes(), w.data(), w.size());
+        const auto a = dnnl->run({{"x", *xt}});
+        const auto c = im2col->run({{"x", *xt}, {"w", *wt}});
+        QVERIFY2(a && c, (a ? c.status() : a.status()).message().c_str());
+        const auto *pa = (*a)[0].data<std::uint8_t>(), *pc = (*c)[0].data<std::uint8_t>();
+        int differing = 0, saturated = 0;
+        for (std::int64_t i = 0; i < (*a)[0].elementCount(); ++i) {
+            differing += pa[i] != pc[i];
+            saturated += pc[i] == 0 || pc[i] == 255;
+        }
+        QCOMPARE(differing, 0);
+        QVERIFY(saturated < (*a)[0].elementCount() / 4); // the data exercises the range, not just its ends
     }
 
     void badFeeds_data()

@@ -6,6 +6,7 @@
 #include "runtime/kernels/elementwise.h"
 #include "runtime/kernels/gemm.h"
 
+#include <cstring>
 #include <limits>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -15,6 +16,9 @@
 
 namespace opscope {
 namespace kernels {
+
+Expected<bool> dnnlQLinearConv(KernelContext &ctx); // qconv.cpp
+
 namespace {
 
 // Per-tensor or per-axis parameter: element index → parameter index.
@@ -78,10 +82,40 @@ Status quantizeLinearKernel(KernelContext &ctx)
         Q *dst = (*out)->template mutableData<Q>();
         if (x.dtype() == DataType::Float && scale->count == 1 &&
             zero->count == 1) { // per-tensor: a tight loop
-            const float sc = float(scale->value(0));
-            const double z = zero->value(0);
+            // In float32: rint of a float is exact, and adding an integer zero point below 2^24 is
+            // too. NaN saturates to the lowest value instead of being undefined.
+            const float sc = float(scale->value(0)), z = float(zero->value(0));
+            const float lo = float(std::numeric_limits<Q>::lowest()),
+                        hi = float(std::numeric_limits<Q>::max());
             const float *src = x.data<float>();
-            parallelFor(x.elementCount(), [&](std::int64_t i) { dst[i] = quantize<Q>(src[i], sc, z); });
+            const std::int64_t total = x.elementCount(), chunk = 16384;
+            parallelFor(
+                (total + chunk - 1) / chunk,
+                [=](std::int64_t c) {
+                    std::int64_t i = c * chunk;
+                    const std::int64_t end = std::min(total, i + chunk);
+#if defined(__SSE4_1__)
+                    // Four at a time: cvtps2dq rounds half to even (the default mode), like rint; the
+                    // quotient is first clamped to ±2^30 (NaN to the low end) so the conversion cannot
+                    // overflow; the saturating packs clamp to Q's range.
+                    const __m128 vsc = _mm_set1_ps(sc), big = _mm_set1_ps(1073741824.0f),
+                                 small = _mm_set1_ps(-1073741824.0f);
+                    const __m128i vz = _mm_set1_epi32(static_cast<std::int32_t>(z));
+                    for (; i + 4 <= end; i += 4) {
+                        const __m128 r =
+                            _mm_min_ps(_mm_max_ps(_mm_div_ps(_mm_loadu_ps(src + i), vsc), small), big);
+                        const __m128i q = _mm_add_epi32(_mm_cvtps_epi32(r), vz);
+                        const __m128i w16 = _mm_packs_epi32(q, q);
+                        const __m128i b8 = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16)
+                                                                           : _mm_packs_epi16(w16, w16);
+                        const std::int32_t four = _mm_cvtsi128_si32(b8);
+                        std::memcpy(dst + i, &four, 4);
+                    }
+#endif
+                    for (; i < end; ++i)
+                        dst[i] = static_cast<Q>(std::min(hi, std::max(lo, std::rint(src[i] / sc) + z)));
+                },
+                2);
             return Status::ok();
         }
         for (std::int64_t i = 0; i < x.elementCount(); ++i) {
@@ -500,6 +534,8 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
 Status qLinearConvKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(8));
+    if (const Expected<bool> done = dnnlQLinearConv(ctx); !done || *done)
+        return done ? Status::ok() : done.status();
     Expected<RuntimeTensor> acc = integerConv(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5));
     if (!acc)
         return acc.status();
