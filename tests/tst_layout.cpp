@@ -138,6 +138,45 @@ private slots:
         QCOMPARE(layoutOps(l.opsAfter), 0);
     }
 
+    // A squeeze-excitation block stays in the region: global pooling in the layout, the 1×1 convs
+    // on [N,C,1,1], and the per-channel Mul broadcasting the same way in every layout.
+    void squeezeExcitation_data() { regions_data(); }
+    void squeezeExcitation()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        const std::int64_t c = channels, r = channels / 2;
+        ModelBuilder b;
+        b.input("x", {-1, c, 8, 8})
+            .randomConstant("W1", {c, c, 3, 3}, -0.2f, 0.2f)
+            .randomConstant("Wr", {r, c, 1, 1}, -0.3f, 0.3f)
+            .randomConstant("We", {c, r, 1, 1}, -0.3f, 0.3f)
+            .randomConstant("W2", {c, c, 3, 3}, -0.2f, 0.2f)
+            .op("Conv", {"x", "W1"}, {"c1"}, {pads1()})
+            .op("Relu", {"c1"}, {"r1"})
+            .op("GlobalAveragePool", {"r1"}, {"g"})
+            .op("Conv", {"g", "Wr"}, {"sq"})
+            .op("Relu", {"sq"}, {"sqr"})
+            .op("Conv", {"sqr", "We"}, {"ex"})
+            .op("HardSigmoid", {"ex"}, {"gate"})
+            .op("Mul", {"r1", "gate"}, {"scaled"})
+            .op("Conv", {"scaled", "W2"}, {"y"}, {pads1()})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"});
+        const std::string p = "ai.opscope::" + prefix.toStdString();
+        // The squeeze to C/2 channels does not fill a block of 16: only NHWC keeps the whole block.
+        if (prefix == "Nchwc" && r % passes::nativeChannelBlock() != 0)
+            QSKIP("C/2 does not fill this CPU's block: the region is NHWC (the other row)");
+        QCOMPARE(opCount(o.opsAfter, p + "GlobalAveragePool"), 1);
+        QCOMPARE(opCount(o.opsAfter, p + "Conv"), 4);
+        QCOMPARE(opCount(o.opsAfter, "Mul"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 1);
+        const PassOutcome l = runAndCompare(o.after, {"lower-to-onnx"}, {2}, {3});
+        QCOMPARE(opCount(l.opsAfter, "GlobalAveragePool"), 1);
+        QCOMPARE(layoutOps(l.opsAfter), 0);
+    }
+
     // A value the region computes is also a graph output: converted back there, name kept.
     void intermediateOutput()
     {

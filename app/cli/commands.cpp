@@ -5,6 +5,8 @@
 #include "onnx/modelio.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
+#include "runtime/conformance.h"
+#include "runtime/npy.h"
 #include "util/status.h"
 
 #include <filesystem>
@@ -133,6 +135,48 @@ int runConvert(const ConvertArgs &args)
         std::cout << '\n';
     }
     return ExitOk;
+}
+
+namespace {
+
+Expected<std::pair<std::string, std::string>> splitAssignment(const std::string &text, const char *what)
+{
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+        return Status::invalid(std::string(what) + " '" + text + "' must look like NAME=VALUE");
+    return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+} // namespace
+
+Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
+                                  const std::vector<std::string> &dims)
+{
+    GivenInputs out;
+    for (const std::string &spec : inputs) {
+        const auto kv = splitAssignment(spec, "--input");
+        if (!kv)
+            return kv.status();
+        const std::filesystem::path file(kv->second);
+        Expected<RuntimeTensor> t = file.extension() == ".pb" ? readTensorFile(file) : readNpy(file);
+        if (!t)
+            return t.status().withContext("input '" + kv->first + "'");
+        out.tensors.emplace_back(kv->first, std::move(*t));
+    }
+    for (const std::string &spec : dims) {
+        const auto kv = splitAssignment(spec, "--dim");
+        if (!kv)
+            return kv.status();
+        try {
+            const long long v = std::stoll(kv->second);
+            if (v < 0)
+                throw std::out_of_range("negative");
+            out.dims[kv->first] = v;
+        } catch (const std::exception &) {
+            return Status::invalid("--dim '" + spec + "': the value must be a non-negative integer");
+        }
+    }
+    return out;
 }
 
 } // namespace opscope::cli

@@ -4,10 +4,12 @@
 
 #include "ir/model.h"
 #include "onnx/modelio.h"
+#include "runtime/runtimetensor.h"
 #include "util/status.h"
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,15 @@ void printWarnings(const std::vector<std::string> &warnings);
 // Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.
 // A pass failure warns and keeps the model as it was. Returns the milliseconds spent.
 Expected<double> optimizeForRun(Model &model, const std::string &level);
+
+// --input NAME=FILE.npy|FILE.pb and --dim NAME=VALUE, shared by run and profile.
+struct GivenInputs
+{
+    std::vector<std::pair<std::string, RuntimeTensor>> tensors;
+    std::map<std::string, std::int64_t> dims;
+};
+Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
+                                  const std::vector<std::string> &dims);
 // Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
@@ -74,8 +85,8 @@ struct RunArgs
     int iterations = 10;
     std::string saveDir;
     bool json = false;
-    bool profile = false;              // time per operator type over the timed runs
-    std::string optimize = "extended"; // pass level run first, or "none"
+    bool profile = false;         // time per operator type over the timed runs
+    std::string optimize = "all"; // pass level run first (like ORT's default, layout included), or "none"
 };
 int runModel(const RunArgs &args);
 
@@ -107,6 +118,8 @@ struct ProfileArgs
     std::string simulate; // predict for these devices instead of running ("gpu:4", "cpu:8")
     std::string optimize = "extended";
     std::uint64_t seed = 0;
+    std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
+    std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs
     bool json = false;
 };
 int runProfile(const ProfileArgs &args);

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     runCmd
         ->add_option("--optimize", run.optimize,
                      "Optimize first (like ONNX Runtime): basic, extended, layout, all, or none")
-        ->default_val("extended")
+        ->default_val("all")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
 
     ConformanceArgs conformance;
@@ -128,6 +128,10 @@ int main(int argc, char **argv)
         ->default_val("extended")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
     profileCmd->add_option("--seed", profile.seed, "Seed of the random inputs")->default_val(0);
+    profileCmd->add_option("--input", profile.inputs,
+                           "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
+    profileCmd->add_option("--dim", profile.dims,
+                           "NAME=VALUE for a symbolic dimension of random inputs (repeatable)");
     profileCmd->add_flag("--json", profile.json, "Print JSON");
 
     bool devicesJson = false;

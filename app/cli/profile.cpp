@@ -60,6 +60,11 @@ int runProfile(const ProfileArgs &args)
     options.iterations = args.iterations;
     options.simulate = args.simulate;
     options.seed = args.seed;
+    Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
+    if (!given)
+        return reportError(given.status());
+    options.given = std::move(given->tensors);
+    options.dims = given->dims;
     Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);
     if (!runs)
         return reportError(runs.status());

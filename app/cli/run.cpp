@@ -19,14 +19,6 @@
 namespace opscope::cli {
 namespace {
 
-Expected<std::pair<std::string, std::string>> splitAssignment(const std::string &text, const char *what)
-{
-    const auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-        return Status::invalid(std::string(what) + " '" + text + "' must look like NAME=VALUE");
-    return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
-}
-
 std::string safeFileName(const std::string &name)
 {
     std::string out = name;
@@ -90,33 +82,13 @@ int runModel(const RunArgs &args)
     if (!session)
         return reportError(session.status());
 
-    Feeds given;
-    for (const std::string &spec : args.inputs) {
-        const auto kv = splitAssignment(spec, "--input");
-        if (!kv)
-            return reportError(kv.status());
-        const std::filesystem::path file(kv->second);
-        Expected<RuntimeTensor> t = file.extension() == ".pb" ? readTensorFile(file) : readNpy(file);
-        if (!t)
-            return reportError(t.status().withContext("input '" + kv->first + "'"));
-        given.emplace_back(kv->first, std::move(*t));
-    }
+    Expected<GivenInputs> parsed = parseInputs(args.inputs, args.dims);
+    if (!parsed)
+        return reportError(parsed.status());
+    Feeds given = std::move(parsed->tensors);
     RandomInputOptions random;
     random.seed = args.seed;
-    for (const std::string &spec : args.dims) {
-        const auto kv = splitAssignment(spec, "--dim");
-        if (!kv)
-            return reportError(kv.status());
-        try {
-            const long long v = std::stoll(kv->second);
-            if (v < 0)
-                throw std::out_of_range("negative");
-            random.dims[kv->first] = v;
-        } catch (const std::exception &) {
-            return reportError(
-                Status::invalid("--dim '" + spec + "': the value must be a non-negative integer"));
-        }
-    }
+    random.dims = parsed->dims;
     // Say which symbolic dims default to 1: a too-small input otherwise fails far from its cause.
     std::set<std::string> unbound;
     for (const IoInfo &io : (*session)->inputs()) {

@@ -50,6 +50,21 @@ bool isScalarConstant(const Graph &graph, ValueId v)
     return t && t->elementCount() == 1;
 }
 
+bool sameDim(const Dim &a, const Dim &b)
+{
+    return a.isKnown() ? b.isKnown() && a.value == b.value : !a.symbol.empty() && a.symbol == b.symbol;
+}
+
+// small = [N, C, 1, 1] with big's N and C.
+bool channelVector(const Graph &graph, ValueId small, ValueId big)
+{
+    const auto &ss = graph.value(small).type.shape, &bs = graph.value(big).type.shape;
+    if (!ss || !bs || ss->dims.size() != 4 || bs->dims.size() != 4)
+        return false;
+    return knownDim(graph, small, 2) == 1 && knownDim(graph, small, 3) == 1 && knownDim(graph, small, 1) &&
+           knownDim(graph, small, 1) == knownDim(graph, big, 1) && sameDim(ss->dims[0], bs->dims[0]);
+}
+
 Role roleOf(const Graph &graph, const Node &n)
 {
     if (n.outputs.empty() || !n.outputs[0].valid() || (n.outputs.size() > 1 && n.outputs[1].valid()))
@@ -77,6 +92,8 @@ Role roleOf(const Graph &graph, const Node &n)
                 return Role::None;
         return Role::Norm;
     }
+    if (isOp(n, "GlobalAveragePool") || isOp(n, "GlobalMaxPool"))
+        return Role::Pool;
     if (isOp(n, "MaxPool"))
         return attrInt(n, "storage_order", 0) == 0 ? Role::Pool : Role::None;
     if (isOp(n, "AveragePool"))
@@ -97,7 +114,12 @@ Role roleOf(const Graph &graph, const Node &n)
          isOp(n, "Min")) &&
         n.inputs.size() == 2) {
         const bool same = rank4Float(graph, n.inputs[1]) && sameShape(graph, n.inputs[0], n.inputs[1]);
-        return same || isScalarConstant(graph, n.inputs[1]) ? Role::Binary : Role::None;
+        // A per-channel [N,C,1,1] operand (a squeeze-excitation scale) broadcasts the same way in
+        // every layout: [N,C/b,1,1,b] against [N,C/b,H,W,b], [N,1,1,C] against [N,H,W,C].
+        const bool perChannel =
+            rank4Float(graph, n.inputs[1]) && (channelVector(graph, n.inputs[1], n.inputs[0]) ||
+                                               channelVector(graph, n.inputs[0], n.inputs[1]));
+        return same || perChannel || isScalarConstant(graph, n.inputs[1]) ? Role::Binary : Role::None;
     }
     if (isOp(n, "Concat")) {
         const std::int64_t axis = attrInt(n, "axis", 0);

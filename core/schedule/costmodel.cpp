@@ -61,7 +61,9 @@ OpCost estimateCost(const Graph &graph, NodeId id)
     c.bytes += c.outputBytes;
     const double out = n.outputs.empty() ? 0.0 : elements(dimsOf(graph, n.outputs[0]));
     const std::string &op = n.opType;
-    if ((op == "Conv" || op == "FusedConv" || op == "ConvTranspose") && n.inputs.size() >= 2) {
+    if ((op == "Conv" || op == "FusedConv" || op == "NchwcConv" || op == "NhwcConv" ||
+         op == "ConvTranspose") &&
+        n.inputs.size() >= 2) {
         const auto w = dimsOf(graph, n.inputs[1]);
         double perOutput = 1.0; // MACs per output element: C_in/group · kernel
         for (std::size_t i = 1; i < w.size(); ++i)

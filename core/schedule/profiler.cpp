@@ -124,7 +124,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         if (feeds.empty()) {
             RandomInputOptions ro;
             ro.seed = options.seed;
-            Expected<Feeds> f = randomFeeds(**session, {}, ro);
+            ro.dims = options.dims;
+            Expected<Feeds> f = randomFeeds(**session, options.given, ro);
             if (!f)
                 return f.status();
             feeds = std::move(*f);

@@ -4,11 +4,13 @@
 // partitioned (Send/Recv) and planned; every schedule's outputs are checked against the first's.
 
 #include "ir/model.h"
+#include "runtime/session.h"
 #include "schedule/scheduler.h"
 #include "trace/trace.h"
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,11 +19,13 @@ namespace opscope::schedule {
 struct ProfileOptions
 {
     std::vector<Strategy> strategies{Strategy::Serial, Strategy::Parallel, Strategy::Greedy};
-    int devices = 2;          // CPU devices (each its own worker and memory)
-    int threadsPerDevice = 1; // intra-op threads per device
-    int iterations = 10;      // timed runs per schedule; the median run is kept
-    std::string simulate;     // predict for these devices ("gpu:4") instead of running
-    std::uint64_t seed = 0;   // random inputs
+    int devices = 2;                          // CPU devices (each its own worker and memory)
+    int threadsPerDevice = 1;                 // intra-op threads per device
+    int iterations = 10;                      // timed runs per schedule; the median run is kept
+    std::string simulate;                     // predict for these devices ("gpu:4") instead of running
+    std::uint64_t seed = 0;                   // random inputs
+    Feeds given;                              // inputs given by the caller (the others are random)
+    std::map<std::string, std::int64_t> dims; // symbolic dims of random inputs (unbound: 1)
     // With several devices, also serial on one device with every core as an intra-op thread.
     bool allCoresSerial = true;
     const std::atomic<bool> *cancel = nullptr;

@@ -126,16 +126,25 @@ Status eltwiseKernel(KernelContext &ctx)
             const std::int64_t row = piece / perRow, begin = (piece % perRow) * chunk;
             const std::int64_t len = std::min(chunk, br.rowLength - begin);
             float *o = dst + row * br.rowLength + begin;
+            // Stride 1 (the input varies along the row) or 0 (one value for the whole row), each
+            // its own loop so both vectorize.
             for (std::size_t i = 0; i < count; ++i) {
                 const float c = coef[i];
-                const std::int64_t stride = br.innerStride[i];
-                const float *x = ctx.in(i).data<float>() + br.offset(row, i) + begin * stride;
-                if (i == 0) {
+                const bool varies = br.innerStride[i] != 0;
+                const float *x = ctx.in(i).data<float>() + br.offset(row, i) + (varies ? begin : 0);
+                if (!varies) {
+                    const float v = c * x[0];
+                    if (i == 0)
+                        std::fill(o, o + len, v);
+                    else
+                        for (std::int64_t j = 0; j < len; ++j)
+                            o[j] += v;
+                } else if (i == 0) {
                     for (std::int64_t j = 0; j < len; ++j)
-                        o[j] = c * x[j * stride];
+                        o[j] = c * x[j];
                 } else {
                     for (std::int64_t j = 0; j < len; ++j)
-                        o[j] += c * x[j * stride];
+                        o[j] += c * x[j];
                 }
             }
         },

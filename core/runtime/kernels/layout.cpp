@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/kernelutil.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -128,6 +129,46 @@ Status layoutBatchNormKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// ai.opscope::{Nchwc,Nhwc}Global{Average,Max}Pool: global pooling read and written in the region's
+// layout ([N,C/b,1,1,b] or [N,1,1,C]), so a squeeze-excitation block stays inside it.
+template<bool Max>
+Status layoutGlobalPoolKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
+    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u))
+        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
+                        ", got " + x.shapeText());
+    const std::int64_t hw = nhwc ? x.dim(1) * x.dim(2) : x.dim(2) * x.dim(3);
+    const std::int64_t lanes = nhwc ? x.dim(3) : x.dim(4), groups = nhwc ? x.dim(0) : x.dim(0) * x.dim(1);
+    Shape64 outShape = x.shape();
+    outShape[nhwc ? 1 : 2] = 1;
+    outShape[nhwc ? 2 : 3] = 1;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, outShape);
+    if (!out)
+        return out.status();
+    const float *src = x.data<float>();
+    float *dst = (*out)->mutableData<float>();
+    // Both layouts: per group, hw rows of `lanes` contiguous channels, reduced row-wise.
+    parallelFor(
+        groups,
+        [&](std::int64_t g) {
+            const float *in = src + g * hw * lanes;
+            float *o = dst + g * lanes;
+            for (std::int64_t i = 0; i < lanes; ++i)
+                o[i] = hw ? in[i] : 0.0f;
+            for (std::int64_t p = 1; p < hw; ++p)
+                for (std::int64_t i = 0; i < lanes; ++i)
+                    o[i] = Max ? std::max(o[i], in[p * lanes + i]) : o[i] + in[p * lanes + i];
+            if (!Max && hw)
+                for (std::int64_t i = 0; i < lanes; ++i)
+                    o[i] /= float(hw);
+        },
+        1);
+    return Status::ok();
+}
+
 } // namespace
 } // namespace kernels
 
@@ -137,6 +178,11 @@ void registerLayoutKernels(KernelRegistry &r)
     r.add("ai.opscope", "ReorderOutput", 1, kernels::reorderOutputKernel);
     r.add("ai.opscope", "NchwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
     r.add("ai.opscope", "NhwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
+    for (const char *prefix : {"Nchwc", "Nhwc"}) {
+        r.add("ai.opscope", std::string(prefix) + "GlobalAveragePool", 1,
+              kernels::layoutGlobalPoolKernel<false>);
+        r.add("ai.opscope", std::string(prefix) + "GlobalMaxPool", 1, kernels::layoutGlobalPoolKernel<true>);
+    }
 }
 
 } // namespace opscope
