@@ -3,6 +3,7 @@
 // stays near the lower bound, Chrome traces round-trip, and the level-of-detail query merges what
 // a pixel cannot show.
 
+#include "ir/opcategory.h"
 #include "passes/partitionpass.h"
 #include "passtest.h"
 #include "runtime/conformance.h"
@@ -212,7 +213,8 @@ private slots:
         trace::Trace t;
         t.name = "greedy";
         const std::size_t a = t.laneFor("cpu:0", 0), b = t.laneFor("cpu:1", 0);
-        t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0},
+        t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0,
+                             t.intern("float32[1,3,8,8], float32[4,3,3,3] → float32[1,4,6,6]")},
                             {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
         t.lanes[b].spans = {{0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
         t.transfers.push_back({0.004, 0.005, 4096, std::uint32_t(a), std::uint32_t(b)});
@@ -224,6 +226,14 @@ private slots:
         QCOMPARE(back->lanes[0].device, std::string("cpu:0"));
         QCOMPARE(back->lanes[0].spans.size(), std::size_t(2));
         QCOMPARE(back->strings[back->lanes[0].spans[1].name], std::string("send"));
+        // Op type and shapes come back from args; the category follows the op, not the node name.
+        const trace::Span &conv = back->lanes[0].spans[0];
+        QCOMPARE(back->strings[conv.op], std::string("Conv"));
+        QCOMPARE(OpCategory(conv.category), OpCategory::Compute);
+        QVERIFY(conv.shapes != trace::kNoString);
+        QCOMPARE(back->strings[conv.shapes],
+                 std::string("float32[1,3,8,8], float32[4,3,3,3] → float32[1,4,6,6]"));
+        QCOMPARE(back->lanes[0].spans[1].shapes, trace::kNoString);
         QVERIFY(std::abs(back->lanes[1].spans[0].start - 0.0045) < 1e-9);
         QCOMPARE(back->transfers.size(), std::size_t(1));
         QCOMPARE(back->transfers[0].bytes, std::uint64_t(4096));

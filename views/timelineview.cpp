@@ -332,12 +332,13 @@ bool TimelineView::viewportEvent(QEvent *event)
         if (const auto hit = spanAt(help->pos())) {
             const trace::Trace &t = *m_runs[hit->run].trace;
             const trace::Span &s = t.lanes[hit->lane].spans[hit->span];
-            QToolTip::showText(help->globalPos(),
-                               QStringLiteral("%1  (%2)\n%3 from %4")
-                                   .arg(QString::fromStdString(t.strings[s.name]),
-                                        QString::fromStdString(t.strings[s.op]),
-                                        durationText(s.end - s.start), durationText(s.start)),
-                               viewport());
+            QString text =
+                QStringLiteral("%1  (%2)\n%3 from %4")
+                    .arg(QString::fromStdString(t.strings[s.name]), QString::fromStdString(t.strings[s.op]),
+                         durationText(s.end - s.start), durationText(s.start));
+            if (s.shapes != trace::kNoString)
+                text += QLatin1Char('\n') + QString::fromStdString(t.strings[s.shapes]);
+            QToolTip::showText(help->globalPos(), text, viewport());
         } else {
             QToolTip::hideText();
         }

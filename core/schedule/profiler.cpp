@@ -57,6 +57,8 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
             for (trace::Span &s : l.spans) {
                 s.name = all.intern(r.trace.strings[s.name]);
                 s.op = all.intern(r.trace.strings[s.op]);
+                if (s.shapes != trace::kNoString)
+                    s.shapes = all.intern(r.trace.strings[s.shapes]);
             }
             all.lanes.push_back(std::move(l));
         }

@@ -89,6 +89,10 @@ std::string toChromeJson(const Trace &trace)
             appendNumber(out, (s.end - s.start) * 1e6);
             out += ids + ",\"args\":{\"op\":";
             appendString(out, trace.strings[s.op]);
+            if (s.shapes != kNoString) {
+                out += ",\"shapes\":";
+                appendString(out, trace.strings[s.shapes]);
+            }
             out += "}}";
         }
     }
@@ -161,7 +165,17 @@ struct Raw
 {
     double start, end;
     std::string pid, tid, name, cat;
+    std::string op, shapes; // args written by opscope (other tools' traces leave them empty)
 };
+
+void readArgs(dom::object &o, Raw &r)
+{
+    dom::object args;
+    if (o["args"].get_object().get(args))
+        return;
+    r.op = stringField(args, "op");
+    r.shapes = stringField(args, "shapes");
+}
 
 Expected<Trace> parse(const simdjson::padded_string &text, const std::string &name)
 {
@@ -196,14 +210,23 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
         const std::string tid = o["tid"].get(field) ? "0" : idText(field);
         const double ts = secondsField(o, "ts");
         if (ph == "X") {
-            raws.push_back(
-                {ts, ts + secondsField(o, "dur"), pid, tid, stringField(o, "name"), stringField(o, "cat")});
+            raws.push_back({ts,
+                            ts + secondsField(o, "dur"),
+                            pid,
+                            tid,
+                            stringField(o, "name"),
+                            stringField(o, "cat"),
+                            {},
+                            {}});
+            readArgs(o, raws.back());
         } else if (ph == "M") {
             dom::object args;
             if (stringField(o, "name") == "process_name" && !o["args"].get_object().get(args))
                 processNames[pid] = stringField(args, "name");
         } else if (ph == "B") {
-            open[{pid, tid}].push_back({ts, ts, pid, tid, stringField(o, "name"), stringField(o, "cat")});
+            open[{pid, tid}].push_back(
+                {ts, ts, pid, tid, stringField(o, "name"), stringField(o, "cat"), {}, {}});
+            readArgs(o, open[{pid, tid}].back());
         } else if (ph == "E") {
             auto &stack = open[{pid, tid}];
             if (!stack.empty()) {
@@ -274,9 +297,12 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
             t.lanes.push_back({device, q, {}});
             it = laneIndex.emplace(key, t.lanes.size() - 1).first;
         }
-        const auto cat = categories.emplace(r.name, std::uint8_t(opCategory(r.name, ""))).first->second;
-        t.lanes[it->second].spans.push_back(
-            {r.start - t0, r.end - t0, intern(r.name), intern(r.cat.empty() ? r.name : r.cat), cat});
+        // opscope's own traces name the op type in args; others' (PyTorch's) name the op itself.
+        const std::string &op = !r.op.empty() ? r.op : r.cat.empty() ? r.name : r.cat;
+        const std::string &typed = !r.op.empty() ? r.op : r.name;
+        const auto cat = categories.emplace(typed, std::uint8_t(opCategory(typed, ""))).first->second;
+        t.lanes[it->second].spans.push_back({r.start - t0, r.end - t0, intern(r.name), intern(op), cat,
+                                             r.shapes.empty() ? kNoString : intern(r.shapes)});
     }
     for (const auto &[id, f] : flows) {
         if (f.start < 0 || f.end < 0)

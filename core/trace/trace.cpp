@@ -70,8 +70,22 @@ void Recorder::onStep(const StepEvent &event)
             bytes = count * dataTypeSize(v.type.elemType);
         }
     }
+    // The node's tensor types as the graph knows them (symbolic dims by name).
+    std::string shapes;
+    const auto describe = [&](const std::vector<ValueId> &values) {
+        std::string out;
+        for (ValueId v : values) {
+            if (!v.valid())
+                continue;
+            const TypeInfo &t = event.graph->value(v).type;
+            out += (out.empty() ? "" : ", ") + std::string(dataTypeName(t.elemType)) +
+                   (t.shape ? t.shape->toString() : std::string("[?]"));
+        }
+        return out;
+    };
+    shapes = describe(n.inputs) + " → " + describe(n.outputs);
     const std::lock_guard lock(m_mutex);
-    m_events.push_back({event, n.name, n.opType, n.domain, bytes});
+    m_events.push_back({event, n.name, n.opType, n.domain, bytes, std::move(shapes)});
 }
 
 Trace Recorder::finish(const std::string &name)
@@ -96,8 +110,12 @@ Trace Recorder::finish(const std::string &name)
                                            t.intern("(wait)"), kIdleCategory});
         if (firstStart < 0 || seconds(e.step.start) < firstStart)
             firstStart = seconds(e.step.start);
-        Span s{seconds(e.step.start), seconds(e.step.end), t.intern(e.name), t.intern(e.op),
-               std::uint8_t(opCategory(e.op, e.domain))};
+        Span s{seconds(e.step.start),
+               seconds(e.step.end),
+               t.intern(e.name),
+               t.intern(e.op),
+               std::uint8_t(opCategory(e.op, e.domain)),
+               e.shapes.empty() ? kNoString : t.intern(e.shapes)};
         t.lanes[lane].spans.push_back(s);
     }
     // Host side: from the run's start to the first op (feeds, plan and memory setup).

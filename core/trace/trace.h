@@ -18,12 +18,15 @@ namespace opscope::trace {
 // Spans that are not work (waiting for another queue, host-side setup) carry this category.
 inline constexpr std::uint8_t kIdleCategory = 0xFF;
 
+inline constexpr std::uint32_t kNoString = 0xFFFFFFFFu;
+
 struct Span
 {
-    double start = 0.0, end = 0.0; // seconds
-    std::uint32_t name = 0;        // index into Trace::strings (node name)
-    std::uint32_t op = 0;          // index into Trace::strings (op type)
-    std::uint8_t category = 0;     // OpCategory
+    double start = 0.0, end = 0.0;    // seconds
+    std::uint32_t name = 0;           // index into Trace::strings (node name)
+    std::uint32_t op = 0;             // index into Trace::strings (op type)
+    std::uint8_t category = 0;        // OpCategory
+    std::uint32_t shapes = kNoString; // index into Trace::strings: "float32[1,3,224,224], … → float32[…]"
 };
 
 struct Lane
@@ -69,6 +72,7 @@ private:
         StepEvent step;
         std::string name, op, domain;
         std::uint64_t bytes;
+        std::string shapes;
     };
     std::vector<std::string> m_devices;
     std::chrono::steady_clock::time_point m_zero;
