@@ -3,6 +3,7 @@
 // sgemm followed by col2im.
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/dnnlengine.h"
 #include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
@@ -20,8 +21,7 @@ using Tag = memory::format_tag;
 
 dnnl::engine &cpuEngine()
 {
-    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    return engine;
+    return dnnlEngine();
 }
 
 memory::dims toDims(const Shape64 &s)

@@ -249,4 +249,17 @@ Expected<RuntimeTensor> permuted(const RuntimeTensor &x, const std::vector<std::
     return out;
 }
 
+Expected<RegionTensor> regionTensor(const KernelContext &ctx, const RuntimeTensor &x)
+{
+    RegionTensor r;
+    r.nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
+    if (x.dtype() != DataType::Float || x.rank() != (r.nhwc ? 4u : 5u))
+        return ctx.fail(ctx.node().opType + " needs float32 " + (r.nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
+                        ", got " + x.shapeText());
+    r.logical = r.nhwc ? Shape64{x.dim(0), x.dim(3), x.dim(1), x.dim(2)}
+                       : Shape64{x.dim(0), x.dim(1) * x.dim(4), x.dim(2), x.dim(3)};
+    r.lanes = r.nhwc ? x.dim(3) : x.dim(4);
+    return r;
+}
+
 } // namespace opscope::kernels

@@ -197,6 +197,16 @@ void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
         f(i);
 }
 
+// A tensor held in a layout-nhwc region's layout, which the op's name says: "Nhwc…" [N,H,W,C] or
+// "Nchwc…" [N,C/b,H,W,b]; float32. `lanes`: the contiguous channels of one pixel (C or b).
+struct RegionTensor
+{
+    bool nhwc = false;
+    Shape64 logical; // N, C, H, W
+    std::int64_t lanes = 0;
+};
+Expected<RegionTensor> regionTensor(const KernelContext &ctx, const RuntimeTensor &x);
+
 // out[i0..] = x[i_perm(0)..]: the general strided copy (Transpose); `out` has the permuted shape.
 Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm, RuntimeTensor &out);
 // A new tensor with x's axes in the order `perm`.

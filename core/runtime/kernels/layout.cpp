@@ -13,72 +13,50 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-Status reorderInputKernel(KernelContext &ctx)
+// Into the region's layout (ReorderInput) or back to NCHW (ReorderOutput).
+template<bool Into>
+Status reorderKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
+    const char *op = Into ? "ReorderInput" : "ReorderOutput";
     if (ctx.attrString("layout", "nchwc") == "nhwc") {
         if (x.rank() != 4)
-            return ctx.fail("ReorderInput needs [N,C,H,W], got " + x.shapeText());
-        Expected<RuntimeTensor> t = permuted(x, {0, 2, 3, 1});
+            return ctx.fail(std::string(op) + " needs a rank-4 tensor, got " + x.shapeText());
+        Expected<RuntimeTensor> t =
+            permuted(x, Into ? std::vector<std::int64_t>{0, 2, 3, 1} : std::vector<std::int64_t>{0, 3, 1, 2});
         if (!t)
             return t.status();
         ctx.setOutput(0, std::move(*t));
         return Status::ok();
     }
-    const std::int64_t b = ctx.attrInt("block", 8);
-    if (x.dtype() != DataType::Float || x.rank() != 4)
-        return ctx.fail("ReorderInput needs float32 [N,C,H,W], got " + x.shapeText());
-    if (b <= 0 || x.dim(1) % b != 0)
+    if (x.dtype() != DataType::Float || x.rank() != (Into ? 4u : 5u))
+        return ctx.fail(std::string(op) + " needs float32 " + (Into ? "[N,C,H,W]" : "[N,C/b,H,W,b]") +
+                        ", got " + x.shapeText());
+    const std::int64_t b = Into ? ctx.attrInt("block", 8) : x.dim(4);
+    if (Into && (b <= 0 || x.dim(1) % b != 0))
         return ctx.fail(std::to_string(x.dim(1)) + " channels do not fill blocks of " + std::to_string(b));
-    const std::int64_t n = x.dim(0), cb = x.dim(1) / b, hw = x.dim(2) * x.dim(3);
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, {n, cb, x.dim(2), x.dim(3), b});
+    const std::int64_t n = x.dim(0), cb = Into ? x.dim(1) / b : x.dim(1), h = x.dim(Into ? 2 : 2),
+                       w = x.dim(3), hw = h * w;
+    Expected<RuntimeTensor *> out =
+        ctx.allocateOutput(0, DataType::Float, Into ? Shape64{n, cb, h, w, b} : Shape64{n, cb * b, h, w});
     if (!out)
         return out.status();
     const float *src = x.data<float>();
     float *dst = (*out)->mutableData<float>();
+    // Per (batch, block): NCHW holds b planes of hw, NCHWc hw pixels of b lanes.
     parallelFor(
         n * cb,
         [&](std::int64_t nc) {
             const float *s = src + nc * b * hw;
-            float *d = dst + nc * hw * b;
-            for (std::int64_t p = 0; p < hw; ++p)
-                for (std::int64_t i = 0; i < b; ++i)
-                    d[p * b + i] = s[i * hw + p];
-        },
-        1);
-    return Status::ok();
-}
-
-Status reorderOutputKernel(KernelContext &ctx)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
-    if (ctx.attrString("layout", "nchwc") == "nhwc") {
-        if (x.rank() != 4)
-            return ctx.fail("ReorderOutput needs [N,H,W,C], got " + x.shapeText());
-        Expected<RuntimeTensor> t = permuted(x, {0, 3, 1, 2});
-        if (!t)
-            return t.status();
-        ctx.setOutput(0, std::move(*t));
-        return Status::ok();
-    }
-    if (x.dtype() != DataType::Float || x.rank() != 5)
-        return ctx.fail("ReorderOutput needs float32 [N,C/b,H,W,b], got " + x.shapeText());
-    const std::int64_t n = x.dim(0), cb = x.dim(1), b = x.dim(4), hw = x.dim(2) * x.dim(3);
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, {n, cb * b, x.dim(2), x.dim(3)});
-    if (!out)
-        return out.status();
-    const float *src = x.data<float>();
-    float *dst = (*out)->mutableData<float>();
-    parallelFor(
-        n * cb,
-        [&](std::int64_t nc) {
-            const float *s = src + nc * hw * b;
             float *d = dst + nc * b * hw;
-            for (std::int64_t i = 0; i < b; ++i)
-                for (std::int64_t p = 0; p < hw; ++p)
-                    d[i * hw + p] = s[p * b + i];
+            for (std::int64_t p = 0; p < hw; ++p)
+                for (std::int64_t i = 0; i < b; ++i) {
+                    if constexpr (Into)
+                        d[p * b + i] = s[i * hw + p];
+                    else
+                        d[i * hw + p] = s[p * b + i];
+                }
         },
         1);
     return Status::ok();
@@ -90,11 +68,11 @@ Status layoutBatchNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(5));
     const RuntimeTensor &x = ctx.in(0);
-    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
-    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u))
-        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
-                        ", got " + x.shapeText());
-    const std::int64_t c = nhwc ? x.dim(3) : x.dim(1) * x.dim(4);
+    const Expected<RegionTensor> region = regionTensor(ctx, x);
+    if (!region)
+        return region.status();
+    const bool nhwc = region->nhwc;
+    const std::int64_t c = region->logical[1];
     for (std::size_t i = 1; i < 5; ++i)
         if (ctx.in(i).elementCount() != c || ctx.in(i).dtype() != DataType::Float)
             return ctx.fail("parameter " + std::to_string(i) + " must have " + std::to_string(c) +
@@ -136,10 +114,10 @@ Status layoutGlobalPoolKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
-    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
-    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u))
-        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
-                        ", got " + x.shapeText());
+    const Expected<RegionTensor> region = regionTensor(ctx, x);
+    if (!region)
+        return region.status();
+    const bool nhwc = region->nhwc;
     const std::int64_t hw = nhwc ? x.dim(1) * x.dim(2) : x.dim(2) * x.dim(3);
     const std::int64_t lanes = nhwc ? x.dim(3) : x.dim(4), groups = nhwc ? x.dim(0) : x.dim(0) * x.dim(1);
     Shape64 outShape = x.shape();
@@ -174,8 +152,8 @@ Status layoutGlobalPoolKernel(KernelContext &ctx)
 
 void registerLayoutKernels(KernelRegistry &r)
 {
-    r.add("ai.opscope", "ReorderInput", 1, kernels::reorderInputKernel);
-    r.add("ai.opscope", "ReorderOutput", 1, kernels::reorderOutputKernel);
+    r.add("ai.opscope", "ReorderInput", 1, kernels::reorderKernel<true>);
+    r.add("ai.opscope", "ReorderOutput", 1, kernels::reorderKernel<false>);
     r.add("ai.opscope", "NchwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
     r.add("ai.opscope", "NhwcBatchNormalization", 1, kernels::layoutBatchNormKernel);
     for (const char *prefix : {"Nchwc", "Nhwc"}) {

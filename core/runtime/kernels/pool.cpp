@@ -2,6 +2,7 @@
 // global variants. Parallel over (batch, channel) planes.
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/dnnlengine.h"
 
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -107,7 +108,7 @@ Expected<bool> dnnlPool2d(KernelContext &ctx, const RuntimeTensor &x, RuntimeTen
                           bool includePad, const Shape64 &logicalX,
                           dnnl::memory::format_tag tag = dnnl::memory::format_tag::nchw)
 {
-    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::engine &engine = dnnlEngine();
     using dnnl::memory;
     memory::dims padR(2);
     for (std::size_t d = 0; d < 2; ++d) {
@@ -299,14 +300,14 @@ Status layoutPoolKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
-    const bool nhwc = ctx.node().opType.rfind("Nhwc", 0) == 0;
-    const std::int64_t block = nhwc ? 0 : ctx.attrInt("block", 8);
-    if (x.dtype() != DataType::Float || x.rank() != (nhwc ? 4u : 5u) || (block && x.dim(4) != block) ||
-        (!nhwc && block != 8 && block != 16))
-        return ctx.fail(ctx.node().opType + " needs float32 " + (nhwc ? "[N,H,W,C]" : "[N,C/b,H,W,b]") +
-                        ", got " + x.shapeText());
-    const Shape64 logical = nhwc ? Shape64{x.dim(0), x.dim(3), x.dim(1), x.dim(2)}
-                                 : Shape64{x.dim(0), x.dim(1) * block, x.dim(2), x.dim(3)};
+    const Expected<RegionTensor> region = regionTensor(ctx, x);
+    if (!region)
+        return region.status();
+    const bool nhwc = region->nhwc;
+    const std::int64_t block = nhwc ? 0 : region->lanes;
+    if (!nhwc && block != 8 && block != 16)
+        return ctx.unsupported(ctx.node().opType + " with blocks of " + std::to_string(block) + " (8 or 16)");
+    const Shape64 &logical = region->logical;
     const Expected<ConvGeometry> geo = poolGeometry(ctx, logical);
     if (!geo)
         return geo.status();

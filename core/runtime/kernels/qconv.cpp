@@ -6,6 +6,7 @@
 // the int32 accumulators never reach memory. Other cases stay on the im2col path (quant.cpp).
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/dnnlengine.h"
 #include "runtime/kernels/kernelutil.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -20,8 +21,7 @@ using Tag = memory::format_tag;
 
 dnnl::engine &engine()
 {
-    static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-    return e;
+    return dnnlEngine();
 }
 
 memory::data_type dnnlType(DataType t)
