@@ -1,6 +1,7 @@
 // Activations (float types), Clip, PRelu, and Softmax/LogSoftmax/Hardmax; opscope's Swish and
 // ONNX Runtime's QuickGelu.
 
+#include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/elementwise.h"
 
 #include <algorithm>
@@ -36,8 +37,29 @@ Status leakyReluKernel(KernelContext &ctx)
     });
 }
 
+// float32 tensors of some size go through oneDNN's vectorized eltwise (dnnleltwise.h); true
+// when done.
+bool fastEltwise(KernelContext &ctx, FastEltwise op, float alpha = 0.0f, Status *status = nullptr)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    if (!x || x->dtype() != DataType::Float || x->elementCount() < 64)
+        return false;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x->shape());
+    if (!out) {
+        if (status)
+            *status = out.status();
+        return true;
+    }
+    if (dnnlEltwise(op, x->data<float>(), (*out)->mutableData<float>(), x->elementCount(), alpha))
+        return true;
+    ctx.setOutput(0, RuntimeTensor()); // oneDNN declined: the caller's loop writes it
+    return false;
+}
+
 Status sigmoidKernel(KernelContext &ctx)
 {
+    if (Status st; fastEltwise(ctx, FastEltwise::Sigmoid, 0.0f, &st))
+        return st;
     // exp of −|v| never overflows; the sign is applied as a select, not a branch.
     return unaryFloat(ctx, [](auto v) {
         using C = decltype(v);
@@ -68,6 +90,8 @@ Status hardSwishKernel(KernelContext &ctx)
 
 Status tanhKernel(KernelContext &ctx)
 {
+    if (Status st; fastEltwise(ctx, FastEltwise::Tanh, 0.0f, &st))
+        return st;
     return unaryFloat(ctx, [](auto v) { return std::tanh(v); });
 }
 
@@ -115,6 +139,8 @@ Status thresholdedReluKernel(KernelContext &ctx)
 Status geluKernel(KernelContext &ctx)
 {
     const bool tanhApprox = ctx.attrString("approximate", "none") == "tanh";
+    if (Status st; fastEltwise(ctx, tanhApprox ? FastEltwise::GeluTanh : FastEltwise::GeluErf, 0.0f, &st))
+        return st;
     return unaryFloat(ctx, [tanhApprox](auto v) {
         using C = decltype(v);
         if (tanhApprox)
@@ -127,6 +153,8 @@ Status geluKernel(KernelContext &ctx)
 // (alpha 1.702 unless given).
 Status swishWith(KernelContext &ctx, float alpha)
 {
+    if (Status st; fastEltwise(ctx, FastEltwise::Swish, alpha, &st))
+        return st;
     return unaryFloat(ctx, [alpha](auto v) {
         using C = decltype(v);
         const C z = C(alpha) * v;

@@ -11,6 +11,7 @@
 // (LayerNormalization and Gelu in ai.opscope reuse the ONNX kernels: norm.cpp, activation.cpp.)
 // FusedConv lives with Conv (conv.cpp): its activation is a oneDNN post-op.
 
+#include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
@@ -171,8 +172,12 @@ Status biasGeluKernel(KernelContext &ctx)
         return out.status();
     const float *pa = a.data<float>(), *pb = b ? b->data<float>() : nullptr;
     float *po = (*out)->mutableData<float>();
+    // The sum, then oneDNN's vectorized GELU in place; the scalar loop if it declines.
+    parallelFor(a.elementCount(), [&](std::int64_t i) { po[i] = pa[i] + (pb ? pb[i % n] : 0.0f); });
+    if (dnnlEltwise(Tanh ? FastEltwise::GeluTanh : FastEltwise::GeluErf, po, po, a.elementCount()))
+        return Status::ok();
     parallelFor(a.elementCount(), [&](std::int64_t i) {
-        const float v = pa[i] + (pb ? pb[i % n] : 0.0f);
+        const float v = po[i];
         if constexpr (Tanh)
             po[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
         else

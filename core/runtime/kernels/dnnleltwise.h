@@ -1,0 +1,22 @@
+#pragma once
+// Activations whose scalar libm calls (exp, erf, tanh per element) dominate run through oneDNN's
+// eltwise primitive instead, which vectorizes them with its own approximations (within a few ulp).
+
+#include <cstdint>
+
+namespace opscope::kernels {
+
+enum class FastEltwise
+{
+    Sigmoid,
+    Tanh,
+    Swish,    // x·Sigmoid(alpha·x)
+    GeluErf,  // 0.5·x·(1 + erf(x/√2))
+    GeluTanh, // the tanh approximation
+};
+
+// dst[i] = f(src[i]) for n float32 values (src may be dst). false: oneDNN could not do it (the
+// caller computes it itself). Primitives are cached per thread by (op, n, alpha).
+bool dnnlEltwise(FastEltwise op, const float *src, float *dst, std::int64_t n, float alpha = 0.0f);
+
+} // namespace opscope::kernels
