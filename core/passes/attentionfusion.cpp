@@ -243,7 +243,17 @@ Expected<bool> AttentionFusion::apply(Model &model, Graph &graph, const Match &m
     // A selection mask becomes additive: Where(cond, 0, fill) (s + 0 = s, s + fill ≈ fill: both
     // vanish in the Softmax the same way), added to the other mask when there is one.
     ValueId mask = m.values[3];
-    if (m.values[5].valid()) {
+    const Tensor *cond = m.values[5].valid() ? constantTensor(graph, m.values[5]) : nullptr;
+    if (cond && cond->dtype == DataType::Bool) {
+        // A constant causal mask: the additive form is a constant too.
+        const float fill = constantFloats(graph, m.values[6])->at(0);
+        std::vector<float> additive;
+        for (std::byte b : cond->bytes())
+            additive.push_back(b != std::byte{0} ? 0.0f : fill);
+        const ValueId selected =
+            addConstant(graph, graph.node(m.nodes[0]).name + "_mask", floatTensor(cond->dims, additive));
+        mask = mask.valid() ? chain.op("Add", {selected, mask}) : selected;
+    } else if (m.values[5].valid()) {
         const ValueId selected = chain.op("Where", {m.values[5], chain.scalar(0.0f, "keep"), m.values[6]});
         mask = mask.valid() ? chain.op("Add", {selected, mask}) : selected;
     }
