@@ -16,7 +16,9 @@
 //   y ──► Transpose(0,2,1,3) ──► Reshape[B,S,H·D]
 //   →   x_q, x_k, x_v, [mask] ──► Attention(num_heads=H) ──► [B,S,H·D]
 //
-// and a lone merge Transpose becomes transpose_output=1.
+// and a lone merge Transpose becomes transpose_output=1. A causal mask written as
+// Where(cond, scores, fill) (GPT-2) becomes the additive mask Where(cond, 0, fill) — a constant
+// when the condition is — added to any other mask.
 //
 // Valid when Q, K, V are float32 of known rank 4 (3 with the head split), the Softmax is over
 // the last axis, the scale is a scalar constant, the mask (if any) is float and broadcasts to the
