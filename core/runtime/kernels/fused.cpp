@@ -6,8 +6,8 @@
 //   Eltwise(x0,x1,…)      Σ coefficients[i]·xi, broadcasting
 //   ChannelShuffle(x)     x[N,C,…] with channels regrouped: out[:, a·g + b] = x[:, b·(C/g) + a]
 //   BiasGelu(A,B)         com.microsoft: Gelu(A + B); FastGelu(A[,B]) the tanh form
-//   Send(x) / Recv(x)     a cross-device transfer (schedule/partition.h): Recv copies into its device's
-//   memory
+//   Send(x) / Recv(x)     a cross-device transfer (schedule/partition.h): Recv copies into the
+//                         memory of its own device
 // (LayerNormalization and Gelu in ai.opscope reuse the ONNX kernels: norm.cpp, activation.cpp.)
 // FusedConv lives with Conv (conv.cpp): its activation is a oneDNN post-op.
 
