@@ -13,4 +13,10 @@ namespace opscope {
 // Main graph only. Returns how many values got a more specific type.
 Expected<std::size_t> refreshShapes(Model &model);
 
+// Ranks ONNX's inference leaves unknown but the graph's structure fixes: a Reshape to a shape
+// tensor of static length k has rank k (its dims computed at run time, e.g. from Shape ops), and
+// Transpose, Squeeze/Unsqueeze, elementwise ops, Softmax and MatMul carry ranks through. Only
+// values without any shape get one (dims unknown). Returns how many.
+std::size_t propagateRanks(Graph &graph);
+
 } // namespace opscope

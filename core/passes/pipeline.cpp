@@ -113,6 +113,9 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
     using Clock = std::chrono::steady_clock;
     PipelineResult result;
     const auto pipelineStart = Clock::now();
+    // Ranks ONNX's inference missed (Reshapes to run-time shapes) let rank-checking rules match.
+    if (options.refreshShapes)
+        propagateRanks(model.graph);
     auto current = std::make_shared<const Model>(model);
     result.initial = current;
     std::uint64_t currentPrint = fingerprint(model);
