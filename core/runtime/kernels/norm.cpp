@@ -107,43 +107,74 @@ Status instanceNormKernel(KernelContext &ctx)
     });
 }
 
+// LayerNormalization and RMSNormalization normalize the trailing axes from `axis`: `outer` groups
+// of `inner` elements; their parameters broadcast to those axes.
+struct TrailingNorm
+{
+    std::int64_t axis = 0, outer = 0, inner = 0;
+    Shape64 normShape;
+};
+
+Expected<TrailingNorm> trailingNorm(const KernelContext &ctx, const RuntimeTensor &x)
+{
+    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
+    if (!axis)
+        return axis.status();
+    TrailingNorm n;
+    n.axis = *axis;
+    n.outer = product(x.shape(), 0, std::size_t(*axis));
+    n.inner = product(x.shape(), std::size_t(*axis));
+    n.normShape.assign(x.shape().begin() + *axis, x.shape().end());
+    return n;
+}
+
+// For each element of the normalized axes, the index of the parameter value it uses.
+Expected<std::vector<std::int64_t>> parameterIndex(const KernelContext &ctx, const RuntimeTensor &p,
+                                                   const Shape64 &normShape, const char *what)
+{
+    const Expected<Broadcast> b = Broadcast::of({&p.shape(), &normShape}, ctx);
+    if (!b || b->outShape != normShape)
+        return ctx.fail(std::string(what) + " " + p.shapeText() + " does not broadcast to " +
+                        shapeText(normShape));
+    std::vector<std::int64_t> index;
+    forEachBroadcast(*b, [&](std::int64_t, const std::int64_t *i) { index.push_back(i[0]); });
+    return index;
+}
+
 Status layerNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1);
     const RuntimeTensor *bias = ctx.input(2);
-    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
-    if (!axis)
-        return axis.status();
+    const Expected<TrailingNorm> geo = trailingNorm(ctx, x);
+    if (!geo)
+        return geo.status();
     const double eps = ctx.attrFloat("epsilon", 1e-5f);
-    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
-                       inner = product(x.shape(), std::size_t(*axis));
-    const Shape64 normShape(x.shape().begin() + *axis, x.shape().end());
-    const Expected<Broadcast> sb = Broadcast::of({&scale.shape(), &normShape}, ctx);
-    if (!sb || sb->outShape != normShape)
-        return ctx.fail("scale " + scale.shapeText() + " does not broadcast to " + shapeText(normShape));
+    const std::int64_t outer = geo->outer, inner = geo->inner;
+    // Scale/bias may broadcast: expanded once to the normalized shape.
+    const Expected<std::vector<std::int64_t>> sIdx = parameterIndex(ctx, scale, geo->normShape, "scale");
+    if (!sIdx)
+        return sIdx.status();
+    std::vector<std::int64_t> bIdx;
+    if (bias) {
+        Expected<std::vector<std::int64_t>> b = parameterIndex(ctx, *bias, geo->normShape, "bias");
+        if (!b)
+            return b.status();
+        bIdx = std::move(*b);
+    }
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
     Shape64 statShape = x.shape();
-    for (std::size_t d = std::size_t(*axis); d < statShape.size(); ++d)
+    for (std::size_t d = std::size_t(geo->axis); d < statShape.size(); ++d)
         statShape[d] = 1;
     std::vector<double> means(static_cast<std::size_t>(outer)), invStd(static_cast<std::size_t>(outer));
-    // Scale/bias may broadcast: expand them once to the normalized shape.
-    std::vector<std::int64_t> sIdx, bIdx;
-    forEachBroadcast(*sb, [&](std::int64_t, const std::int64_t *i) { sIdx.push_back(i[0]); });
-    if (bias) {
-        const Expected<Broadcast> bb = Broadcast::of({&bias->shape(), &normShape}, ctx);
-        if (!bb || bb->outShape != normShape)
-            return ctx.fail("bias " + bias->shapeText() + " does not broadcast to " + shapeText(normShape));
-        forEachBroadcast(*bb, [&](std::int64_t, const std::int64_t *i) { bIdx.push_back(i[0]); });
-    }
     OPSCOPE_TRY(dispatchFloat(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         normalizeGroups<T>(
             x.data<T>(), (*out)->template mutableData<T>(), outer, inner, eps,
             [&](std::int64_t, std::int64_t i) {
-                return std::pair(at<T>(scale, sIdx[std::size_t(i)]),
+                return std::pair(at<T>(scale, (*sIdx)[std::size_t(i)]),
                                  bias ? at<T>(*bias, bIdx[std::size_t(i)]) : 0.0);
             },
             means.data(), invStd.data());
@@ -361,18 +392,17 @@ Status rmsNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1);
-    const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
-    if (!axis)
-        return axis.status();
+    const Expected<TrailingNorm> geo = trailingNorm(ctx, x);
+    if (!geo)
+        return geo.status();
+    if (scale.dtype() != x.dtype())
+        return ctx.fail("scale is " + std::string(dataTypeName(scale.dtype())) + ", the input " +
+                        std::string(dataTypeName(x.dtype())));
     const double eps = ctx.attrFloat("epsilon", 1e-5f);
-    const std::int64_t outer = product(x.shape(), 0, std::size_t(*axis)),
-                       inner = product(x.shape(), std::size_t(*axis));
-    const Shape64 normShape(x.shape().begin() + *axis, x.shape().end());
-    const Expected<Broadcast> sb = Broadcast::of({&scale.shape(), &normShape}, ctx);
-    if (!sb || sb->outShape != normShape || scale.dtype() != x.dtype())
-        return ctx.fail("scale " + scale.shapeText() + " does not broadcast to " + shapeText(normShape));
-    std::vector<std::int64_t> sIdx;
-    forEachBroadcast(*sb, [&](std::int64_t, const std::int64_t *i) { sIdx.push_back(i[0]); });
+    const std::int64_t outer = geo->outer, inner = geo->inner;
+    const Expected<std::vector<std::int64_t>> sIdx = parameterIndex(ctx, scale, geo->normShape, "scale");
+    if (!sIdx)
+        return sIdx.status();
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
@@ -382,7 +412,7 @@ Status rmsNormKernel(KernelContext &ctx)
         T *dst = (*out)->template mutableData<T>();
         std::vector<double> g(static_cast<std::size_t>(inner));
         for (std::int64_t i = 0; i < inner; ++i)
-            g[std::size_t(i)] = at<T>(scale, sIdx[std::size_t(i)]);
+            g[std::size_t(i)] = at<T>(scale, (*sIdx)[std::size_t(i)]);
         parallelFor(
             outer,
             [&](std::int64_t o) {
