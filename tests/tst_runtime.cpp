@@ -12,8 +12,10 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 using namespace opscope;
 
@@ -289,6 +291,73 @@ private slots:
         }
         QCOMPARE(differing, 0);
         QVERIFY(saturated < (*a)[0].elementCount() / 4); // the data exercises the range, not just its ends
+    }
+
+    // Large float Softmax/LogSoftmax go through oneDNN; checked against a double-precision
+    // reference, including −∞ entries (masked scores), both opset semantics of `axis`.
+    void softmaxAgreesWithReference_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<int>("axis");
+        for (const char *op : {"Softmax", "LogSoftmax"}) {
+            QTest::addRow("%s opset13 last axis", op) << QString(op) << 13 << -1;
+            QTest::addRow("%s opset13 middle axis", op) << QString(op) << 13 << 1;
+            QTest::addRow("%s opset11 coerced 2-D", op) << QString(op) << 11 << 1;
+        }
+    }
+    void softmaxAgreesWithReference()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, opset);
+        QFETCH(int, axis);
+        const std::vector<std::int64_t> dims{3, 40, 50};
+        std::vector<float> xv(3 * 40 * 50);
+        for (std::size_t i = 0; i < xv.size(); ++i)
+            xv[i] = i % 97 == 5 ? -std::numeric_limits<float>::infinity()
+                                : float((i * 7919) % 1000) / 100.0f - 5.0f;
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(opset);
+        auto *g = m.mutable_graph();
+        g->set_name("softmax");
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, dims);
+        auto *n = g->add_node();
+        *n = test::node(op.toStdString(), {"x"}, {"y"}, "sm");
+        auto *a = n->add_attribute();
+        a->set_name("axis");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(axis);
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, dims);
+        auto session = sessionOrFail(modelFromProto(m));
+        const auto got = session->run({{"x", floats(dims, xv)}});
+        QVERIFY(got);
+        // Reference: groups of `len` elements `inner` apart.
+        const std::int64_t a0 = axis < 0 ? 2 : axis;
+        const std::int64_t outer = opset < 13 ? 3 : (a0 == 1 ? 3 : 120),
+                           len = opset < 13 ? 2000 : (a0 == 1 ? 40 : 50),
+                           inner = opset < 13 ? 1 : (a0 == 1 ? 50 : 1);
+        const float *y = (*got)[0].data<float>();
+        double worst = 0;
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t i = 0; i < inner; ++i) {
+                double mx = -1e300, sum = 0;
+                for (std::int64_t k = 0; k < len; ++k)
+                    mx = std::max(mx, double(xv[std::size_t((o * len + k) * inner + i)]));
+                for (std::int64_t k = 0; k < len; ++k)
+                    sum += std::exp(double(xv[std::size_t((o * len + k) * inner + i)]) - mx);
+                for (std::int64_t k = 0; k < len; ++k) {
+                    const std::size_t at = std::size_t((o * len + k) * inner + i);
+                    const double shifted = double(xv[at]) - mx;
+                    const double want = op == "Softmax" ? std::exp(shifted) / sum : shifted - std::log(sum);
+                    if (std::isinf(want)) {
+                        QVERIFY2(std::isinf(y[at]) && y[at] < 0, "log of a masked entry must be -inf");
+                        continue;
+                    }
+                    worst = std::max(worst, std::abs(double(y[at]) - want) / std::max(1.0, std::abs(want)));
+                }
+            }
+        QVERIFY2(worst < 1e-5, QByteArray::number(worst).constData());
     }
 
     void badFeeds_data()

@@ -273,6 +273,17 @@ Status softmaxKernel(KernelContext &ctx)
         len = rank ? x.dim(std::size_t(*axis)) : 1;
         inner = product(x.shape(), std::size_t(*axis) + 1);
     }
+    if constexpr (K != SoftmaxKind::Hardmax) {
+        // float32 of some size: oneDNN's vectorized, threaded softmax (a libm exp per element otherwise).
+        if (x.dtype() == DataType::Float && x.elementCount() >= 256) {
+            Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
+            if (!out)
+                return out.status();
+            if (dnnlSoftmax(x.data<float>(), (*out)->mutableData<float>(), outer, len, inner,
+                            K == SoftmaxKind::LogSoftmax))
+                return Status::ok();
+        }
+    }
     return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         using C = ComputeType<T>;

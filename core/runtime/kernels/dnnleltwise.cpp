@@ -44,4 +44,36 @@ bool dnnlEltwise(FastEltwise op, const float *src, float *dst, std::int64_t n, f
     return true;
 }
 
+bool dnnlSoftmax(const float *src, float *dst, std::int64_t outer, std::int64_t len, std::int64_t inner,
+                 bool log)
+{
+    if (outer <= 0 || len <= 0 || inner <= 0)
+        return false;
+    thread_local std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, dnnl::primitive> cache;
+    const dnnl::memory::desc md({outer, len, inner}, dnnl::memory::data_type::f32,
+                                dnnl::memory::format_tag::abc);
+    try {
+        const auto key = std::make_tuple(outer, len, inner, log);
+        auto it = cache.find(key);
+        if (it == cache.end()) {
+            if (cache.size() > 256)
+                cache.clear();
+            const auto prop = dnnl::prop_kind::forward_inference;
+            dnnl::primitive p =
+                log ? dnnl::primitive(dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(
+                          dnnl::logsoftmax_forward::desc(prop, md, 1), dnnlEngine())))
+                    : dnnl::primitive(dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
+                          dnnl::softmax_forward::desc(prop, md, 1), dnnlEngine())));
+            it = cache.emplace(key, std::move(p)).first;
+        }
+        dnnl::memory in(md, dnnlEngine(), const_cast<float *>(src)), out(md, dnnlEngine(), dst);
+        dnnl::stream s(dnnlEngine());
+        it->second.execute(s, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, out}});
+        s.wait();
+    } catch (const dnnl::error &) {
+        return false;
+    }
+    return true;
+}
+
 } // namespace opscope::kernels

@@ -1,6 +1,7 @@
 #pragma once
 // Activations whose scalar libm calls (exp, erf, tanh per element) dominate run through oneDNN's
-// eltwise primitive instead, which vectorizes them with its own approximations (within a few ulp).
+// eltwise and softmax primitives instead, which vectorizes them with its own approximations (within a few
+// ulp).
 
 #include <cstdint>
 
@@ -18,5 +19,10 @@ enum class FastEltwise
 // dst[i] = f(src[i]) for n float32 values (src may be dst). false: oneDNN could not do it (the
 // caller computes it itself). Primitives are cached per thread by (op, n, alpha).
 bool dnnlEltwise(FastEltwise op, const float *src, float *dst, std::int64_t n, float alpha = 0.0f);
+
+// Softmax (or LogSoftmax) of float32 data viewed as [outer, len, inner] over the middle axis, through
+// oneDNN's vectorized, threaded primitive (cached per thread). false: do it yourself.
+bool dnnlSoftmax(const float *src, float *dst, std::int64_t outer, std::int64_t len, std::int64_t inner,
+                 bool log);
 
 } // namespace opscope::kernels

@@ -23,11 +23,39 @@ Status reorderKernel(KernelContext &ctx)
     if (ctx.attrString("layout", "nchwc") == "nhwc") {
         if (x.rank() != 4)
             return ctx.fail(std::string(op) + " needs a rank-4 tensor, got " + x.shapeText());
-        Expected<RuntimeTensor> t =
-            permuted(x, Into ? std::vector<std::int64_t>{0, 2, 3, 1} : std::vector<std::int64_t>{0, 3, 1, 2});
-        if (!t)
-            return t.status();
-        ctx.setOutput(0, std::move(*t));
+        if (x.dtype() != DataType::Float) {
+            Expected<RuntimeTensor> t = permuted(x, Into ? std::vector<std::int64_t>{0, 2, 3, 1}
+                                                         : std::vector<std::int64_t>{0, 3, 1, 2});
+            if (!t)
+                return t.status();
+            ctx.setOutput(0, std::move(*t));
+            return Status::ok();
+        }
+        // NCHW [N,C,H,W] ⇄ NHWC [N,H,W,C]: per image a C × HW transpose, by rows of one channel.
+        const std::int64_t n = x.dim(0), c = Into ? x.dim(1) : x.dim(3), h = Into ? x.dim(2) : x.dim(1),
+                           w = Into ? x.dim(3) : x.dim(2), hw = h * w;
+        Expected<RuntimeTensor *> out =
+            ctx.allocateOutput(0, DataType::Float, Into ? Shape64{n, h, w, c} : Shape64{n, c, h, w});
+        if (!out)
+            return out.status();
+        const float *src = x.data<float>();
+        float *dst = (*out)->mutableData<float>();
+        parallelFor(
+            n * h,
+            [&](std::int64_t row) {
+                const std::int64_t img = row / h, y = row % h;
+                for (std::int64_t ch = 0; ch < c; ++ch) {
+                    const std::int64_t planar = (img * c + ch) * hw + y * w,
+                                       packed = (img * hw + y * w) * c + ch;
+                    for (std::int64_t xx = 0; xx < w; ++xx) {
+                        if constexpr (Into)
+                            dst[packed + xx * c] = src[planar + xx];
+                        else
+                            dst[planar + xx] = src[packed + xx * c];
+                    }
+                }
+            },
+            16);
         return Status::ok();
     }
     if (x.dtype() != DataType::Float || x.rank() != (Into ? 4u : 5u))
