@@ -29,12 +29,6 @@ bool scalarFloatConstant(const Graph &graph, ValueId v)
     return t && t->dtype == DataType::Float && t->elementCount() == 1;
 }
 
-const Node *producerNode(const Graph &graph, ValueId v)
-{
-    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
-    return p.valid() ? &graph.node(p) : nullptr;
-}
-
 void selectNode(const Graph &graph, const Node &node, std::vector<Match> &matches)
 {
     const bool binary = node.inputs.size() == 2 && node.inputs[0].valid() && node.inputs[1].valid();

@@ -10,13 +10,6 @@ namespace opscope::passes {
 
 namespace {
 
-// v's producer when it is `op` and v has no other reader.
-const Node *only(const Graph &graph, ValueId v, std::string_view op)
-{
-    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
-    return p.valid() && isOp(graph.node(p), op) && hasSingleUse(graph, v) ? &graph.node(p) : nullptr;
-}
-
 // v's only reader when it is `op` (v not a graph output), else nullptr.
 const Node *onlyReader(const Graph &graph, ValueId v, std::string_view op)
 {
@@ -24,24 +17,18 @@ const Node *onlyReader(const Graph &graph, ValueId v, std::string_view op)
     return c.valid() && isOp(graph.node(c), op) ? &graph.node(c) : nullptr;
 }
 
-std::optional<float> scalar(const Graph &graph, ValueId v)
-{
-    const auto f = v.valid() ? constantFloats(graph, v) : std::nullopt;
-    return f && f->size() == 1 ? std::optional<float>((*f)[0]) : std::nullopt;
-}
-
 // v = w·c, c·w or w/c with a scalar constant c and v read once: (w, factor), else (v, 1).
 ValueId unscale(const Graph &graph, ValueId v, float &factor, std::vector<NodeId> &nodes)
 {
-    if (const Node *m = only(graph, v, "Mul"))
+    if (const Node *m = singleUseProducer(graph, v, "Mul"))
         for (int side = 0; side < 2; ++side)
-            if (const auto c = scalar(graph, m->inputs[side])) {
+            if (const auto c = scalarFloat(graph, m->inputs[side])) {
                 factor *= *c;
                 nodes.push_back(m->id);
                 return m->inputs[1 - side];
             }
-    if (const Node *d = only(graph, v, "Div"))
-        if (const auto c = scalar(graph, d->inputs[1]); c && *c != 0.0f) {
+    if (const Node *d = singleUseProducer(graph, v, "Div"))
+        if (const auto c = scalarFloat(graph, d->inputs[1]); c && *c != 0.0f) {
             factor /= *c;
             nodes.push_back(d->id);
             return d->inputs[0];
@@ -69,10 +56,10 @@ bool rank(const Graph &graph, ValueId v, std::size_t r)
 std::pair<ValueId, std::int64_t> headSplit(const Graph &graph, ValueId v,
                                            const std::vector<std::int64_t> &perm, std::vector<NodeId> &nodes)
 {
-    const Node *t = only(graph, v, "Transpose");
+    const Node *t = singleUseProducer(graph, v, "Transpose");
     if (!t || !isTransposeWith(*t, perm))
         return {};
-    const Node *r = only(graph, t->inputs[0], "Reshape");
+    const Node *r = singleUseProducer(graph, t->inputs[0], "Reshape");
     if (!r || !rank(graph, r->inputs[0], 3) || !rank(graph, r->outputs[0], 4))
         return {};
     const auto h = knownDim(graph, r->outputs[0], 2), d = knownDim(graph, r->outputs[0], 3);
@@ -139,7 +126,7 @@ std::optional<Found> matchAt(const Graph &graph, NodeId softmaxId)
     f.nodes = {pv, softmaxId};
     // Scores: [Add(mask)] ← [scale] ← Q·Kᵀ.
     ValueId s = sm.inputs[0];
-    if (const Node *add = only(graph, s, "Add")) {
+    if (const Node *add = singleUseProducer(graph, s, "Add")) {
         for (int side = 0; side < 2 && !f.mask.valid(); ++side) {
             const ValueId mask = add->inputs[1 - side], scores = add->inputs[side];
             const NodeId p = graph.producer(scores);
@@ -159,10 +146,10 @@ std::optional<Found> matchAt(const Graph &graph, NodeId softmaxId)
             return std::nullopt;
     }
     // GPT-2's causal mask: Where(causal, scores, fill) with a scalar fill.
-    if (const Node *w = only(graph, s, "Where")) {
+    if (const Node *w = singleUseProducer(graph, s, "Where")) {
         const ValueId cond = w->inputs[0], scores = w->inputs[1], fill = w->inputs[2];
         const auto cr = knownRank(graph, cond);
-        if (!scalar(graph, fill) || !cr || *cr > 4 || elementType(graph, cond) != DataType::Bool ||
+        if (!scalarFloat(graph, fill) || !cr || *cr > 4 || elementType(graph, cond) != DataType::Bool ||
             !hasSingleUse(graph, scores) || !sameShape(graph, scores, w->outputs[0]))
             return std::nullopt;
         f.whereCondition = cond;

@@ -15,14 +15,6 @@ bool isSum(const Node &n)
     return (isOp(n, "Add") || isOp(n, "Sub")) && n.inputs.size() == 2;
 }
 
-std::optional<double> scalarOf(const Graph &graph, ValueId v)
-{
-    const auto f = v.valid() ? constantFloats(graph, v) : std::nullopt;
-    if (!f || f->size() != 1)
-        return std::nullopt;
-    return double((*f)[0]);
-}
-
 struct Terms
 {
     std::vector<ValueId> values;
@@ -45,14 +37,14 @@ void collect(const Graph &graph, ValueId v, double coef, bool root, Terms &t)
         }
         if (isOp(n, "Mul") && n.inputs.size() == 2)
             for (int side = 0; side < 2; ++side)
-                if (const auto c = scalarOf(graph, n.inputs[side]);
-                    c && !scalarOf(graph, n.inputs[1 - side])) {
+                if (const auto c = scalarFloat(graph, n.inputs[side]);
+                    c && !scalarFloat(graph, n.inputs[1 - side])) {
                     t.nodes.push_back(p);
                     ++t.scaled;
                     collect(graph, n.inputs[1 - side], coef * *c, false, t);
                     return;
                 }
-        if (const auto c = isOp(n, "Div") ? scalarOf(graph, n.inputs[1]) : std::nullopt; c && *c != 0.0) {
+        if (const auto c = isOp(n, "Div") ? scalarFloat(graph, n.inputs[1]) : std::nullopt; c && *c != 0.0) {
             t.nodes.push_back(p);
             ++t.scaled;
             collect(graph, n.inputs[0], coef / *c, false, t);

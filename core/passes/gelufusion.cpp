@@ -11,8 +11,8 @@ namespace {
 
 bool near(const Graph &graph, ValueId v, double value)
 {
-    const auto f = constantFloats(graph, v);
-    return f && f->size() == 1 && std::fabs((*f)[0] - value) <= 1e-4 * std::fabs(value);
+    const auto f = scalarFloat(graph, v);
+    return f && std::fabs(*f - value) <= 1e-4 * std::fabs(value);
 }
 
 } // namespace

@@ -12,8 +12,8 @@ namespace {
 
 bool isScalar(const Graph &graph, ValueId v, double value)
 {
-    const auto f = v.valid() ? constantFloats(graph, v) : std::nullopt;
-    return f && f->size() == 1 && std::fabs((*f)[0] - value) <= 1e-5 * std::max(1.0, std::fabs(value));
+    const auto f = scalarFloat(graph, v);
+    return f && std::fabs(*f - value) <= 1e-5 * std::max(1.0, std::fabs(value));
 }
 
 // n = v/6 or v·(1/6) (either operand order for Mul): the other operand, else invalid.

@@ -9,12 +9,6 @@ namespace opscope::passes {
 
 namespace {
 
-const Node *producerOf(const Graph &graph, ValueId v)
-{
-    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
-    return p.valid() ? &graph.node(p) : nullptr;
-}
-
 // The (normalized to negative) axes a keepdims ReduceMean averages, when constant.
 std::optional<std::vector<std::int64_t>> meanAxes(const Graph &graph, const Node &n, std::size_t rank)
 {
@@ -41,8 +35,8 @@ std::optional<std::vector<std::int64_t>> meanAxes(const Graph &graph, const Node
 
 bool isConstantValue(const Graph &graph, ValueId v, float value, float tolerance = 0.0f)
 {
-    const auto f = constantFloats(graph, v);
-    return f && f->size() == 1 && std::fabs((*f)[0] - value) <= tolerance;
+    const auto f = scalarFloat(graph, v);
+    return f && std::fabs(*f - value) <= tolerance;
 }
 
 // γ/β: a float constant whose dims (right-aligned) cover only the last `k` axes.
@@ -72,7 +66,7 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
         if (!isOp(sub, "Sub") || sub.inputs.size() != 2)
             continue;
         const ValueId x = sub.inputs[0], d = sub.outputs[0];
-        const Node *mean = producerOf(graph, sub.inputs[1]);
+        const Node *mean = producerNode(graph, sub.inputs[1]);
         const auto rank = knownRank(graph, x);
         if (!mean || mean->inputs.empty() || mean->inputs[0] != x || !rank ||
             elementType(graph, x) != DataType::Float || !hasSingleUse(graph, sub.inputs[1]))
@@ -160,7 +154,7 @@ void LayerNormFusion::selectRms(const Graph &graph, std::vector<Match> &matches)
         if (!isOp(var, "ReduceMean") || var.inputs.empty() || !hasSingleUse(graph, var.inputs[0]) ||
             !hasSingleUse(graph, var.outputs[0]))
             continue;
-        const Node *square = producerOf(graph, var.inputs[0]);
+        const Node *square = producerNode(graph, var.inputs[0]);
         if (!square)
             continue;
         const ValueId x = square->inputs[0];

@@ -134,6 +134,24 @@ bool sameShape(const Graph &graph, ValueId a, ValueId b)
     return true;
 }
 
+std::optional<float> scalarFloat(const Graph &graph, ValueId v)
+{
+    const auto f = v.valid() ? constantFloats(graph, v) : std::nullopt;
+    return f && f->size() == 1 ? std::optional<float>((*f)[0]) : std::nullopt;
+}
+
+const Node *producerNode(const Graph &graph, ValueId v)
+{
+    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
+    return p.valid() ? &graph.node(p) : nullptr;
+}
+
+const Node *singleUseProducer(const Graph &graph, ValueId v, std::string_view op)
+{
+    const Node *n = producerNode(graph, v);
+    return n && isOp(*n, op) && hasSingleUse(graph, v) ? n : nullptr;
+}
+
 bool hasSingleUse(const Graph &graph, ValueId v)
 {
     return v.valid() && graph.uses(v).size() == 1 && !graph.isGraphOutput(v);

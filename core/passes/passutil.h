@@ -30,6 +30,8 @@ std::optional<std::vector<float>> constantFloats(const Graph &graph, ValueId v);
 std::optional<std::vector<std::int64_t>> constantInts(const Graph &graph, ValueId v);
 // Every element of a numeric constant equals `x`.
 bool isConstantFilledWith(const Graph &graph, ValueId v, double x);
+// The value of a one-element float32 constant (v may be invalid).
+std::optional<float> scalarFloat(const Graph &graph, ValueId v);
 
 // Fully static shape from the value's type (shape inference or an initializer), else nullopt.
 std::optional<std::vector<std::int64_t>> staticShape(const Graph &graph, ValueId v);
@@ -42,6 +44,10 @@ bool sameShape(const Graph &graph, ValueId a, ValueId b);
 // Exactly one consumer node and not a graph output.
 bool hasSingleUse(const Graph &graph, ValueId v);
 NodeId singleConsumer(const Graph &graph, ValueId v); // invalid unless hasSingleUse
+// The node computing v, or nullptr (a graph input, an initializer, an invalid id).
+const Node *producerNode(const Graph &graph, ValueId v);
+// v's producer when it is `op` (default domain) and v has no other reader, else nullptr.
+const Node *singleUseProducer(const Graph &graph, ValueId v, std::string_view op);
 // The other input of a two-input node, given one of them (invalid if `one` is not an input).
 ValueId otherOperand(const Node &node, ValueId one);
 

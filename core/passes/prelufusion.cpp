@@ -7,19 +7,6 @@ namespace opscope::passes {
 
 namespace {
 
-const Node *producer(const Graph &graph, ValueId v)
-{
-    const NodeId p = v.valid() ? graph.producer(v) : NodeId();
-    return p.valid() ? &graph.node(p) : nullptr;
-}
-
-// A single-use value computed by `op` (in the default domain), else nullptr.
-const Node *inner(const Graph &graph, ValueId v, std::string_view op)
-{
-    const Node *n = producer(graph, v);
-    return n && isOp(*n, op) && hasSingleUse(graph, v) ? n : nullptr;
-}
-
 bool isZero(const Graph &graph, ValueId v)
 {
     return v.valid() && isConstantFilledWith(graph, v, 0.0);
@@ -28,11 +15,11 @@ bool isZero(const Graph &graph, ValueId v)
 // v = Relu(x) or Max(x, 0): x, else invalid.
 ValueId positivePart(const Graph &graph, ValueId v, std::vector<NodeId> &nodes)
 {
-    if (const Node *r = inner(graph, v, "Relu")) {
+    if (const Node *r = singleUseProducer(graph, v, "Relu")) {
         nodes.push_back(r->id);
         return r->inputs[0];
     }
-    if (const Node *m = inner(graph, v, "Max"); m && m->inputs.size() == 2)
+    if (const Node *m = singleUseProducer(graph, v, "Max"); m && m->inputs.size() == 2)
         for (int side = 0; side < 2; ++side)
             if (isZero(graph, m->inputs[side])) {
                 nodes.push_back(m->id);
@@ -45,7 +32,7 @@ ValueId positivePart(const Graph &graph, ValueId v, std::vector<NodeId> &nodes)
 // (the sign relating v to min(x, 0)). 0 when v is none of these or reads another x.
 int negativePart(const Graph &graph, ValueId v, ValueId x, std::vector<NodeId> &nodes)
 {
-    if (const Node *m = inner(graph, v, "Min"); m && m->inputs.size() == 2)
+    if (const Node *m = singleUseProducer(graph, v, "Min"); m && m->inputs.size() == 2)
         for (int side = 0; side < 2; ++side)
             if (m->inputs[1 - side] == x && isZero(graph, m->inputs[side])) {
                 nodes.push_back(m->id);
@@ -53,13 +40,13 @@ int negativePart(const Graph &graph, ValueId v, ValueId x, std::vector<NodeId> &
             }
     int sign = 1;
     ValueId r = v;
-    if (const Node *neg = inner(graph, v, "Neg")) {
+    if (const Node *neg = singleUseProducer(graph, v, "Neg")) {
         nodes.push_back(neg->id);
         r = neg->inputs[0];
         sign = -1;
     }
-    const Node *relu = inner(graph, r, "Relu");
-    const Node *negX = relu ? inner(graph, relu->inputs[0], "Neg") : nullptr;
+    const Node *relu = singleUseProducer(graph, r, "Relu");
+    const Node *negX = relu ? singleUseProducer(graph, relu->inputs[0], "Neg") : nullptr;
     if (!negX || negX->inputs[0] != x)
         return 0;
     nodes.push_back(relu->id);
@@ -70,7 +57,7 @@ int negativePart(const Graph &graph, ValueId v, ValueId x, std::vector<NodeId> &
 // v = α·w (Mul, either order) with a constant α: (w, α), else invalid values.
 std::pair<ValueId, ValueId> scaled(const Graph &graph, ValueId v)
 {
-    const Node *m = inner(graph, v, "Mul");
+    const Node *m = singleUseProducer(graph, v, "Mul");
     if (!m || m->inputs.size() != 2)
         return {};
     for (int side = 0; side < 2; ++side)
@@ -122,10 +109,10 @@ void PReluFusion::select(const Model &, const Graph &graph, std::vector<Match> &
         if (!isOp(n, "Where") || n.inputs.size() != 3)
             continue;
         // Where(x < 0, α·x, x) and its mirror images.
-        const Node *cmp = inner(graph, n.inputs[0], "Less");
+        const Node *cmp = singleUseProducer(graph, n.inputs[0], "Less");
         bool negativeFirst = true;
         for (const char *op : {"Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
-            if (!cmp && (cmp = inner(graph, n.inputs[0], op)))
+            if (!cmp && (cmp = singleUseProducer(graph, n.inputs[0], op)))
                 negativeFirst = op[0] == 'L';
         if (!cmp || !isZero(graph, cmp->inputs[1]))
             continue;
