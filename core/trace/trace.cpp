@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 namespace opscope::trace {
 
@@ -70,23 +71,30 @@ void Recorder::onStep(const StepEvent &event)
             bytes = count * dataTypeSize(v.type.elemType);
         }
     }
-    // The node's tensor types as the graph knows them (symbolic dims by name).
-    std::string shapes;
+    const std::lock_guard lock(m_mutex);
+    m_events.push_back({event, n.name, n.opType, n.domain, bytes});
+}
+
+namespace {
+
+// The node's tensor types as the graph knows them (symbolic dims by name).
+std::string shapesOf(const Graph &graph, const Node &n)
+{
     const auto describe = [&](const std::vector<ValueId> &values) {
         std::string out;
         for (ValueId v : values) {
             if (!v.valid())
                 continue;
-            const TypeInfo &t = event.graph->value(v).type;
+            const TypeInfo &t = graph.value(v).type;
             out += (out.empty() ? "" : ", ") + std::string(dataTypeName(t.elemType)) +
                    (t.shape ? t.shape->toString() : std::string("[?]"));
         }
         return out;
     };
-    shapes = describe(n.inputs) + " → " + describe(n.outputs);
-    const std::lock_guard lock(m_mutex);
-    m_events.push_back({event, n.name, n.opType, n.domain, bytes, std::move(shapes)});
+    return describe(n.inputs) + " → " + describe(n.outputs);
 }
+
+} // namespace
 
 Trace Recorder::finish(const std::string &name)
 {
@@ -97,6 +105,8 @@ Trace Recorder::finish(const std::string &name)
         return std::chrono::duration<double>(p - m_zero).count();
     };
     double firstStart = -1.0;
+    // Shapes are formatted here, once per node, not while the run is being timed.
+    std::map<std::pair<const Graph *, std::uint32_t>, std::uint32_t> shapes;
     for (const Event &e : m_events) {
         const std::string device = std::size_t(e.step.device) < m_devices.size()
                                        ? m_devices[std::size_t(e.step.device)]
@@ -110,12 +120,14 @@ Trace Recorder::finish(const std::string &name)
                                            t.intern("(wait)"), kIdleCategory});
         if (firstStart < 0 || seconds(e.step.start) < firstStart)
             firstStart = seconds(e.step.start);
-        Span s{seconds(e.step.start),
-               seconds(e.step.end),
-               t.intern(e.name),
-               t.intern(e.op),
-               std::uint8_t(opCategory(e.op, e.domain)),
-               e.shapes.empty() ? kNoString : t.intern(e.shapes)};
+        Span s{seconds(e.step.start), seconds(e.step.end), t.intern(e.name), t.intern(e.op),
+               std::uint8_t(opCategory(e.op, e.domain))};
+        const auto key = std::make_pair(e.step.graph, e.step.node.index);
+        auto known = shapes.find(key);
+        if (known == shapes.end())
+            known =
+                shapes.emplace(key, t.intern(shapesOf(*e.step.graph, e.step.graph->node(e.step.node)))).first;
+        s.shapes = known->second;
         t.lanes[lane].spans.push_back(s);
     }
     // Host side: from the run's start to the first op (feeds, plan and memory setup).

@@ -72,7 +72,6 @@ private:
         StepEvent step;
         std::string name, op, domain;
         std::uint64_t bytes;
-        std::string shapes;
     };
     std::vector<std::string> m_devices;
     std::chrono::steady_clock::time_point m_zero;

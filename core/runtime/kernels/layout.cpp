@@ -146,8 +146,8 @@ Status layoutGlobalPoolKernel(KernelContext &ctx)
     if (!region)
         return region.status();
     const bool nhwc = region->nhwc;
-    const std::int64_t hw = nhwc ? x.dim(1) * x.dim(2) : x.dim(2) * x.dim(3);
-    const std::int64_t lanes = nhwc ? x.dim(3) : x.dim(4), groups = nhwc ? x.dim(0) : x.dim(0) * x.dim(1);
+    const std::int64_t hw = region->logical[2] * region->logical[3], lanes = region->lanes;
+    const std::int64_t groups = nhwc ? x.dim(0) : x.dim(0) * x.dim(1);
     Shape64 outShape = x.shape();
     outShape[nhwc ? 1 : 2] = 1;
     outShape[nhwc ? 2 : 3] = 1;

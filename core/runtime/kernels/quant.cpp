@@ -21,6 +21,19 @@ Expected<bool> dnnlQLinearConv(KernelContext &ctx); // qconv.cpp
 
 namespace {
 
+#if defined(__SSE4_1__)
+// Four int32 to Q (uint8 or int8) with saturation (the packs clamp), stored at dst.
+template<class Q>
+void storeSaturated4(Q *dst, __m128i q)
+{
+    const __m128i w16 = _mm_packs_epi32(q, q);
+    const __m128i b8 =
+        std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16) : _mm_packs_epi16(w16, w16);
+    const std::int32_t four = _mm_cvtsi128_si32(b8);
+    std::memcpy(dst, &four, 4);
+}
+#endif
+
 // Per-tensor or per-axis parameter: element index → parameter index.
 struct AxisParam
 {
@@ -89,33 +102,28 @@ Status quantizeLinearKernel(KernelContext &ctx)
                         hi = float(std::numeric_limits<Q>::max());
             const float *src = x.data<float>();
             const std::int64_t total = x.elementCount(), chunk = 16384;
-            parallelFor(
-                (total + chunk - 1) / chunk,
-                [=](std::int64_t c) {
-                    std::int64_t i = c * chunk;
-                    const std::int64_t end = std::min(total, i + chunk);
+            parallelFor((total + chunk - 1) / chunk,
+                        [=](std::int64_t c) {
+                            std::int64_t i = c * chunk;
+                            const std::int64_t end = std::min(total, i + chunk);
 #if defined(__SSE4_1__)
-                    // Four at a time: cvtps2dq rounds half to even (the default mode), like rint; the
-                    // quotient is first clamped to ±2^30 (NaN to the low end) so the conversion cannot
-                    // overflow; the saturating packs clamp to Q's range.
-                    const __m128 vsc = _mm_set1_ps(sc), big = _mm_set1_ps(1073741824.0f),
-                                 small = _mm_set1_ps(-1073741824.0f);
-                    const __m128i vz = _mm_set1_epi32(static_cast<std::int32_t>(z));
-                    for (; i + 4 <= end; i += 4) {
-                        const __m128 r =
-                            _mm_min_ps(_mm_max_ps(_mm_div_ps(_mm_loadu_ps(src + i), vsc), small), big);
-                        const __m128i q = _mm_add_epi32(_mm_cvtps_epi32(r), vz);
-                        const __m128i w16 = _mm_packs_epi32(q, q);
-                        const __m128i b8 = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16)
-                                                                           : _mm_packs_epi16(w16, w16);
-                        const std::int32_t four = _mm_cvtsi128_si32(b8);
-                        std::memcpy(dst + i, &four, 4);
-                    }
+                            // Four at a time: cvtps2dq rounds half to even (the default mode), like rint; the
+                            // quotient is first clamped to ±2^30 (NaN to the low end) so the conversion
+                            // cannot overflow; the saturating packs clamp to Q's range.
+                            const __m128 vsc = _mm_set1_ps(sc), big = _mm_set1_ps(1073741824.0f),
+                                         small = _mm_set1_ps(-1073741824.0f);
+                            const __m128i vz = _mm_set1_epi32(static_cast<std::int32_t>(z));
+                            for (; i + 4 <= end; i += 4) {
+                                const __m128 r = _mm_min_ps(
+                                    _mm_max_ps(_mm_div_ps(_mm_loadu_ps(src + i), vsc), small), big);
+                                storeSaturated4(dst + i, _mm_add_epi32(_mm_cvtps_epi32(r), vz));
+                            }
 #endif
-                    for (; i < end; ++i)
-                        dst[i] = static_cast<Q>(std::min(hi, std::max(lo, std::rint(src[i] / sc) + z)));
-                },
-                2);
+                            for (; i < end; ++i)
+                                dst[i] =
+                                    static_cast<Q>(std::min(hi, std::max(lo, std::rint(src[i] / sc) + z)));
+                        },
+                        2);
             return Status::ok();
         }
         for (std::int64_t i = 0; i < x.elementCount(); ++i) {
@@ -507,13 +515,8 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
                 for (; j + 4 <= channelInner; j += 4) {
                     const __m128 acc4 =
                         _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + j)));
-                    const __m128i q =
-                        _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(acc4, vadd), vmul)), vzp);
-                    const __m128i w16 = _mm_packs_epi32(q, q);
-                    const __m128i b8 = std::is_same_v<Q, std::uint8_t> ? _mm_packus_epi16(w16, w16)
-                                                                       : _mm_packs_epi16(w16, w16);
-                    const std::int32_t four = _mm_cvtsi128_si32(b8);
-                    std::memcpy(o + j, &four, 4);
+                    storeSaturated4(
+                        o + j, _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(acc4, vadd), vmul)), vzp));
                 }
 #endif
                 for (; j < channelInner; ++j)
