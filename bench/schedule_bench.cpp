@@ -5,6 +5,7 @@
 //   schedule_bench [inception.onnx ...]   (models to add; make them with bench/make_inception.py)
 
 #include "onnx/modelio.h"
+#include "schedule/partition.h"
 #include "schedule/scheduler.h"
 
 #include <cstdio>
@@ -21,18 +22,22 @@ Model randomDag(int nodes, std::uint32_t seed, int width)
     m.opsets = {{"", 17}};
     Graph &g = m.graph;
     std::mt19937 rng(seed);
-    std::vector<ValueId> values{g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({64, 256})))};
+    std::vector<ValueId> values{
+        g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({64, 256})))};
     for (int i = 0; i < nodes; ++i) {
         // Read from the last `width` values: wider windows, more parallelism.
         const std::size_t lo = values.size() > std::size_t(width) ? values.size() - std::size_t(width) : 0;
         std::uniform_int_distribution<std::size_t> pick(lo, values.size() - 1);
         const ValueId out = *g.createValue("v" + std::to_string(i));
         g.value(out).type = TypeInfo::tensor(DataType::Float, Shape::fromSizes({64, 256}));
-        const ValueId w = g.addInitializer("w" + std::to_string(i), Tensor::fromValues(DataType::Float, {256, 256}, std::vector<float>(256 * 256, 0.01f)));
+        const ValueId w = g.addInitializer(
+            "w" + std::to_string(i),
+            Tensor::fromValues(DataType::Float, {256, 256}, std::vector<float>(256 * 256, 0.01f)));
         if (rng() % 3)
             (void)g.addNode("MatMul", {values[pick(rng)], w}, {out}, {}, "mm" + std::to_string(i));
         else
-            (void)g.addNode("Add", {values[pick(rng)], values[pick(rng)]}, {out}, {}, "add" + std::to_string(i));
+            (void)g.addNode("Add", {values[pick(rng)], values[pick(rng)]}, {out}, {},
+                            "add" + std::to_string(i));
         values.push_back(out);
     }
     for (ValueId v : values)
@@ -41,22 +46,43 @@ Model randomDag(int nodes, std::uint32_t seed, int width)
     return m;
 }
 
+// What a run executes: the placement partitioned with Send/Recv, each Recv a copy on its
+// destination device (or that device's copy queue).
+Expected<Schedule> partitioned(const Graph &g, Strategy strategy, const CostModel &model,
+                               std::size_t &transfers)
+{
+    Model whole;
+    whole.graph = g;
+    whole.opsets = {{"", 17}};
+    Expected<Placement> place = placeFor(g, strategy, model);
+    if (!place)
+        return place.status();
+    Expected<Partition> part = partitionForDevices(whole, *place);
+    if (!part)
+        return part.status();
+    transfers = part->transfers;
+    ScheduleOptions o;
+    o.workers = int(model.devices.size());
+    return makeSchedule(part->model.graph, strategy, model, o, &part->deviceOf, &part->start);
+}
+
 void row(const char *name, const Graph &g, const CostModel &model)
 {
     ScheduleOptions o;
     o.workers = int(model.devices.size());
     const double bound = makespanLowerBound(g, model);
-    Expected<Schedule> greedy = makeSchedule(g, Strategy::Greedy, model, o);
-    Expected<Schedule> rr = makeSchedule(g, Strategy::RoundRobin, model, o);
+    std::size_t transfers = 0, rrTransfers = 0;
+    Expected<Schedule> greedy = partitioned(g, Strategy::Greedy, model, transfers);
+    Expected<Schedule> rr = partitioned(g, Strategy::RoundRobin, model, rrTransfers);
     Expected<Schedule> serial = makeSchedule(g, Strategy::Serial, model, o);
     if (!greedy || !rr || !serial) {
         std::printf("%-28s failed\n", name);
         return;
     }
-    std::printf("%-28s %5zu %8zu %12.3f %12.3f %12.3f %8.2f %8.2f %8.2f\n", name, g.nodeCount(), model.devices.size(),
-                serial->predictedMakespan * 1e3, greedy->predictedMakespan * 1e3, bound * 1e3,
-                greedy->predictedMakespan / bound, rr->predictedMakespan / bound,
-                serial->predictedMakespan / greedy->predictedMakespan);
+    std::printf("%-28s %5zu %8zu %12.3f %12.3f %12.3f %8.2f %8.2f %8.2f %9zu\n", name, g.nodeCount(),
+                model.devices.size(), serial->predictedMakespan * 1e3, greedy->predictedMakespan * 1e3,
+                bound * 1e3, greedy->predictedMakespan / bound, rr->predictedMakespan / bound,
+                serial->predictedMakespan / greedy->predictedMakespan, transfers);
 }
 
 } // namespace
@@ -65,12 +91,13 @@ int main(int argc, char **argv)
 {
     CostModel cpu;
     cpu.devices.push_back({"cpu:0", 5e10, 2e10, 3e-6, 0});
-    std::printf("%-28s %5s %8s %12s %12s %12s %8s %8s %8s\n", "graph", "nodes", "devices", "serial ms", "greedy ms",
-                "bound ms", "greedy/LB", "rr/LB", "speedup");
+    std::printf("%-28s %5s %8s %12s %12s %12s %8s %8s %8s %9s\n", "graph", "nodes", "devices", "serial ms",
+                "greedy ms", "bound ms", "greedy/LB", "rr/LB", "speedup", "transfers");
     std::vector<std::pair<std::string, Model>> graphs;
     for (int w : {4, 16})
         for (std::uint32_t seed : {1u, 2u})
-            graphs.emplace_back("random DAG w" + std::to_string(w) + " #" + std::to_string(seed), randomDag(400, seed, w));
+            graphs.emplace_back("random DAG w" + std::to_string(w) + " #" + std::to_string(seed),
+                                randomDag(400, seed, w));
     for (int i = 1; i < argc; ++i) {
         Expected<ImportResult> m = loadModel(argv[i]);
         if (m)

@@ -10,6 +10,7 @@
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
+#include "schedule/profiler.h"
 #include "schedule/scheduler.h"
 #include "testsupport.h"
 #include "trace/chrometrace.h"
@@ -103,11 +104,15 @@ private slots:
         for (Strategy s : {Strategy::Serial, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
             Model model = m;
             std::vector<int> placement;
+            std::vector<double> order;
+            double placed = 0.0;
             if (s == Strategy::Greedy || s == Strategy::RoundRobin) {
-                Expected<std::vector<int>> place = placeNodes(m.graph, s, cost);
+                Expected<Placement> place = placeFor(m.graph, s, cost);
                 QVERIFY(place);
+                placed = place->makespan;
                 Expected<Partition> part = partitionForDevices(m, *place);
                 QVERIFY(part);
+                order = part->start;
                 // Every edge between devices goes through a Send/Recv pair.
                 const Graph &g = part->model.graph;
                 for (NodeId n : g.nodeIds())
@@ -121,11 +126,27 @@ private slots:
                 placement = part->deviceOf;
             }
             Expected<Schedule> plan =
-                makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement);
+                makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement,
+                             order.empty() ? nullptr : &order);
             QVERIFY2(plan, plan ? "" : plan.status().message().c_str());
             const Status valid = validatePlan(model.graph, plan->plan);
             QVERIFY2(valid, valid.message().c_str());
             QVERIFY(plan->predictedMakespan >= makespanLowerBound(model.graph, cost) * 0.999);
+            // The plan replays the placement: each device in the placement's order, never later.
+            if (s == Strategy::Greedy)
+                QVERIFY2(
+                    plan->predictedMakespan <= placed * (1 + 1e-9),
+                    qPrintable(
+                        QStringLiteral("plan %1 vs placement %2").arg(plan->predictedMakespan).arg(placed)));
+            // A Send costs nothing and releases a transfer: it directly follows its producer.
+            for (const PlanQueue &q : plan->plan.queues)
+                for (std::size_t i = 0; i < q.steps.size(); ++i) {
+                    const Node &n = model.graph.node(q.steps[i].node);
+                    if (n.opType != "Send")
+                        continue;
+                    QVERIFY(i > 0);
+                    QCOMPARE(q.steps[i - 1].node, model.graph.producer(n.inputs[0]));
+                }
         }
     }
 
@@ -167,6 +188,78 @@ private slots:
                 }
             }
         }
+    }
+
+    void greedyReplaysItsPlacement()
+    {
+        // What runs (partitioned, each Recv a copy on its device) is what the placement predicted.
+        const Model m = randomDag(300, 11);
+        for (int n : {2, 4, 8}) {
+            const CostModel cost = devices(n);
+            Expected<Placement> place = placeFor(m.graph, Strategy::Greedy, cost);
+            QVERIFY(place);
+            Expected<Partition> part = partitionForDevices(m, *place);
+            QVERIFY(part);
+            ScheduleOptions o;
+            o.workers = n;
+            Expected<Schedule> plan =
+                makeSchedule(part->model.graph, Strategy::Greedy, cost, o, &part->deviceOf, &part->start);
+            Expected<Schedule> serial = makeSchedule(m.graph, Strategy::Serial, cost, o);
+            QVERIFY(plan && serial);
+            QVERIFY(plan->predictedMakespan <= place->makespan * (1 + 1e-9));
+            QVERIFY(plan->predictedMakespan > 0.5 * place->makespan);
+            // Never worse than one device: that placement is always a candidate.
+            QVERIFY(place->makespan <= serial->predictedMakespan * (1 + 1e-9));
+        }
+    }
+
+    void copiesOverlapOnDevicesWithCopyEngines()
+    {
+        // Simulated GPUs copy on a queue of their own: the plan has a copy queue per device and
+        // every Recv (and nothing else) runs on one.
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        Expected<CostModel> gpus = simulatedModel("gpu:4", devices(1));
+        QVERIFY(gpus);
+        Expected<Placement> place = placeFor(m.graph, Strategy::RoundRobin, *gpus);
+        QVERIFY(place);
+        Expected<Partition> part = partitionForDevices(m, *place);
+        QVERIFY(part && part->transfers > 0);
+        ScheduleOptions o;
+        o.workers = 4;
+        o.devicePrefix = "gpu";
+        Expected<Schedule> plan =
+            makeSchedule(part->model.graph, Strategy::RoundRobin, *gpus, o, &part->deviceOf, &part->start);
+        QVERIFY(plan);
+        QCOMPARE(plan->plan.devices.size(), std::size_t(4));
+        QCOMPARE(plan->plan.queues.size(), std::size_t(8));
+        QVERIFY(validatePlan(part->model.graph, plan->plan));
+        for (std::size_t q = 0; q < plan->plan.queues.size(); ++q) {
+            QCOMPARE(plan->plan.queues[q].device, int(q % 4));
+            for (const PlanStep &step : plan->plan.queues[q].steps)
+                QCOMPARE(part->model.graph.node(step.node).opType == "Recv", q >= 4);
+        }
+    }
+
+    void measuredTimesReplaceEstimates()
+    {
+        // A serial run's per-op times (opSeconds of its trace) drive the plan where given.
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        CostModel cost = devices(2);
+        ScheduleOptions o;
+        Expected<Schedule> estimated = makeSchedule(m.graph, Strategy::Serial, cost, o);
+        QVERIFY(estimated);
+        trace::Trace t;
+        const std::size_t lane = t.laneFor("cpu:0", 0);
+        const std::string slow = m.graph.node(m.graph.nodeIds().front()).name;
+        t.lanes[lane].spans.push_back({0.0, 0.5, t.intern(slow), t.intern("Conv"), 0});
+        t.lanes[lane].spans.push_back({0.5, 0.7, t.intern(slow), t.intern("(wait)"), trace::kIdleCategory});
+        t.sortLanes();
+        cost.measuredSeconds = opSeconds(t);
+        QCOMPARE(cost.measuredSeconds.size(), std::size_t(1));
+        QCOMPARE(cost.measuredSeconds.at(slow), 0.5);
+        Expected<Schedule> measured = makeSchedule(m.graph, Strategy::Serial, cost, o);
+        QVERIFY(measured);
+        QVERIFY(std::abs(measured->predictedMakespan - estimated->predictedMakespan - 0.5) < 0.01);
     }
 
     void greedyStaysNearTheLowerBound()

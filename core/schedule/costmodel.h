@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace opscope::schedule {
@@ -29,6 +30,9 @@ struct DeviceModel
     double bytesPerSecond = 1e10;
     double overheadSeconds = 2e-6; // per op: dispatch, kernel launch
     std::uint64_t memoryBytes = 0; // 0: unlimited
+    // Copies into the device run beside its compute (a GPU's copy engines): a Recv takes a copy
+    // queue of its own. On a CPU device the worker itself copies, so a Recv occupies the device.
+    bool copiesOverlap = false;
 };
 
 struct LinkModel
@@ -41,6 +45,10 @@ struct CostModel
 {
     std::vector<DeviceModel> devices;
     LinkModel link;
+    // Node name → seconds measured on a device like these (a serial run's trace): replaces the
+    // estimate for those nodes. Estimates from FLOPs and bytes are off by 2–3× per op kind on a
+    // real machine, enough to unbalance a placement; measured times are not.
+    std::unordered_map<std::string, double> measuredSeconds;
 
     // Roofline: the slower of compute and memory, plus the per-op overhead.
     double seconds(const OpCost &cost, std::size_t device) const;

@@ -2,13 +2,27 @@
 
 #include "passes/passutil.h"
 
+#include <limits>
 #include <map>
 
 namespace opscope::schedule {
 
-Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf)
+namespace {
+
+Expected<Partition> partition(const Model &model, const std::vector<int> &deviceOf,
+                              const Placement *placement)
 {
-    Partition p{model, deviceOf, 0};
+    Partition p{model, deviceOf, 0, {}};
+    if (placement)
+        p.start = placement->start;
+    // A Send/Recv the placement has no time for is due when its input is (makeSchedule: NaN).
+    auto keyAt = [&p, placement](NodeId node, double key) {
+        if (!placement)
+            return;
+        p.start.resize(std::max(p.start.size(), std::size_t(node.index) + 1),
+                       std::numeric_limits<double>::quiet_NaN());
+        p.start[node.index] = key;
+    };
     Graph &g = p.model.graph;
     p.deviceOf.resize(g.nodeSlots(), -1);
     const std::vector<NodeId> nodes = g.nodeIds();
@@ -35,6 +49,8 @@ Expected<Partition> partitionForDevices(const Model &model, const std::vector<in
             g.value(sent).type = g.value(out).type;
             p.deviceOf.resize(g.nodeSlots(), -1);
             p.deviceOf[send->index] = from;
+            if (placement && producer.index < placement->start.size())
+                keyAt(*send, placement->start[producer.index]);
             for (auto &[to, uses] : byDevice) {
                 Expected<NodeId> recv = passes::addNodeWithOutputs(
                     g, "Recv", {sent}, 1, "Recv_" + name + "_dev" + std::to_string(to),
@@ -45,6 +61,12 @@ Expected<Partition> partitionForDevices(const Model &model, const std::vector<in
                 g.value(received).type = g.value(out).type;
                 p.deviceOf.resize(g.nodeSlots(), -1);
                 p.deviceOf[recv->index] = to;
+                if (placement) {
+                    const auto copy = placement->recvStart.find({producer.index, to});
+                    keyAt(*recv, copy != placement->recvStart.end()
+                                     ? copy->second
+                                     : std::numeric_limits<double>::quiet_NaN());
+                }
                 for (const Use &u : uses)
                     g.setNodeInput(u.node, u.inputIndex, received);
                 ++p.transfers;
@@ -54,6 +76,18 @@ Expected<Partition> partitionForDevices(const Model &model, const std::vector<in
     }
     passes::ensureOpset(p.model, passes::kOpscopeDomain, 1);
     return p;
+}
+
+} // namespace
+
+Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf)
+{
+    return partition(model, deviceOf, nullptr);
+}
+
+Expected<Partition> partitionForDevices(const Model &model, const Placement &placement)
+{
+    return partition(model, placement.device, &placement);
 }
 
 } // namespace opscope::schedule

@@ -10,6 +10,7 @@
 // (later) the pair is a device-to-device copy.
 
 #include "ir/model.h"
+#include "schedule/placement.h"
 
 #include <vector>
 
@@ -18,10 +19,15 @@ namespace opscope::schedule {
 struct Partition
 {
     Model model;               // the graph with Send/Recv
-    std::vector<int> deviceOf; // by node slot of the new graph
+    std::vector<int> deviceOf; // by node slot of the new graph: the model's nodes keep their slots,
+                               // Send/Recv take new ones after them
     std::size_t transfers = 0; // Send/Recv pairs
+    // With a Placement: the predicted start per node slot of the new graph (Placement::start, a
+    // Recv at its copy's start, a Send with its producer) — the order makeSchedule replays.
+    std::vector<double> start;
 };
 
 Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf);
+Expected<Partition> partitionForDevices(const Model &model, const Placement &placement);
 
 } // namespace opscope::schedule

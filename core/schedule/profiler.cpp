@@ -71,6 +71,16 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
     return all;
 }
 
+std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace)
+{
+    std::unordered_map<std::string, double> seconds;
+    for (const trace::Lane &l : trace.lanes)
+        for (const trace::Span &s : l.spans)
+            if (s.category != trace::kIdleCategory && l.device != "host")
+                seconds[trace.strings[s.name]] += s.end - s.start;
+    return seconds;
+}
+
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options)
 {
     const int threads = std::max(1, options.threadsPerDevice);
@@ -83,9 +93,27 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
     }
     ScheduleOptions so;
     so.workers = int(cost.devices.size());
+    // Plan devices are named like the model's (cpu:0…, or gpu:0… when simulating GPUs).
+    so.devicePrefix = cost.devices.front().name.substr(0, cost.devices.front().name.find(':'));
     std::vector<ProfileRun> runs;
     std::vector<RuntimeTensor> reference;
     Feeds feeds;
+    // Running for real, the schedules after serial are planned with the op times serial measured.
+    const bool measure = options.simulate.empty() && options.measuredCosts &&
+                         std::any_of(options.strategies.begin(), options.strategies.end(),
+                                     [](Strategy s) { return s != Strategy::Serial; });
+    if (measure && (options.strategies.empty() || options.strategies.front() != Strategy::Serial)) {
+        ProfileOptions first = options;
+        first.strategies = {Strategy::Serial};
+        first.iterations = 3;
+        first.allCoresSerial = false;
+        first.measuredCosts = false;
+        first.progress = nullptr;
+        Expected<std::vector<ProfileRun>> serial = profileModel(model, first);
+        if (!serial)
+            return serial.status();
+        cost.measuredSeconds = opSeconds(serial->front().trace);
+    }
     for (Strategy strategy : options.strategies) {
         if (options.cancel && options.cancel->load())
             return Status::error(ErrorKind::Unsupported, "profiling cancelled");
@@ -93,8 +121,9 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         r.name = strategyName(strategy);
         Model runModel = model;
         std::vector<int> placement;
+        std::vector<double> order;
         if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin) {
-            Expected<std::vector<int>> place = placeNodes(model.graph, strategy, cost);
+            Expected<Placement> place = placeFor(model.graph, strategy, cost);
             if (!place)
                 return place.status();
             Expected<Partition> part = partitionForDevices(model, *place);
@@ -102,9 +131,11 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                 return part.status();
             runModel = std::move(part->model);
             placement = std::move(part->deviceOf);
+            order = std::move(part->start);
         }
         Expected<Schedule> plan =
-            makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement);
+            makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement,
+                         order.empty() ? nullptr : &order);
         if (!plan)
             return plan.status();
         r.predictedMs = plan->predictedMakespan * 1e3;
@@ -168,6 +199,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             }
         }
         summarizeRun(r);
+        if (measure && strategy == Strategy::Serial && cost.measuredSeconds.empty())
+            cost.measuredSeconds = opSeconds(r.trace);
         runs.push_back(std::move(r));
     }
     // The other way to use the same cores: one device, every core an intra-op thread.

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace opscope::schedule {
@@ -28,6 +29,10 @@ struct ProfileOptions
     std::map<std::string, std::int64_t> dims; // symbolic dims of random inputs (unbound: 1)
     // With several devices, also serial on one device with every core as an intra-op thread.
     bool allCoresSerial = true;
+    // Plan parallel and multi-device schedules with per-op times a serial run measured (the
+    // serial schedule's own run when it comes first, else three extra serial runs) instead of
+    // the FLOP/byte estimates. Only when running, not when simulating.
+    bool measuredCosts = true;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> progress; // "greedy 3/10"
 };
@@ -45,6 +50,9 @@ struct ProfileRun
 
 // `model` should already be optimized the way it will run.
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options);
+
+// Seconds per node name in a trace (its spans summed; waits and host spans left out).
+std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace);
 
 // Makespan, utilization, idle time and overlap of a trace (fills those fields of `run`).
 void summarizeRun(ProfileRun &run);

@@ -1,9 +1,10 @@
 #include "schedule/scheduler.h"
 
-#include "ir/dependencies.h"
 #include "ir/opcategory.h"
+#include "schedule/graphcosts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <queue>
@@ -36,73 +37,24 @@ std::string strategyName(Strategy s)
 
 namespace {
 
-struct Costs
-{
-    std::vector<std::vector<double>> seconds; // [node slot][device]
-    std::vector<double> outputBytes;          // [node slot]
-    std::vector<std::vector<NodeId>> preds, succs;
-    std::vector<NodeId> order;
-};
-
-Expected<Costs> costsOf(const Graph &graph, const CostModel &model)
-{
-    Costs c;
-    Expected<std::vector<NodeId>> order = dependencyOrder(graph);
-    if (!order)
-        return order.status();
-    c.order = std::move(*order);
-    c.preds = nodePredecessors(graph);
-    c.succs.resize(graph.nodeSlots());
-    for (NodeId n : c.order)
-        for (NodeId p : c.preds[n.index])
-            c.succs[p.index].push_back(n);
-    c.seconds.assign(graph.nodeSlots(), std::vector<double>(model.devices.size(), 0.0));
-    c.outputBytes.assign(graph.nodeSlots(), 0.0);
-    for (NodeId n : c.order) {
-        const OpCost cost = estimateCost(graph, n);
-        c.outputBytes[n.index] = cost.outputBytes;
-        for (std::size_t d = 0; d < model.devices.size(); ++d)
-            c.seconds[n.index][d] = model.seconds(cost, d);
-    }
-    return c;
-}
-
-// Upward rank: the longest path (mean cost) from a node to the end, transfers included.
-std::vector<double> upwardRanks(const Costs &c, const CostModel &model)
-{
-    std::vector<double> rank(c.seconds.size(), 0.0);
-    const double meanLink =
-        model.devices.size() > 1 ? model.transferSeconds(1.0, 0, 1) - model.link.latencySeconds : 0.0;
-    for (auto it = c.order.rbegin(); it != c.order.rend(); ++it) {
-        const auto &s = c.seconds[it->index];
-        double mean = 0.0;
-        for (double x : s)
-            mean += x;
-        mean /= double(std::max<std::size_t>(1, s.size()));
-        double best = 0.0;
-        for (NodeId succ : c.succs[it->index])
-            best = std::max(best, rank[succ.index] + c.outputBytes[it->index] * meanLink);
-        rank[it->index] = mean + best;
-    }
-    return rank;
-}
-
 // Builds the plan from an assignment (node → queue) and predicted start times.
-Schedule buildPlan(const Graph &graph, const Costs &c, Strategy strategy, std::vector<PredictedOp> predicted,
-                   std::size_t queues, bool queuePerDevice, const ScheduleOptions &options)
+// Queue q belongs to device q % devices (queues past the devices are their copy queues).
+Schedule buildPlan(const Graph &graph, const GraphCosts &c, Strategy strategy,
+                   std::vector<PredictedOp> predicted, std::size_t queues, std::size_t devices,
+                   const ScheduleOptions &options)
 {
     Schedule s;
     s.strategy = strategy;
     s.plan.name = strategyName(strategy);
-    const std::size_t devices = queuePerDevice ? queues : 1;
     for (std::size_t d = 0; d < devices; ++d)
         s.plan.devices.push_back(options.devicePrefix + ":" + std::to_string(d));
     s.plan.queues.resize(queues);
     for (std::size_t q = 0; q < queues; ++q)
-        s.plan.queues[q].device = int(queuePerDevice ? q : 0);
-    std::sort(predicted.begin(), predicted.end(), [](const PredictedOp &a, const PredictedOp &b) {
-        return a.start != b.start ? a.start < b.start : a.node < b.node;
-    });
+        s.plan.queues[q].device = int(q % devices);
+    // `predicted` comes in the order the list scheduler chose; ties in start time keep it (a
+    // zero-cost Send must stay before the op its device starts at the same instant).
+    std::stable_sort(predicted.begin(), predicted.end(),
+                     [](const PredictedOp &a, const PredictedOp &b) { return a.start < b.start; });
     std::vector<StepRef> where(graph.nodeSlots());
     s.deviceOf.assign(graph.nodeSlots(), -1);
     for (const PredictedOp &p : predicted) {
@@ -128,82 +80,43 @@ Schedule buildPlan(const Graph &graph, const Costs &c, Strategy strategy, std::v
 
 Expected<std::vector<int>> placeNodes(const Graph &graph, Strategy strategy, const CostModel &model)
 {
-    Expected<Costs> costs = costsOf(graph, model);
+    Expected<Placement> p = placeFor(graph, strategy, model);
+    if (!p)
+        return p.status();
+    return std::move(p->device);
+}
+
+Expected<Placement> placeFor(const Graph &graph, Strategy strategy, const CostModel &model)
+{
+    if (strategy == Strategy::Greedy)
+        return placeGreedy(graph, model);
+    if (strategy == Strategy::RoundRobin)
+        return placeRoundRobin(graph, model);
+    if (model.devices.empty())
+        return Status::invalid("the cost model has no devices");
+    Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs)
         return costs.status();
-    const Costs &c = *costs;
-    const std::size_t devices = model.devices.size();
-    std::vector<int> device(graph.nodeSlots(), -1);
-    if (strategy == Strategy::RoundRobin) {
-        std::size_t next = 0;
-        for (NodeId n : c.order)
-            device[n.index] = int(next++ % devices);
-        return device;
+    Placement p;
+    p.device.assign(graph.nodeSlots(), -1);
+    p.start.assign(graph.nodeSlots(), 0.0);
+    for (NodeId n : costs->order) {
+        p.device[n.index] = 0;
+        p.start[n.index] = double(costs->position[n.index]);
     }
-    if (strategy != Strategy::Greedy) {
-        for (NodeId n : c.order)
-            device[n.index] = 0;
-        return device;
-    }
-    // HEFT: highest upward rank first (a topological order), earliest finish time wins.
-    const std::vector<double> rank = upwardRanks(c, model);
-    std::vector<NodeId> byRank = c.order;
-    std::stable_sort(byRank.begin(), byRank.end(),
-                     [&](NodeId a, NodeId b) { return rank[a.index] > rank[b.index]; });
-    std::vector<double> finish(graph.nodeSlots(), 0.0), available(devices, 0.0);
-    std::vector<double> memory(devices, 0.0);
-    std::vector<bool> placed(graph.nodeSlots(), false);
-    // Rank order can put a node before a predecessor with equal rank: place in waves.
-    std::vector<NodeId> pending = byRank;
-    while (!pending.empty()) {
-        std::vector<NodeId> later;
-        for (NodeId n : pending) {
-            bool ready = true;
-            for (NodeId p : c.preds[n.index])
-                ready = ready && placed[p.index];
-            if (!ready) {
-                later.push_back(n);
-                continue;
-            }
-            double bestFinish = std::numeric_limits<double>::infinity();
-            std::size_t best = 0;
-            for (std::size_t d = 0; d < devices; ++d) {
-                const std::uint64_t cap = model.devices[d].memoryBytes;
-                if (cap && memory[d] + c.outputBytes[n.index] > double(cap) && d + 1 < devices)
-                    continue;
-                double ready_at = available[d];
-                for (NodeId p : c.preds[n.index])
-                    ready_at = std::max(ready_at, finish[p.index] +
-                                                      model.transferSeconds(c.outputBytes[p.index],
-                                                                            std::size_t(device[p.index]), d));
-                const double f = ready_at + c.seconds[n.index][d];
-                if (f < bestFinish) {
-                    bestFinish = f;
-                    best = d;
-                }
-            }
-            device[n.index] = int(best);
-            finish[n.index] = bestFinish;
-            available[best] = bestFinish;
-            memory[best] += c.outputBytes[n.index];
-            placed[n.index] = true;
-        }
-        if (later.size() == pending.size())
-            return Status::internal("greedy placement made no progress (dependency cycle?)");
-        pending = std::move(later);
-    }
-    return device;
+    return p;
 }
 
 Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const CostModel &model,
-                                const ScheduleOptions &options, const std::vector<int> *placement)
+                                const ScheduleOptions &options, const std::vector<int> *placement,
+                                const std::vector<double> *order)
 {
     if (model.devices.empty())
         return Status::invalid("the cost model has no devices");
-    Expected<Costs> costs = costsOf(graph, model);
+    Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs)
         return costs.status();
-    const Costs &c = *costs;
+    const GraphCosts &c = *costs;
     const std::size_t workers = std::size_t(std::max(1, options.workers));
     std::vector<PredictedOp> predicted;
     std::vector<double> finish(graph.nodeSlots(), 0.0);
@@ -214,27 +127,64 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
             predicted.push_back({n, 0, 0, t, t + c.seconds[n.index][0]});
             t = predicted.back().finish;
         }
-        return buildPlan(graph, c, strategy, std::move(predicted), 1, false, options);
+        return buildPlan(graph, c, strategy, std::move(predicted), 1, 1, options);
     }
-    // List scheduling: among the ops whose inputs are done, the one with the longest path to the
-    // end (upward rank) goes first; each op then takes the queue (parallel) or its placed device.
-    const std::vector<double> rank = upwardRanks(c, model);
+    // List scheduling: among the ops whose inputs are done, the one with the highest priority
+    // goes first and takes the queue where it can start first (parallel) or its placed device.
+    // Parallel ranks by the longest path to the end (upward rank); placed strategies run each
+    // device's ops in the order the placement predicted, which replays that placement exactly.
     const bool multiDevice = strategy != Strategy::Parallel;
     std::vector<int> device(graph.nodeSlots(), 0);
+    std::vector<double> priority;
     if (multiDevice) {
-        Expected<std::vector<int>> placed =
-            placement ? Expected<std::vector<int>>(*placement) : placeNodes(graph, strategy, model);
-        if (!placed)
-            return placed.status();
-        if (placed->size() < graph.nodeSlots())
-            return Status::invalid("the placement does not cover every node");
-        device = std::move(*placed);
+        std::vector<double> keys;
+        if (placement) {
+            if (placement->size() < graph.nodeSlots())
+                return Status::invalid("the placement does not cover every node");
+            device = *placement;
+            if (order)
+                keys = *order;
+        } else {
+            Expected<Placement> placed = placeFor(graph, strategy, model);
+            if (!placed)
+                return placed.status();
+            device = std::move(placed->device);
+            keys = std::move(placed->start);
+        }
+        if (keys.empty()) {
+            priority = upwardRanks(c, model);
+        } else {
+            // Nodes the placement did not see (Send/Recv added by partitioning) are due when their
+            // inputs are: the latest predecessor's predicted finish.
+            keys.resize(graph.nodeSlots(), std::numeric_limits<double>::quiet_NaN());
+            for (NodeId n : c.order)
+                if (std::isnan(keys[n.index])) {
+                    double due = 0.0;
+                    for (NodeId p : c.preds[n.index])
+                        due =
+                            std::max(due, keys[p.index] +
+                                              c.seconds[p.index][std::size_t(std::max(0, device[p.index]))]);
+                    keys[n.index] = due;
+                }
+            priority.resize(keys.size());
+            for (std::size_t i = 0; i < keys.size(); ++i)
+                priority[i] = -keys[i]; // earliest predicted start first
+        }
+    } else {
+        priority = upwardRanks(c, model);
     }
-    const std::size_t lanes = multiDevice ? model.devices.size() : workers;
+    const std::vector<double> &rank = priority;
+    // Devices whose copies overlap compute get a copy queue each, after the compute queues.
+    const std::size_t devices = multiDevice ? model.devices.size() : 1;
+    bool copyQueues = false;
+    for (const DeviceModel &d : model.devices)
+        copyQueues = copyQueues || (multiDevice && d.copiesOverlap);
+    const std::size_t lanes = multiDevice ? devices * (copyQueues ? 2 : 1) : workers;
     std::vector<double> laneFree(lanes, 0.0);
     std::vector<int> waiting(graph.nodeSlots(), 0);
     auto cmp = [&](NodeId a, NodeId b) {
-        return rank[a.index] != rank[b.index] ? rank[a.index] < rank[b.index] : b < a;
+        return rank[a.index] != rank[b.index] ? rank[a.index] < rank[b.index]
+                                              : c.position[a.index] > c.position[b.index];
     };
     std::priority_queue<NodeId, std::vector<NodeId>, decltype(cmp)> ready(cmp);
     for (NodeId n : c.order) {
@@ -252,13 +202,16 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
         double start = 0.0;
         if (multiDevice) {
             lane = std::size_t(device[n.index]);
+            const Node &node = graph.node(n);
+            if (model.devices[lane].copiesOverlap && node.opType == "Recv" && node.domain == "ai.opscope")
+                lane += devices;
             start = laneFree[lane];
             for (NodeId p : c.preds[n.index])
-                start = std::max(
-                    start, finish[p.index] +
-                               (partitioned ? 0.0
-                                            : model.transferSeconds(c.outputBytes[p.index],
-                                                                    std::size_t(device[p.index]), lane)));
+                start = std::max(start, finish[p.index] +
+                                            (partitioned ? 0.0
+                                                         : model.transferSeconds(c.outputBytes[p.index],
+                                                                                 std::size_t(device[p.index]),
+                                                                                 lane % devices)));
         } else {
             double inputs = 0.0;
             for (NodeId p : c.preds[n.index])
@@ -268,7 +221,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
                     lane = q;
             start = std::max(laneFree[lane], inputs);
         }
-        const std::size_t costDevice = multiDevice ? lane : 0;
+        const std::size_t costDevice = multiDevice ? lane % devices : 0;
         finish[n.index] = start + c.seconds[n.index][costDevice];
         laneFree[lane] = finish[n.index];
         predicted.push_back({n, std::uint32_t(costDevice), std::uint32_t(lane), start, finish[n.index]});
@@ -278,7 +231,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
     }
     if (predicted.size() != c.order.size())
         return Status::internal("list scheduling left nodes unscheduled");
-    return buildPlan(graph, c, strategy, std::move(predicted), lanes, multiDevice, options);
+    return buildPlan(graph, c, strategy, std::move(predicted), lanes, devices, options);
 }
 
 trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const std::string &name)
@@ -298,10 +251,10 @@ trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const 
 
 double makespanLowerBound(const Graph &graph, const CostModel &model)
 {
-    Expected<Costs> costs = costsOf(graph, model);
+    Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs || model.devices.empty())
         return 0.0;
-    const Costs &c = *costs;
+    const GraphCosts &c = *costs;
     std::vector<double> longest(graph.nodeSlots(), 0.0);
     double critical = 0.0, total = 0.0;
     for (NodeId n : c.order) {

@@ -5,11 +5,13 @@
 //               pool on CPU, streams on a GPU)
 //   greedy      N devices, HEFT-style: ops by upward rank (critical path first), each on the device
 //               where it finishes earliest counting the transfer of its inputs, under a memory cap
+//               (placement.h: with insertion into idle gaps and seeded refinement)
 //   round-robin N devices in turn (the baseline greedy is compared with)
 // Cross-device edges of greedy/round-robin get Send/Recv nodes (partition.h) before planning.
 
 #include "runtime/executionplan.h"
 #include "schedule/costmodel.h"
+#include "schedule/placement.h"
 #include "trace/trace.h"
 
 #include <string>
@@ -52,15 +54,20 @@ struct ScheduleOptions
 
 // Plans `graph`. Multi-device strategies place nodes themselves unless `placement` (device per
 // node slot) is given — as it is after partitioning, so Send/Recv stay where partitioning put them.
+// `order` (predicted start per node slot, as Placement::start) sets the order each device runs its
+// nodes in; slots past its end or NaN (Send/Recv) are due when their inputs are.
 Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const CostModel &model,
                                 const ScheduleOptions &options = {},
-                                const std::vector<int> *placement = nullptr);
+                                const std::vector<int> *placement = nullptr,
+                                const std::vector<double> *order = nullptr);
 
 // The timeline the cost model predicts for a schedule, as a trace (what --simulate shows).
 trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const std::string &name);
 
 // Device per node chosen by greedy / round-robin (what partitioning needs before planning).
 Expected<std::vector<int>> placeNodes(const Graph &graph, Strategy strategy, const CostModel &model);
+// The same with each device's predicted order (serial and parallel: everything on device 0).
+Expected<Placement> placeFor(const Graph &graph, Strategy strategy, const CostModel &model);
 
 // max(critical path on the fastest device, total work / devices): no schedule beats it.
 double makespanLowerBound(const Graph &graph, const CostModel &model);
