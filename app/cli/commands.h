@@ -120,6 +120,7 @@ struct ProfileArgs
     std::uint64_t seed = 0;
     std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
     std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs
+    bool estimatedCosts = false;     // plan from the cost model's estimates, not serial's times
     bool json = false;
 };
 int runProfile(const ProfileArgs &args);

@@ -59,6 +59,7 @@ int runProfile(const ProfileArgs &args)
     options.threadsPerDevice = std::max(1, args.threadsPerDevice);
     options.iterations = args.iterations;
     options.simulate = args.simulate;
+    options.measuredCosts = !args.estimatedCosts;
     options.seed = args.seed;
     Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
     if (!given)

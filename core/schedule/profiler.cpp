@@ -199,8 +199,12 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             }
         }
         summarizeRun(r);
-        if (measure && strategy == Strategy::Serial && cost.measuredSeconds.empty())
+        if (measure && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
             cost.measuredSeconds = opSeconds(r.trace);
+            // Predictions from here on use measured op times: serial's too, to compare like with like.
+            if (Expected<Schedule> again = makeSchedule(runModel.graph, strategy, cost, so))
+                r.predictedMs = again->predictedMakespan * 1e3;
+        }
         runs.push_back(std::move(r));
     }
     // The other way to use the same cores: one device, every core an intra-op thread.
