@@ -1,4 +1,4 @@
-// The extended fusions on the forms exporters write — global-pool, swish, hardswish, prelu,
+// The extended fusions on the forms exporters write — global-pool, swish, hardswish, conv-affine, prelu,
 // matmul-transpose, eltwise, the tanh GELU and RMSNorm — each with op counts, outputs equal before
 // and after on random inputs, negatives, and both export targets (outputs equal again, the ONNX
 // target passes onnx::checker).
@@ -209,6 +209,77 @@ private slots:
         QCOMPARE(opCount(l.ort.opsAfter, "HardSigmoid"), opset >= 14 ? 0 : 1);
         const auto findings = checkerFindings(l.ort.after);
         QVERIFY2(findings.empty(), findings.empty() ? "" : findings[0].c_str());
+    }
+
+    void convAffine_data()
+    {
+        QTest::addColumn<QString>("form");
+        QTest::addColumn<QString>("activation");
+        QTest::addColumn<int>("absorbed"); // scalar ops that became FusedConv's post-op
+        for (const char *act : {"HardSwish", "Relu", "Sigmoid"}) {
+            QTest::addRow("%s ·s +b", act) << "mul-add" << QString(act) << 2;
+            QTest::addRow("%s s· then b+", act) << "mul-add-swapped" << QString(act) << 2;
+        }
+        QTest::newRow("+b then ·s") << "add-mul" << "HardSwish" << 2;
+        QTest::newRow("x − b") << "sub-right" << "Relu" << 1;
+        QTest::newRow("b − x") << "sub-left" << "Relu" << 1;
+        QTest::newRow("x / s") << "div" << "HardSwish" << 1;
+        QTest::newRow("[1,1,1,1] constants") << "rank4" << "HardSwish" << 2;
+        QTest::newRow("s / x (no)") << "div-left" << "Sigmoid" << 0; // Relu: ±0 → ±inf
+        QTest::newRow("per-channel scale (no)") << "per-channel" << "Relu" << 0;
+        QTest::newRow("activation read twice (no)") << "shared" << "Relu" << 0;
+    }
+    void convAffine()
+    {
+        QFETCH(QString, form);
+        QFETCH(QString, activation);
+        QFETCH(int, absorbed);
+        ModelBuilder b(14);
+        b.input("x", {-1, 3, 6, 6})
+            .randomConstant("W", {4, 3, 3, 3})
+            .randomConstant("B", {4})
+            .constant("s", {}, {0.37f})
+            .constant("t", {1}, {-0.8f})
+            .constant("s4", {1, 1, 1, 1}, {1.7f})
+            .constant("t4", {1, 1, 1, 1}, {0.25f})
+            .randomConstant("pc", {4, 1, 1})
+            .op("Conv", {"x", "W", "B"}, {"c"}, {intsAttr("pads", {1, 1, 1, 1})})
+            .op(activation.toStdString(), {"c"}, {"a"});
+        std::vector<std::string> outputs{"y"};
+        if (form == "mul-add")
+            b.op("Mul", {"a", "s"}, {"m"}).op("Add", {"m", "t"}, {"y"});
+        else if (form == "mul-add-swapped")
+            b.op("Mul", {"s", "a"}, {"m"}).op("Add", {"t", "m"}, {"y"});
+        else if (form == "add-mul")
+            b.op("Add", {"a", "t"}, {"m"}).op("Mul", {"m", "s"}, {"y"});
+        else if (form == "sub-right")
+            b.op("Sub", {"a", "t"}, {"y"});
+        else if (form == "sub-left")
+            b.op("Sub", {"t", "a"}, {"y"});
+        else if (form == "div")
+            b.op("Div", {"a", "s"}, {"y"});
+        else if (form == "rank4")
+            b.op("Mul", {"a", "s4"}, {"m"}).op("Add", {"m", "t4"}, {"y"});
+        else if (form == "div-left")
+            b.op("Div", {"s", "a"}, {"y"});
+        else if (form == "per-channel")
+            b.op("Mul", {"a", "pc"}, {"y"});
+        else if (form == "shared") {
+            b.op("Mul", {"a", "s"}, {"y"});
+            outputs.push_back("a");
+        }
+        for (const std::string &o : outputs)
+            b.output(o);
+        const Model m = b.build();
+        const int before = int(m.graph.nodeCount());
+        const PassOutcome o = runAndCompare(m, {"conv-activation-fusion", "conv-affine-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::FusedConv"), 1);
+        QCOMPARE(int(o.after.graph.nodeCount()), before - 1 - absorbed);
+        const Lowered l = lowerBoth(o.after);
+        // Written out again: the same scalar ops as before, after the activation.
+        QCOMPARE(opCount(l.onnx.opsAfter, activation.toStdString()), 1);
+        for (NodeId n : l.ort.after.graph.nodeIds())
+            QVERIFY(!l.ort.after.graph.node(n).attribute("activation_post"));
     }
 
     void prelu_data()

@@ -220,6 +220,38 @@ private slots:
         QCOMPARE(opCount(l.opsAfter, "com.microsoft::FusedConv"), 1);
     }
 
+    // PP-LCNet's learnable affine after every activation: once it is the convolution's post-op,
+    // the chain is one region (not one region per convolution, too small to convert).
+    void affinePostOpsJoinRegions_data() { regions_data(); }
+    void affinePostOpsJoinRegions()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        ModelBuilder b;
+        b.input("x", {-1, channels, 8, 8}).constant("s", {1}, {0.6f}).constant("t", {1}, {0.1f});
+        std::string v = "x";
+        for (int i = 0; i < 4; ++i) {
+            const std::string k = std::to_string(i);
+            b.randomConstant("W" + k, {channels, channels, 3, 3}, -0.2f, 0.2f)
+                .op("Conv", {v, "W" + k}, {"c" + k}, {pads1()})
+                .op("HardSwish", {"c" + k}, {"h" + k})
+                .op("Mul", {"h" + k, "s"}, {"m" + k})
+                .op("Add", {"m" + k, "t"}, {"a" + k});
+            v = "a" + k;
+        }
+        b.output(v);
+        const PassOutcome o = runAndCompare(b.build(), {"conv-activation-fusion", "conv-affine-fusion", "layout-nhwc"});
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::" + prefix.toStdString() + "Conv"), 4);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput") + opCount(o.opsAfter, "ai.opscope::ReorderOutput"),
+                 2); // in and out, nothing between
+        QCOMPARE(o.result.passes.back().notes.size(), std::size_t(1));
+        for (const char *target : {"lower-to-onnx", "lower-to-ort"}) {
+            const PassOutcome l = runAndCompare(o.after, {target}, {2}, {3});
+            QCOMPARE(layoutOps(l.opsAfter) - opCount(l.opsAfter, "ai.opscope::FusedConv"), 0);
+            QCOMPARE(opCount(l.opsAfter, "Mul"), 4);
+        }
+    }
+
     // One convolution alone: its conversions would cost what they save.
     void loneConvStays()
     {

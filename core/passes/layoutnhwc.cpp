@@ -461,7 +461,7 @@ Expected<bool> stripLayouts(Graph &graph)
                                                      : 4); // Conv, MaxPool, AveragePool, BatchNormalization
             std::erase_if(attrs, [](const Attribute &a) { return a.name == "block"; });
             const bool fused = std::any_of(attrs.begin(), attrs.end(),
-                                           [](const Attribute &a) { return a.name == "activation"; });
+                                           [](const Attribute &a) { return a.name.rfind("activation", 0) == 0; });
             if (op == "Conv" && fused)
                 op = "FusedConv";
             else

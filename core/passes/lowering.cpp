@@ -77,6 +77,30 @@ Expected<ValueId> addActivation(Graph &graph, const Model &model, ValueId x, con
     return graph.node(*n).outputs[0];
 }
 
+// FusedConv's `activation_post` = [scale, shift] written out after `x` as Mul then Add.
+Expected<ValueId> addPost(Graph &graph, const Node &fused, ValueId x, const std::string &base)
+{
+    const Attribute *post = fused.attribute("activation_post");
+    if (!post || post->floats.size() != 2)
+        return x;
+    const float scale = post->floats[0], shift = post->floats[1];
+    if (scale != 1.0f) {
+        Expected<NodeId> m = addNodeWithOutputs(graph, "Mul", {x, addConstant(graph, base + "_scale", floatTensor({}, {scale}))},
+                                                1, base + "_post_mul");
+        if (!m)
+            return m.status();
+        x = graph.node(*m).outputs[0];
+    }
+    if (shift != 0.0f) {
+        Expected<NodeId> a = addNodeWithOutputs(graph, "Add", {x, addConstant(graph, base + "_shift", floatTensor({}, {shift}))},
+                                                1, base + "_post_add");
+        if (!a)
+            return a.status();
+        x = graph.node(*a).outputs[0];
+    }
+    return x;
+}
+
 std::vector<Attribute> withoutActivation(std::vector<Attribute> attrs)
 {
     std::erase_if(attrs, [](const Attribute &a) { return a.name.rfind("activation", 0) == 0; });
@@ -170,7 +194,10 @@ Expected<bool> lowerNode(Model &model, Graph &graph, NodeId id)
                 return a.status();
             out = *a;
         }
-        OPSCOPE_TRY(replaceChain(graph, id, out));
+        Expected<ValueId> post = addPost(graph, n, out, base);
+        if (!post)
+            return post.status();
+        OPSCOPE_TRY(replaceChain(graph, id, *post));
         return true;
     }
     if (n.opType == "FusedMatMul") {
@@ -338,12 +365,30 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
         if (!q)
             return q.status();
         ensureOpset(model, kMicrosoftDomain, 1);
-        OPSCOPE_TRY(replaceChain(graph, id, graph.node(*q).outputs[0]));
+        Expected<ValueId> post = addPost(graph, graph.node(id), graph.node(*q).outputs[0], base);
+        if (!post)
+            return post.status();
+        OPSCOPE_TRY(replaceChain(graph, id, *post));
         return true;
     }
     if (n.opType == "FusedConv" && act && convActs.count(act->op)) {
-        n.domain = kMicrosoftDomain;
         ensureOpset(model, kMicrosoftDomain, 1);
+        if (!n.attribute("activation_post")) {
+            n.domain = kMicrosoftDomain;
+            return true;
+        }
+        // ONNX Runtime's FusedConv has no post-op: its Mul/Add follow.
+        const Node fused = n;
+        std::vector<Attribute> attrs = fused.attributes;
+        std::erase_if(attrs, [](const Attribute &a) { return a.name == "activation_post"; });
+        Expected<NodeId> ort =
+            addNodeWithOutputs(graph, "FusedConv", fused.inputs, 1, fused.name + "_ort", std::move(attrs), kMicrosoftDomain);
+        if (!ort)
+            return ort.status();
+        Expected<ValueId> post = addPost(graph, fused, graph.node(*ort).outputs[0], fused.name);
+        if (!post)
+            return post.status();
+        OPSCOPE_TRY(replaceChain(graph, id, *post));
         return true;
     }
     if (n.opType == "FusedGemm" && act && gemmActs.count(act->op)) {

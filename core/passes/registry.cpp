@@ -10,6 +10,7 @@
 #include "passes/constantpropagation.h"
 #include "passes/convactivationfusion.h"
 #include "passes/convaddfusion.h"
+#include "passes/convaffinefusion.h"
 #include "passes/convbnfusion.h"
 #include "passes/convmulfusion.h"
 #include "passes/deadcodeelimination.h"
@@ -92,6 +93,8 @@ const std::vector<Entry> &entries()
         entry<MatMulAddFusion>("MatMul + bias Add → Gemm (2-D) or FusedMatMul", "extended"),
         entry<ConvActivationFusion>(
             "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
+        entry<ConvAffineFusion>("scalar Mul/Add/Sub/Div after a FusedConv's activation → its post-op",
+                                 "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
         entry<EltwiseFusion>("a·c1 + b·c2 − … with scalar constants → one Eltwise", "extended"),
         entry<LayoutNhwc>("regions of Conv/pool/elementwise ops in NCHWc or NHWC, conversions at borders",
@@ -134,6 +137,7 @@ std::vector<std::string> extendedPipeline()
                              "matmul-transpose-fusion",
                              "matmul-add-fusion",
                              "conv-activation-fusion",
+                             "conv-affine-fusion",
                              "gemm-activation-fusion",
                              "eltwise-fusion",
                              "common-subexpression-elimination",

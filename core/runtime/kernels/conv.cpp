@@ -89,6 +89,8 @@ dnnl::primitive_attr postOps(const FusedActivation &act)
     case K::HardSwish: ops.append_eltwise(1.0f, A::eltwise_hardswish, 0.0f, 0.0f); break;
     case K::Swish: ops.append_eltwise(1.0f, A::eltwise_swish, act.alpha, 0.0f); break;
     }
+    if (act.hasPost())
+        ops.append_eltwise(1.0f, A::eltwise_linear, act.postScale, act.postShift);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     return attr;

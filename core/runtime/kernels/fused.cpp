@@ -31,7 +31,7 @@ Status fusedGemmKernel(KernelContext &ctx)
         return act.status();
     OPSCOPE_TRY(gemmKernel(ctx));
     RuntimeTensor *y = ctx.output(0);
-    if (act->kind != FusedActivation::Kind::None) {
+    if (act->kind != FusedActivation::Kind::None || act->hasPost()) {
         if (!y || y->dtype() != DataType::Float)
             return ctx.unsupported("FusedGemm activations are implemented for float32");
         act->apply(y->mutableData<float>(), y->elementCount());

@@ -10,6 +10,13 @@ namespace opscope::kernels {
 Expected<FusedActivation> FusedActivation::fromNode(const KernelContext &ctx)
 {
     FusedActivation a;
+    const std::vector<float> post = ctx.attrFloats("activation_post");
+    if (!post.empty() && post.size() != 2)
+        return ctx.fail("activation_post needs 2 values [scale, shift], got " + std::to_string(post.size()));
+    if (post.size() == 2) {
+        a.postScale = post[0];
+        a.postShift = post[1];
+    }
     const std::string name = ctx.attrString("activation", "");
     if (name.empty())
         return a;
@@ -51,7 +58,7 @@ Expected<FusedActivation> FusedActivation::fromNode(const KernelContext &ctx)
 
 void FusedActivation::apply(float *data, std::int64_t count) const
 {
-    if (kind == Kind::None)
+    if (kind == Kind::None && !hasPost())
         return;
     const FusedActivation a = *this;
     parallelFor(count, [&](std::int64_t i) {
@@ -69,7 +76,7 @@ void FusedActivation::apply(float *data, std::int64_t count) const
             case Kind::HardSwish: y = x * std::fmax(0.0f, std::fmin(1.0f, x / 6.0f + 0.5f)); break;
             case Kind::Swish: y = x / (1.0f + std::exp(-a.alpha * x)); break;
             }
-            data[i] = y;
+            data[i] = y * a.postScale + a.postShift;
         }
     });
 }

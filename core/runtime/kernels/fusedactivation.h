@@ -23,6 +23,9 @@ struct FusedActivation
     };
     Kind kind = Kind::None;
     float alpha = 0.0f, beta = 0.0f; // LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta
+    // FusedConv's `activation_post` = [scale, shift]: y = scale·activation(x) + shift.
+    float postScale = 1.0f, postShift = 0.0f;
+    bool hasPost() const { return postScale != 1.0f || postShift != 0.0f; }
 
     static Expected<FusedActivation> fromNode(const KernelContext &ctx);
     // In place.
