@@ -220,14 +220,22 @@ private slots:
             QTest::addRow("%s ·s +b", act) << "mul-add" << QString(act) << 2;
             QTest::addRow("%s s· then b+", act) << "mul-add-swapped" << QString(act) << 2;
         }
-        QTest::newRow("+b then ·s") << "add-mul" << "HardSwish" << 2;
-        QTest::newRow("x − b") << "sub-right" << "Relu" << 1;
-        QTest::newRow("b − x") << "sub-left" << "Relu" << 1;
-        QTest::newRow("x / s") << "div" << "HardSwish" << 1;
-        QTest::newRow("[1,1,1,1] constants") << "rank4" << "HardSwish" << 2;
-        QTest::newRow("s / x (no)") << "div-left" << "Sigmoid" << 0; // Relu: ±0 → ±inf
-        QTest::newRow("per-channel scale (no)") << "per-channel" << "Relu" << 0;
-        QTest::newRow("activation read twice (no)") << "shared" << "Relu" << 0;
+        QTest::newRow("+b then ·s") << "add-mul"
+                                    << "HardSwish" << 2;
+        QTest::newRow("x − b") << "sub-right"
+                               << "Relu" << 1;
+        QTest::newRow("b − x") << "sub-left"
+                               << "Relu" << 1;
+        QTest::newRow("x / s") << "div"
+                               << "HardSwish" << 1;
+        QTest::newRow("[1,1,1,1] constants") << "rank4"
+                                             << "HardSwish" << 2;
+        QTest::newRow("s / x (no)") << "div-left"
+                                    << "Sigmoid" << 0; // Relu: ±0 → ±inf
+        QTest::newRow("per-channel scale (no)") << "per-channel"
+                                                << "Relu" << 0;
+        QTest::newRow("activation read twice (no)") << "shared"
+                                                    << "Relu" << 0;
     }
     void convAffine()
     {

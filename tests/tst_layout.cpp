@@ -240,9 +240,11 @@ private slots:
             v = "a" + k;
         }
         b.output(v);
-        const PassOutcome o = runAndCompare(b.build(), {"conv-activation-fusion", "conv-affine-fusion", "layout-nhwc"});
+        const PassOutcome o =
+            runAndCompare(b.build(), {"conv-activation-fusion", "conv-affine-fusion", "layout-nhwc"});
         QCOMPARE(opCount(o.opsAfter, "ai.opscope::" + prefix.toStdString() + "Conv"), 4);
-        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput") + opCount(o.opsAfter, "ai.opscope::ReorderOutput"),
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput") +
+                     opCount(o.opsAfter, "ai.opscope::ReorderOutput"),
                  2); // in and out, nothing between
         QCOMPARE(o.result.passes.back().notes.size(), std::size_t(1));
         for (const char *target : {"lower-to-onnx", "lower-to-ort"}) {

@@ -5,6 +5,7 @@
 #include "runtime/backend.h"
 #include "runtime/conformance.h"
 #include "runtime/executionplan.h"
+#include "runtime/kernels/depthwiseconv.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <random>
 
 using namespace opscope;
 
@@ -188,6 +190,107 @@ private slots:
     // QLinearConv with constant weights takes oneDNN's int8 convolution (weights centred into s8
     // once); weights fed at run time take the im2col + integer GEMM path. Integer outputs must be
     // identical: same accumulators, same float32 requantization with ties to even.
+    // The direct depthwise loop (timed against oneDNN per node) against the definition: every
+    // output a sum over the taps that land inside the input, then the activation and post affine.
+    void depthwiseMatchesDefinition_data()
+    {
+        QTest::addColumn<int>("spatial");
+        QTest::addColumn<int>("stride");
+        QTest::addColumn<int>("dilation");
+        QTest::addColumn<int>("padBegin");
+        QTest::addColumn<int>("padEnd");
+        QTest::addColumn<bool>("bias");
+        for (int sp : {1, 2})
+            for (int st : {1, 2})
+                for (int d : {1, 2})
+                    QTest::addRow("%dD stride %d dilation %d", sp, st, d) << sp << st << d << 2 << 1 << true;
+        QTest::newRow("1D no padding, no bias") << 1 << 1 << 1 << 0 << 0 << false;
+        QTest::newRow("2D kernel wider than the input") << 2 << 1 << 1 << 4 << 4 << true;
+        QTest::newRow("2D stride 3, pad 3/0") << 2 << 3 << 1 << 3 << 0 << true;
+    }
+    void depthwiseMatchesDefinition()
+    {
+        QFETCH(int, spatial);
+        QFETCH(int, stride);
+        QFETCH(int, dilation);
+        QFETCH(int, padBegin);
+        QFETCH(int, padEnd);
+        QFETCH(bool, bias);
+        using namespace opscope::kernels;
+        const std::int64_t n = 2, c = 5, ih = spatial == 2 ? 7 : 1, iw = 9, kh = spatial == 2 ? 3 : 1, kw = 5;
+        ConvGeometry g;
+        g.group = c;
+        const auto out = [&](std::int64_t in, std::int64_t k) {
+            return (in + padBegin + padEnd - dilation * (k - 1) - 1) / stride + 1;
+        };
+        const std::int64_t oh = spatial == 2 ? out(ih, kh) : 1, ow = out(iw, kw);
+        QVERIFY(oh > 0 && ow > 0);
+        Shape64 x{n, c}, w{c, 1};
+        if (spatial == 2) {
+            x.push_back(ih);
+            w.push_back(kh);
+            g.kernel.push_back(kh);
+            g.strides.push_back(stride);
+            g.dilations.push_back(dilation);
+            g.padBegin.push_back(padBegin);
+            g.padEnd.push_back(padEnd);
+        }
+        x.push_back(iw);
+        w.push_back(kw);
+        g.kernel.push_back(kw);
+        g.strides.push_back(stride);
+        g.dilations.push_back(dilation);
+        g.padBegin.push_back(padBegin);
+        g.padEnd.push_back(padEnd);
+        g.outShape = {n, c};
+        if (spatial == 2)
+            g.outShape.push_back(oh);
+        g.outShape.push_back(ow);
+        QVERIFY(depthwiseApplies(g, x, w));
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<float> xs(static_cast<std::size_t>(n * c * ih * iw));
+        std::vector<float> ws(static_cast<std::size_t>(c * kh * kw)), bs(static_cast<std::size_t>(c));
+        for (float &v : xs)
+            v = u(rng);
+        for (float &v : ws)
+            v = u(rng);
+        for (float &v : bs)
+            v = u(rng);
+        FusedActivation act;
+        act.kind = FusedActivation::Kind::LeakyRelu;
+        act.alpha = 0.1f;
+        act.postScale = 0.5f;
+        act.postShift = -0.25f;
+        std::vector<float> y(std::size_t(n * c * oh * ow), 99.0f);
+        depthwiseConv(g, x, xs.data(), ws.data(), bias ? bs.data() : nullptr, y.data(), act);
+        for (std::int64_t p = 0; p < n * c; ++p)
+            for (std::int64_t r = 0; r < oh; ++r)
+                for (std::int64_t o = 0; o < ow; ++o) {
+                    double sum = bias ? bs[std::size_t(p % c)] : 0.0;
+                    for (std::int64_t i = 0; i < kh; ++i)
+                        for (std::int64_t j = 0; j < kw; ++j) {
+                            const std::int64_t yy = r * (spatial == 2 ? stride : 1) -
+                                                    (spatial == 2 ? padBegin : 0) +
+                                                    i * (spatial == 2 ? dilation : 1),
+                                               xx = o * stride - padBegin + j * dilation;
+                            if (yy >= 0 && yy < ih && xx >= 0 && xx < iw)
+                                sum += double(ws[std::size_t((p % c) * kh * kw + i * kw + j)]) *
+                                       xs[std::size_t((p * ih + yy) * iw + xx)];
+                        }
+                    const double a = sum >= 0 ? sum : 0.1 * sum;
+                    const double expect = 0.5 * a - 0.25;
+                    const float got = y[std::size_t((p * oh + r) * ow + o)];
+                    QVERIFY2(std::abs(got - expect) < 1e-5,
+                             qPrintable(QStringLiteral("plane %1 (%2, %3): %4 vs %5")
+                                            .arg(p)
+                                            .arg(r)
+                                            .arg(o)
+                                            .arg(got)
+                                            .arg(expect)));
+                }
+    }
+
     void qlinearConvPathsAgree_data()
     {
         QTest::addColumn<bool>("unsignedWeights"); // u8 around 128, else s8 with zero point 0

@@ -85,15 +85,17 @@ Expected<ValueId> addPost(Graph &graph, const Node &fused, ValueId x, const std:
         return x;
     const float scale = post->floats[0], shift = post->floats[1];
     if (scale != 1.0f) {
-        Expected<NodeId> m = addNodeWithOutputs(graph, "Mul", {x, addConstant(graph, base + "_scale", floatTensor({}, {scale}))},
-                                                1, base + "_post_mul");
+        Expected<NodeId> m = addNodeWithOutputs(
+            graph, "Mul", {x, addConstant(graph, base + "_scale", floatTensor({}, {scale}))}, 1,
+            base + "_post_mul");
         if (!m)
             return m.status();
         x = graph.node(*m).outputs[0];
     }
     if (shift != 0.0f) {
-        Expected<NodeId> a = addNodeWithOutputs(graph, "Add", {x, addConstant(graph, base + "_shift", floatTensor({}, {shift}))},
-                                                1, base + "_post_add");
+        Expected<NodeId> a = addNodeWithOutputs(
+            graph, "Add", {x, addConstant(graph, base + "_shift", floatTensor({}, {shift}))}, 1,
+            base + "_post_add");
         if (!a)
             return a.status();
         x = graph.node(*a).outputs[0];
@@ -381,8 +383,8 @@ Expected<bool> toOrt(Model &model, Graph &graph, NodeId id)
         const Node fused = n;
         std::vector<Attribute> attrs = fused.attributes;
         std::erase_if(attrs, [](const Attribute &a) { return a.name == "activation_post"; });
-        Expected<NodeId> ort =
-            addNodeWithOutputs(graph, "FusedConv", fused.inputs, 1, fused.name + "_ort", std::move(attrs), kMicrosoftDomain);
+        Expected<NodeId> ort = addNodeWithOutputs(graph, "FusedConv", fused.inputs, 1, fused.name + "_ort",
+                                                  std::move(attrs), kMicrosoftDomain);
         if (!ort)
             return ort.status();
         Expected<ValueId> post = addPost(graph, fused, graph.node(*ort).outputs[0], fused.name);

@@ -1,5 +1,6 @@
 #include "runtime/session.h"
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -16,6 +17,20 @@ std::uint64_t availableMemoryBytes()
         if (key == "MemAvailable:")
             return kib * 1024;
     return 0;
+}
+
+std::uint64_t recentAvailableMemoryBytes()
+{
+    static std::mutex mutex;
+    static std::chrono::steady_clock::time_point readAt;
+    static std::uint64_t bytes = 0;
+    const std::lock_guard lock(mutex);
+    const auto now = std::chrono::steady_clock::now();
+    if (bytes == 0 || now - readAt > std::chrono::milliseconds(200)) {
+        bytes = availableMemoryBytes();
+        readAt = now;
+    }
+    return bytes;
 }
 
 Expected<std::unique_ptr<InferenceSession>> InferenceSession::create(const Model &model,
@@ -152,8 +167,20 @@ Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, c
 {
     OPSCOPE_TRY(checkFeeds(feeds));
     if (m_options.checkMemory) {
-        const std::optional<std::uint64_t> need = estimatePeakBytes(feeds);
-        const std::uint64_t have = availableMemoryBytes();
+        std::vector<std::pair<std::string, std::vector<std::int64_t>>> shapes;
+        shapes.reserve(feeds.size());
+        for (const auto &[name, tensor] : feeds)
+            shapes.emplace_back(name, tensor.shape());
+        std::optional<std::uint64_t> need;
+        {
+            const std::lock_guard lock(m_peakMutex);
+            if (shapes != m_peakShapes || m_peakShapes.empty()) {
+                m_peakBytes = estimatePeakBytes(feeds);
+                m_peakShapes = std::move(shapes);
+            }
+            need = m_peakBytes;
+        }
+        const std::uint64_t have = recentAvailableMemoryBytes();
         if (need && have && *need > have) {
             std::ostringstream os;
             os.precision(1);

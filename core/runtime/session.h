@@ -8,6 +8,8 @@
 #include "runtime/preparedgraph.h"
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,9 +60,15 @@ private:
     std::unique_ptr<PreparedGraph> m_prepared;
     std::vector<IoInfo> m_inputs;
     std::vector<IoInfo> m_outputs;
+    // The peak estimate of the last feed shapes: repeated runs with the same shapes skip the walk.
+    mutable std::mutex m_peakMutex;
+    mutable std::vector<std::pair<std::string, std::vector<std::int64_t>>> m_peakShapes;
+    mutable std::optional<std::uint64_t> m_peakBytes;
 };
 
 // Bytes of memory available to a new allocation now (MemAvailable), or 0 when unknown.
 std::uint64_t availableMemoryBytes();
+// The same, read at most every 200 ms (a read of /proc/meminfo costs ~10 µs: a small model's run).
+std::uint64_t recentAvailableMemoryBytes();
 
 } // namespace opscope

@@ -3,6 +3,7 @@
 // sgemm followed by col2im.
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/depthwiseconv.h"
 #include "runtime/kernels/dnnlengine.h"
 #include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
@@ -58,6 +59,7 @@ struct ConvState
     Shape64 xShape, wShape;
     bool hasBias = false;
     std::vector<ConvVariant> variants; // [0] oneDNN's preferred (blocked) layout, [1] plain, if available
+    static constexpr int kDirect = -1; // depthwiseconv.h's loop instead of a oneDNN variant
     int chosen = 0;
 };
 
@@ -140,22 +142,22 @@ Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &x
 
 void runVariant(const ConvVariant &v, const ConvCall &call)
 {
-    dnnl::stream s(cpuEngine());
+    dnnl::stream &s = dnnlStream();
     memory xMem(call.xUser, cpuEngine(), const_cast<std::byte *>(call.x.bytes()));
     if (v.srcReorder) {
-        memory converted(v.pd.src_desc(), cpuEngine());
+        memory converted = dnnlScratchMemory(v.pd.src_desc(), 0);
         v.srcReorder->execute(s, xMem, converted);
         xMem = converted;
     }
     memory wMem = v.weightsCached ? v.weights
                                   : memory(call.wUser, cpuEngine(), const_cast<std::byte *>(call.w.bytes()));
     if (!v.weightsCached && v.weightReorder) {
-        memory converted(v.pd.weights_desc(), cpuEngine());
+        memory converted = dnnlScratchMemory(v.pd.weights_desc(), 1);
         v.weightReorder->execute(s, wMem, converted);
         wMem = converted;
     }
     memory yMem(call.yUser, cpuEngine(), call.y.mutableBytes());
-    memory yConv = v.dstReorder ? memory(v.pd.dst_desc(), cpuEngine()) : yMem;
+    memory yConv = v.dstReorder ? dnnlScratchMemory(v.pd.dst_desc(), 2) : yMem;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yConv}};
     if (call.b)
@@ -313,9 +315,29 @@ Status convKernel(KernelContext &ctx)
                     state->chosen =
                         timeVariant(state->variants[1], call) < timeVariant(state->variants[0], call) ? 1 : 0;
             }
+            // Plain-layout depthwise: our direct loop against oneDNN's pick.
+            if (constant && !layout->nhwc && !layout->block && depthwiseApplies(*geo, x.shape(), w.shape())) {
+                const double dnnl = timeVariant(state->variants[std::size_t(state->chosen)], call);
+                double direct = 1e300;
+                for (int i = 0; i < 3; ++i) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    depthwiseConv(*geo, x.shape(), x.data<float>(), w.data<float>(),
+                                  b ? b->data<float>() : nullptr, (*out)->mutableData<float>(), *act);
+                    direct = std::min(direct, std::chrono::duration<double, std::milli>(
+                                                  std::chrono::steady_clock::now() - t0)
+                                                  .count());
+                }
+                if (direct < dnnl)
+                    state->chosen = ConvState::kDirect;
+            }
             ctx.cache().state = state;
         }
         lock.unlock();
+        if (state->chosen == ConvState::kDirect) {
+            depthwiseConv(*geo, x.shape(), x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
+                          (*out)->mutableData<float>(), *act);
+            return Status::ok();
+        }
         runVariant(state->variants[std::size_t(state->chosen)], call);
     } catch (const dnnl::error &e) {
         return ctx.unsupported(std::string("oneDNN cannot run this convolution: ") + e.what());

@@ -25,7 +25,7 @@ bool runCached(std::map<Key, dnnl::primitive> &cache, const Key &key, const dnnl
             it = cache.emplace(key, make()).first;
         }
         dnnl::memory in(md, dnnlEngine(), const_cast<float *>(src)), out(md, dnnlEngine(), dst);
-        dnnl::stream s(dnnlEngine());
+        dnnl::stream &s = dnnlStream();
         it->second.execute(s, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, out}});
         s.wait();
     } catch (const dnnl::error &) {

@@ -141,7 +141,7 @@ Expected<bool> dnnlPool2d(KernelContext &ctx, const RuntimeTensor &x, RuntimeTen
                 ctx.cache().state = state;
             }
         }
-        dnnl::stream stream(engine);
+        dnnl::stream &stream = dnnlStream();
         memory xm(state->pd.src_desc(), engine, const_cast<std::byte *>(x.bytes()));
         memory ym(state->pd.dst_desc(), engine, y.mutableBytes());
         state->prim.execute(stream, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}});

@@ -144,15 +144,15 @@ Expected<bool> dnnlQLinearConv(KernelContext &ctx)
         Expected<RuntimeTensor *> out = ctx.allocateOutput(0, outType, geo->outShape);
         if (!out)
             return out.status();
-        dnnl::stream s(engine());
+        dnnl::stream &s = dnnlStream();
         memory xm(state->xUser, engine(), const_cast<std::byte *>(x.bytes()));
         if (state->srcReorder) {
-            memory converted(state->pd.src_desc(), engine());
+            memory converted = dnnlScratchMemory(state->pd.src_desc(), 0);
             state->srcReorder->execute(s, xm, converted);
             xm = converted;
         }
         memory ym(state->yUser, engine(), (*out)->mutableBytes());
-        memory yc = state->dstReorder ? memory(state->pd.dst_desc(), engine()) : ym;
+        memory yc = state->dstReorder ? dnnlScratchMemory(state->pd.dst_desc(), 2) : ym;
         std::unordered_map<int, memory> args{
             {DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, state->weights}, {DNNL_ARG_DST, yc}};
         if (bias)
