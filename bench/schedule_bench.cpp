@@ -1,6 +1,7 @@
 // Simulated multi-device schedules: greedy (HEFT) makespan against the lower bound
 // max(critical path, total work / devices) and against round-robin placement, on Inception-style
-// graphs and random DAGs, at 4 and 8 devices (CPU-class and GPU-class with NVLink).
+// graphs and random DAGs, at 4 and 8 devices (CPU-class and GPU-class with NVLink). Makespans are
+// those of what runs: the placement partitioned with Send/Recv and planned.
 //
 //   schedule_bench [inception.onnx ...]   (models to add; make them with bench/make_inception.py)
 
