@@ -226,26 +226,20 @@ private slots:
         const std::int64_t oh = spatial == 2 ? out(ih, kh) : 1, ow = out(iw, kw);
         QVERIFY(oh > 0 && ow > 0);
         Shape64 x{n, c}, w{c, 1};
-        if (spatial == 2) {
-            x.push_back(ih);
-            w.push_back(kh);
-            g.kernel.push_back(kh);
+        g.outShape = {n, c};
+        const auto axis = [&](std::int64_t in, std::int64_t k, std::int64_t o) {
+            x.push_back(in);
+            w.push_back(k);
+            g.kernel.push_back(k);
             g.strides.push_back(stride);
             g.dilations.push_back(dilation);
             g.padBegin.push_back(padBegin);
             g.padEnd.push_back(padEnd);
-        }
-        x.push_back(iw);
-        w.push_back(kw);
-        g.kernel.push_back(kw);
-        g.strides.push_back(stride);
-        g.dilations.push_back(dilation);
-        g.padBegin.push_back(padBegin);
-        g.padEnd.push_back(padEnd);
-        g.outShape = {n, c};
+            g.outShape.push_back(o);
+        };
         if (spatial == 2)
-            g.outShape.push_back(oh);
-        g.outShape.push_back(ow);
+            axis(ih, kh, oh);
+        axis(iw, kw, ow);
         QVERIFY(depthwiseApplies(g, x, w));
         std::mt19937 rng(7);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);

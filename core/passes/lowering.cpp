@@ -83,22 +83,21 @@ Expected<ValueId> addPost(Graph &graph, const Node &fused, ValueId x, const std:
     const Attribute *post = fused.attribute("activation_post");
     if (!post || post->floats.size() != 2)
         return x;
-    const float scale = post->floats[0], shift = post->floats[1];
-    if (scale != 1.0f) {
-        Expected<NodeId> m = addNodeWithOutputs(
-            graph, "Mul", {x, addConstant(graph, base + "_scale", floatTensor({}, {scale}))}, 1,
-            base + "_post_mul");
-        if (!m)
-            return m.status();
-        x = graph.node(*m).outputs[0];
-    }
-    if (shift != 0.0f) {
-        Expected<NodeId> a = addNodeWithOutputs(
-            graph, "Add", {x, addConstant(graph, base + "_shift", floatTensor({}, {shift}))}, 1,
-            base + "_post_add");
-        if (!a)
-            return a.status();
-        x = graph.node(*a).outputs[0];
+    // Mul by the scale unless it is 1, then Add the shift unless it is 0.
+    const struct
+    {
+        const char *op, *suffix;
+        float value, identity;
+    } steps[] = {{"Mul", "_scale", post->floats[0], 1.0f}, {"Add", "_shift", post->floats[1], 0.0f}};
+    for (const auto &step : steps) {
+        if (step.value == step.identity)
+            continue;
+        Expected<NodeId> n = addNodeWithOutputs(
+            graph, step.op, {x, addConstant(graph, base + step.suffix, floatTensor({}, {step.value}))}, 1,
+            base + "_post" + step.suffix);
+        if (!n)
+            return n.status();
+        x = graph.node(*n).outputs[0];
     }
     return x;
 }

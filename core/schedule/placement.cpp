@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 #include <random>
 
 namespace opscope::schedule {
@@ -54,25 +53,7 @@ public:
         m_memory.assign(devices, 0.0);
         m_busy.assign(devices, {});
         m_copyBusy.assign(devices, {});
-        std::vector<int> waiting(slots, 0);
-        auto lower = [&](NodeId a, NodeId b) {
-            return priority[a.index] != priority[b.index] ? priority[a.index] < priority[b.index]
-                                                          : m_c.position[a.index] > m_c.position[b.index];
-        };
-        std::priority_queue<NodeId, std::vector<NodeId>, decltype(lower)> ready(lower);
-        for (NodeId n : m_c.order) {
-            waiting[n.index] = int(m_c.preds[n.index].size());
-            if (waiting[n.index] == 0)
-                ready.push(n);
-        }
-        while (!ready.empty()) {
-            const NodeId n = ready.top();
-            ready.pop();
-            place(n);
-            for (NodeId succ : m_c.succs[n.index])
-                if (--waiting[succ.index] == 0)
-                    ready.push(succ);
-        }
+        visitByPriority(m_c, priority, [this](NodeId n) { place(n); });
         return std::move(m_p);
     }
 
@@ -213,7 +194,7 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
     return best;
 }
 
-Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model)
+Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model, std::size_t devices)
 {
     if (model.devices.empty())
         return Status::invalid("the cost model has no devices");
@@ -223,10 +204,11 @@ Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model)
     Placement p;
     p.device.assign(graph.nodeSlots(), -1);
     p.start.assign(graph.nodeSlots(), 0.0);
+    const std::size_t count = devices ? std::min(devices, model.devices.size()) : model.devices.size();
     std::size_t next = 0;
     for (NodeId n : costs->order) {
         p.start[n.index] = double(next);
-        p.device[n.index] = int(next++ % model.devices.size());
+        p.device[n.index] = int(next++ % count);
     }
     return p;
 }

@@ -40,6 +40,7 @@ struct PlacementOptions
 
 Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model,
                                 const PlacementOptions &options = {});
-Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model);
+// Over the first `devices` of the model's devices (0: all of them); 1 is the serial placement.
+Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model, std::size_t devices = 0);
 
 } // namespace opscope::schedule

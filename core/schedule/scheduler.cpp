@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <queue>
 
 namespace opscope::schedule {
 
@@ -90,21 +89,7 @@ Expected<Placement> placeFor(const Graph &graph, Strategy strategy, const CostMo
 {
     if (strategy == Strategy::Greedy)
         return placeGreedy(graph, model);
-    if (strategy == Strategy::RoundRobin)
-        return placeRoundRobin(graph, model);
-    if (model.devices.empty())
-        return Status::invalid("the cost model has no devices");
-    Expected<GraphCosts> costs = graphCosts(graph, model);
-    if (!costs)
-        return costs.status();
-    Placement p;
-    p.device.assign(graph.nodeSlots(), -1);
-    p.start.assign(graph.nodeSlots(), 0.0);
-    for (NodeId n : costs->order) {
-        p.device[n.index] = 0;
-        p.start[n.index] = double(costs->position[n.index]);
-    }
-    return p;
+    return placeRoundRobin(graph, model, strategy == Strategy::RoundRobin ? 0 : 1);
 }
 
 Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const CostModel &model,
@@ -173,7 +158,6 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
     } else {
         priority = upwardRanks(c, model);
     }
-    const std::vector<double> &rank = priority;
     // Devices whose copies overlap compute get a copy queue each, after the compute queues.
     const std::size_t devices = multiDevice ? model.devices.size() : 1;
     bool copyQueues = false;
@@ -181,23 +165,10 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
         copyQueues = copyQueues || (multiDevice && d.copiesOverlap);
     const std::size_t lanes = multiDevice ? devices * (copyQueues ? 2 : 1) : workers;
     std::vector<double> laneFree(lanes, 0.0);
-    std::vector<int> waiting(graph.nodeSlots(), 0);
-    auto cmp = [&](NodeId a, NodeId b) {
-        return rank[a.index] != rank[b.index] ? rank[a.index] < rank[b.index]
-                                              : c.position[a.index] > c.position[b.index];
-    };
-    std::priority_queue<NodeId, std::vector<NodeId>, decltype(cmp)> ready(cmp);
-    for (NodeId n : c.order) {
-        waiting[n.index] = int(c.preds[n.index].size());
-        if (waiting[n.index] == 0)
-            ready.push(n);
-    }
     // After partitioning, a cross-device edge is Send → Recv and the Recv's own cost is the copy;
     // without partitioning the edge itself costs a transfer.
     const bool partitioned = placement != nullptr;
-    while (!ready.empty()) {
-        const NodeId n = ready.top();
-        ready.pop();
+    visitByPriority(c, priority, [&](NodeId n) {
         std::size_t lane = 0;
         double start = 0.0;
         if (multiDevice) {
@@ -225,10 +196,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
         finish[n.index] = start + c.seconds[n.index][costDevice];
         laneFree[lane] = finish[n.index];
         predicted.push_back({n, std::uint32_t(costDevice), std::uint32_t(lane), start, finish[n.index]});
-        for (NodeId succ : c.succs[n.index])
-            if (--waiting[succ.index] == 0)
-                ready.push(succ);
-    }
+    });
     if (predicted.size() != c.order.size())
         return Status::internal("list scheduling left nodes unscheduled");
     return buildPlan(graph, c, strategy, std::move(predicted), lanes, devices, options);
