@@ -103,6 +103,10 @@ void ProfilePanel::showProfileDialog()
     iterations->setRange(1, 1000);
     iterations->setValue(10);
     form->addRow(tr("Iterations"), iterations);
+    auto *measured = new QCheckBox(tr("Plan parallel and greedy with the op times serial measured"), &dialog);
+    measured->setChecked(true);
+    measured->setToolTip(tr("Off: plan from the cost model's FLOP/byte estimates"));
+    form->addRow(tr("Costs"), measured);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
     form->addRow(buttons);
     connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -117,6 +121,7 @@ void ProfilePanel::showProfileDialog()
     options.devices = devices->value();
     options.threadsPerDevice = threads->value();
     options.iterations = iterations->value();
+    options.measuredCosts = measured->isChecked();
     profile(model, options);
 }
 
