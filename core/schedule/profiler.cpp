@@ -112,7 +112,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         Expected<std::vector<ProfileRun>> serial = profileModel(model, first);
         if (!serial)
             return serial.status();
-        cost.measuredSeconds = opSeconds(serial->front().trace);
+        cost.measuredSeconds = serial->front().opSeconds;
     }
     for (Strategy strategy : options.strategies) {
         if (options.cancel && options.cancel->load())
@@ -184,6 +184,17 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             timed.emplace_back(t.duration(), std::move(t));
         }
         std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        if (strategy == Strategy::Serial) {
+            // Each op's median over the timed runs: steadier than any one run's times.
+            std::unordered_map<std::string, std::vector<double>> samples;
+            for (const auto &[makespan, t] : timed)
+                for (const auto &[name, seconds] : opSeconds(t))
+                    samples[name].push_back(seconds);
+            for (auto &[name, v] : samples) {
+                std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+                r.opSeconds[name] = v[v.size() / 2];
+            }
+        }
         auto &median = timed[timed.size() / 2];
         r.makespanMs = median.first * 1e3;
         r.trace = std::move(median.second);
@@ -200,7 +211,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         }
         summarizeRun(r);
         if (measure && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
-            cost.measuredSeconds = opSeconds(r.trace);
+            cost.measuredSeconds = r.opSeconds;
             // Predictions from here on use measured op times: serial's too, to compare like with like.
             if (Expected<Schedule> again = makeSchedule(runModel.graph, strategy, cost, so))
                 r.predictedMs = again->predictedMakespan * 1e3;

@@ -46,6 +46,7 @@ struct ProfileRun
     std::size_t transfers = 0;
     std::vector<std::pair<std::string, double>> utilization; // device → busy / capacity
     trace::Trace trace;
+    std::unordered_map<std::string, double> opSeconds; // serial runs: each node's median seconds
 };
 
 // `model` should already be optimized the way it will run.
