@@ -3,6 +3,7 @@
 // stays near the lower bound, Chrome traces round-trip, and the level-of-detail query merges what
 // a pixel cannot show.
 
+#include "ir/dependencies.h"
 #include "ir/opcategory.h"
 #include "passes/partitionpass.h"
 #include "passtest.h"
@@ -16,6 +17,9 @@
 #include "trace/chrometrace.h"
 
 #include <QTest>
+#include <chrono>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 
@@ -161,7 +165,9 @@ private slots:
         const CostModel cost = devices(3);
         ScheduleOptions o;
         o.workers = 3;
-        for (Strategy st : {Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+        // Parallel twice: workers sharing one queue, then a fixed queue per worker.
+        for (Strategy st : {Strategy::Parallel, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+            o.sharedQueue = !o.sharedQueue;
             Model model = m;
             std::vector<int> placement;
             if (st != Strategy::Parallel) {
@@ -175,7 +181,10 @@ private slots:
             Expected<Schedule> plan =
                 makeSchedule(model.graph, st, cost, o, placement.empty() ? nullptr : &placement);
             QVERIFY(plan);
-            QCOMPARE(plan->plan.queues.size(), std::size_t(3));
+            const bool shared = st == Strategy::Parallel && o.sharedQueue;
+            QCOMPARE(plan->plan.queues.size(), std::size_t(shared ? 1 : 3));
+            QCOMPARE(plan->plan.queues.front().workers, shared ? 3 : 1);
+            QVERIFY(validatePlan(model.graph, plan->plan));
             for (int run = 0; run < 3; ++run) {
                 const std::vector<RuntimeTensor> out = runWith(model, &plan->plan, *feeds);
                 QCOMPARE(out.size(), reference.size());
@@ -187,6 +196,90 @@ private slots:
                     QVERIFY2(same, same.message().c_str());
                 }
             }
+        }
+    }
+
+    void workersSharingAQueue_data()
+    {
+        QTest::addColumn<int>("workers");
+        QTest::addColumn<int>("seed");
+        for (int w : {2, 4})
+            for (int seed : {1, 2, 3})
+                QTest::addRow("%d workers, dag %d", w, seed) << w << seed;
+    }
+    void workersSharingAQueue()
+    {
+        // Each step runs once, after its producers, on one of the workers (a lane each in the
+        // trace); the outputs are the serial ones, run after run.
+        QFETCH(int, workers);
+        QFETCH(int, seed);
+        const Model m = randomDag(250, std::uint32_t(seed));
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY(s);
+        Expected<Feeds> feeds = randomFeeds(**s, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        const std::vector<RuntimeTensor> reference = runWith(m, nullptr, *feeds);
+        ScheduleOptions o;
+        o.workers = workers;
+        Expected<Schedule> plan = makeSchedule(m.graph, Strategy::Parallel, devices(1), o);
+        QVERIFY(plan);
+        QCOMPARE(plan->plan.queues.front().workers, workers);
+        for (int run = 0; run < 5; ++run) {
+            std::mutex mutex;
+            std::map<std::uint32_t, std::pair<double, double>> spans; // node → start, end (s)
+            std::set<std::uint32_t> lanes;
+            int twice = 0;
+            const auto t0 = std::chrono::steady_clock::now();
+            ExecOptions exec;
+            exec.onStep = [&](const StepEvent &e) {
+                if (e.graph != &(*s)->model().graph)
+                    return;
+                std::lock_guard lock(mutex);
+                const auto sec = [&](auto t) { return std::chrono::duration<double>(t - t0).count(); };
+                if (!spans.emplace(e.node.index, std::make_pair(sec(e.start), sec(e.end))).second)
+                    ++twice;
+                lanes.insert(e.queue);
+            };
+            Expected<std::vector<RuntimeTensor>> out = (*s)->run(*feeds, &plan->plan, &exec);
+            QVERIFY2(out, out ? "" : out.status().message().c_str());
+            QCOMPARE(twice, 0);
+            QCOMPARE(spans.size(), m.graph.nodeCount());
+            QVERIFY(*lanes.rbegin() < std::uint32_t(workers));
+            const auto preds = nodePredecessors(m.graph);
+            for (const auto &[node, span] : spans)
+                for (NodeId p : preds[node])
+                    QVERIFY(spans.at(p.index).second <= span.first);
+            for (std::size_t i = 0; i < out->size(); ++i) {
+                double diff = 0.0;
+                const Status same = compareTensors((*out)[i], reference[i], 0.0, 0.0, diff);
+                QVERIFY2(same, same.message().c_str());
+            }
+        }
+    }
+
+    void sharedQueueStopsOnAnError()
+    {
+        // A kernel error on one worker stops the others and comes back naming the node; no hang.
+        Model m = randomDag(120, 4);
+        Graph &g = m.graph;
+        const ValueId shape = g.addInitializer(
+            "bad_shape", Tensor::fromValues(DataType::Int64, {1}, std::vector<std::int64_t>{7}));
+        const ValueId out = *g.createValue("reshaped");
+        (void)g.addNode("Reshape", {g.findValue("v60"), shape}, {out}, {}, "impossible_reshape");
+        g.addOutput(out);
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY(s);
+        Expected<Feeds> feeds = randomFeeds(**s, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        ScheduleOptions o;
+        o.workers = 4;
+        Expected<Schedule> plan = makeSchedule(g, Strategy::Parallel, devices(1), o);
+        QVERIFY(plan);
+        for (int run = 0; run < 5; ++run) {
+            Expected<std::vector<RuntimeTensor>> result = (*s)->run(*feeds, &plan->plan);
+            QVERIFY(!result);
+            QVERIFY2(result.status().message().find("impossible_reshape") != std::string::npos,
+                     result.status().message().c_str());
         }
     }
 

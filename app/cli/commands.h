@@ -121,6 +121,7 @@ struct ProfileArgs
     std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
     std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs
     bool estimatedCosts = false;     // plan from the cost model's estimates, not serial's times
+    bool fixedQueues = false;        // parallel: a queue per worker instead of one shared queue
     bool json = false;
 };
 int runProfile(const ProfileArgs &args);

@@ -132,6 +132,8 @@ int main(int argc, char **argv)
                            "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
     profileCmd->add_option("--dim", profile.dims,
                            "NAME=VALUE for a symbolic dimension of random inputs (repeatable)");
+    profileCmd->add_flag("--fixed-queues", profile.fixedQueues,
+                         "parallel: a fixed queue per worker (as GPU streams) instead of one shared queue");
     profileCmd->add_flag("--estimated-costs", profile.estimatedCosts,
                          "Plan parallel/greedy from FLOP/byte estimates, not the op times serial measured");
     profileCmd->add_flag("--json", profile.json, "Print JSON");

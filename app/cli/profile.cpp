@@ -60,6 +60,7 @@ int runProfile(const ProfileArgs &args)
     options.iterations = args.iterations;
     options.simulate = args.simulate;
     options.measuredCosts = !args.estimatedCosts;
+    options.sharedQueue = !args.fixedQueues;
     options.seed = args.seed;
     Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
     if (!given)

@@ -27,6 +27,9 @@ Status validatePlan(const Graph &graph, const ExecutionPlan &plan)
     for (std::uint32_t q = 0; q < plan.queues.size(); ++q) {
         if (plan.queues[q].device < 0 || std::size_t(plan.queues[q].device) >= plan.devices.size())
             return Status::invalid("plan queue " + std::to_string(q) + " names no device");
+        if (plan.queues[q].workers < 1 || plan.queues[q].workers > 1024)
+            return Status::invalid("plan queue " + std::to_string(q) + " has " +
+                                   std::to_string(plan.queues[q].workers) + " workers (1 to 1024)");
         for (std::uint32_t s = 0; s < plan.queues[q].steps.size(); ++s) {
             const NodeId id = plan.queues[q].steps[s].node;
             if (!id.valid() || id.index >= graph.nodeSlots() || !graph.node(id).alive)
@@ -54,8 +57,9 @@ Status validatePlan(const Graph &graph, const ExecutionPlan &plan)
                 bool met = dep.queue == self.queue && dep.step < self.step;
                 for (const StepRef &w : step.waitFor)
                     met |= w.queue == dep.queue && w.step >= dep.step;
-                // Transitively: an earlier step of this queue that waited for it also suffices.
-                for (std::uint32_t e = 0; !met && e < s; ++e)
+                // Transitively: an earlier step of this queue that waited for it also suffices —
+                // unless workers share the queue and steps may overtake each other.
+                for (std::uint32_t e = 0; !met && queue.workers == 1 && e < s; ++e)
                     for (const StepRef &w : queue.steps[e].waitFor)
                         met |= w.queue == dep.queue && w.step >= dep.step;
                 if (!met)

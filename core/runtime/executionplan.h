@@ -28,6 +28,11 @@ struct PlanQueue
 {
     int device = 0; // index into ExecutionPlan::devices
     std::vector<PlanStep> steps;
+    // More than one: that many workers share the queue, each taking the first step (in queue
+    // order) whose inputs are ready — an op starts as soon as its inputs are and a worker is free
+    // (CPU worker pools; a GPU stream is one worker). Each step's waitFor must then name all its
+    // dependencies in other queues itself.
+    int workers = 1;
 };
 
 struct ExecutionPlan

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <omp.h>
+#include <set>
 
 namespace opscope {
 
@@ -84,13 +85,28 @@ public:
                 m_backends.push_back(owned.back().get());
             }
         }
-        if (m_plan.queues.size() == 1)
+        if (m_plan.queues.size() == 1 && m_plan.queues[0].workers <= 1)
             return runQueue(0);
-        // Every queue at once, on the shared pool's persistent workers (the caller runs queue 0).
-        std::vector<Status> results(m_plan.queues.size());
+        // Every queue (every worker of a shared one) at once, on the shared pool's persistent
+        // workers; the caller runs the first. A worker's lane in the trace: its queue's first lane
+        // plus its index.
         std::vector<std::function<void()>> jobs;
-        for (std::uint32_t q = 0; q < m_plan.queues.size(); ++q)
-            jobs.emplace_back([this, q, &results] { results[q] = runQueue(q); });
+        std::vector<Status> results;
+        for (const PlanQueue &q : m_plan.queues)
+            results.resize(results.size() + std::size_t(std::max(1, q.workers)));
+        std::uint32_t lane = 0;
+        m_shared.resize(m_plan.queues.size());
+        for (std::uint32_t q = 0; q < m_plan.queues.size(); ++q) {
+            const int workers = std::max(1, m_plan.queues[q].workers);
+            if (workers == 1) {
+                jobs.emplace_back([this, q, lane, &results] { results[lane] = runQueue(q, lane); });
+                ++lane;
+                continue;
+            }
+            m_shared[q] = sharedQueue(q);
+            for (int w = 0; w < workers; ++w, ++lane)
+                jobs.emplace_back([this, q, lane, &results] { results[lane] = runShared(q, lane); });
+        }
         WorkerPool::shared().runConcurrently(jobs);
         for (const Status &st : results)
             if (!st.isOk() && st.message() != "stopped") // the first real error wins
@@ -102,7 +118,107 @@ public:
     }
 
 private:
-    Status runQueue(std::uint32_t q)
+    // A queue several workers share: per step, how many of its producers in the same queue have
+    // not finished, and which steps of the queue it unblocks; the steps ready to take, in order.
+    struct SharedQueue
+    {
+        std::vector<int> pending;
+        std::vector<std::vector<std::uint32_t>> unblocks;
+        std::set<std::uint32_t> ready;
+        std::size_t untaken = 0;
+    };
+
+    std::unique_ptr<SharedQueue> sharedQueue(std::uint32_t q) const
+    {
+        const PlanQueue &queue = m_plan.queues[q];
+        const Graph &g = *m_pg.graph;
+        auto sq = std::make_unique<SharedQueue>();
+        sq->pending.assign(queue.steps.size(), 0);
+        sq->unblocks.resize(queue.steps.size());
+        sq->untaken = queue.steps.size();
+        std::vector<int> stepOf(g.nodeSlots(), -1);
+        for (std::uint32_t s = 0; s < queue.steps.size(); ++s)
+            stepOf[queue.steps[s].node.index] = int(s);
+        for (std::uint32_t s = 0; s < queue.steps.size(); ++s) {
+            const NodeId node = queue.steps[s].node;
+            std::vector<ValueId> reads = g.node(node).inputs;
+            const std::vector<ValueId> &implicit = m_pg.nodes[node.index].implicitInputs;
+            reads.insert(reads.end(), implicit.begin(), implicit.end());
+            std::set<int> producers;
+            for (ValueId v : reads)
+                if (v.valid() && g.value(v).producer.valid() && stepOf[g.value(v).producer.index] >= 0)
+                    producers.insert(stepOf[g.value(v).producer.index]);
+            producers.erase(int(s));
+            for (int p : producers)
+                sq->unblocks[std::size_t(p)].push_back(s);
+            sq->pending[s] = int(producers.size());
+            if (producers.empty())
+                sq->ready.insert(s);
+        }
+        return sq;
+    }
+
+    bool crossQueueDone(const PlanStep &step) const
+    {
+        for (const StepRef &r : step.waitFor)
+            if (!m_done[r.queue][r.step].load(std::memory_order_acquire))
+                return false;
+        return true;
+    }
+
+    // One worker of a shared queue: takes the first ready step, runs it, releases what it unblocks.
+    Status runShared(std::uint32_t q, std::uint32_t lane)
+    {
+        const PlanQueue &queue = m_plan.queues[q];
+        SharedQueue &sq = *m_shared[q];
+        Backend &backend = *m_backends[std::size_t(queue.device)];
+        omp_set_num_threads(backend.threads());
+        for (;;) {
+            std::uint32_t s = 0;
+            const auto waitStart = std::chrono::steady_clock::now();
+            bool waited = false;
+            {
+                std::unique_lock lock(m_mutex);
+                for (;;) {
+                    if (m_failed)
+                        return Status::internal("stopped");
+                    if (sq.untaken == 0)
+                        return Status::ok();
+                    auto it = sq.ready.begin();
+                    while (it != sq.ready.end() && !crossQueueDone(queue.steps[*it]))
+                        ++it;
+                    if (it != sq.ready.end()) {
+                        s = *it;
+                        sq.ready.erase(it);
+                        --sq.untaken;
+                        break;
+                    }
+                    waited = true;
+                    m_cv.wait(lock);
+                }
+            }
+            const PlanStep &step = queue.steps[s];
+            if (m_options.cancel && m_options.cancel->load())
+                return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
+            const auto start = std::chrono::steady_clock::now();
+            const Status st = runNode(m_pg.nodes[step.node.index], backend);
+            if (!st.isOk())
+                return fail(st);
+            if (m_options.onStep)
+                m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
+                                  std::chrono::steady_clock::now(), waited ? waitStart : start});
+            {
+                std::lock_guard lock(m_mutex);
+                m_done[q][s].store(true, std::memory_order_release);
+                for (std::uint32_t t : sq.unblocks[s])
+                    if (--sq.pending[t] == 0)
+                        sq.ready.insert(t);
+            }
+            m_cv.notify_all();
+        }
+    }
+
+    Status runQueue(std::uint32_t q, std::uint32_t lane = 0)
     {
         const PlanQueue &queue = m_plan.queues[q];
         Backend &backend = *m_backends[std::size_t(queue.device)];
@@ -119,7 +235,7 @@ private:
             if (!st.isOk())
                 return fail(st);
             if (m_options.onStep)
-                m_options.onStep({m_pg.graph, step.node, q, queue.device, start,
+                m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
                                   std::chrono::steady_clock::now(),
                                   step.waitFor.empty() ? start : waitStart});
             {
@@ -209,6 +325,7 @@ private:
     std::unique_ptr<std::atomic<int>[]> m_remaining;
     std::vector<std::unique_ptr<std::atomic<bool>[]>> m_done;
     std::vector<Backend *> m_backends;
+    std::vector<std::unique_ptr<SharedQueue>> m_shared; // by queue; null unless workers share it
     std::mutex m_mutex;
     std::condition_variable m_cv;
     bool m_failed = false;

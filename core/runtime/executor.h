@@ -1,8 +1,9 @@
 #pragma once
-// Runs a prepared graph by an execution plan. One thread per queue — the calling thread and
+// Runs a prepared graph by an execution plan. One thread per queue worker — the calling thread and
 // persistent workers of a shared pool (workerpool.h); a step waits for the steps of other queues
-// it depends on. Intermediate tensors are freed when their last consumer has run. Subgraphs (If/Loop/Scan
-// bodies) run serially on the calling thread and read outer-scope values from the enclosing frame.
+// it depends on; workers sharing a queue take its steps as their inputs become ready. Intermediate tensors
+// are freed when their last consumer has run. Subgraphs (If/Loop/Scan bodies) run serially on the calling
+// thread and read outer-scope values from the enclosing frame.
 
 #include "runtime/preparedgraph.h"
 #include "runtime/runtimetensor.h"

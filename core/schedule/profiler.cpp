@@ -93,6 +93,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
     }
     ScheduleOptions so;
     so.workers = int(cost.devices.size());
+    so.sharedQueue = options.sharedQueue;
     // Plan devices are named like the model's (cpu:0…, or gpu:0… when simulating GPUs).
     so.devicePrefix = cost.devices.front().name.substr(0, cost.devices.front().name.find(':'));
     std::vector<ProfileRun> runs;

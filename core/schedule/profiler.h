@@ -33,6 +33,8 @@ struct ProfileOptions
     // serial schedule's own run when it comes first, else three extra serial runs) instead of
     // the FLOP/byte estimates. Only when running, not when simulating.
     bool measuredCosts = true;
+    // parallel: workers share one queue (false: a fixed queue per worker, as GPU streams run).
+    bool sharedQueue = true;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> progress; // "greedy 3/10"
 };

@@ -47,9 +47,13 @@ Schedule buildPlan(const Graph &graph, const GraphCosts &c, Strategy strategy,
     s.plan.name = strategyName(strategy);
     for (std::size_t d = 0; d < devices; ++d)
         s.plan.devices.push_back(options.devicePrefix + ":" + std::to_string(d));
-    s.plan.queues.resize(queues);
-    for (std::size_t q = 0; q < queues; ++q)
+    // Parallel on a worker pool: the predicted lanes become workers sharing one queue, so an op
+    // starts when its inputs are ready and any worker is free, not when its predicted lane is.
+    const std::size_t workers = strategy == Strategy::Parallel && options.sharedQueue ? queues : 1;
+    s.plan.queues.resize(queues / workers);
+    for (std::size_t q = 0; q < s.plan.queues.size(); ++q)
         s.plan.queues[q].device = int(q % devices);
+    s.plan.queues.front().workers = int(workers);
     // `predicted` comes in the order the list scheduler chose; ties in start time keep it (a
     // zero-cost Send must stay before the op its device starts at the same instant).
     std::stable_sort(predicted.begin(), predicted.end(),
@@ -57,8 +61,9 @@ Schedule buildPlan(const Graph &graph, const GraphCosts &c, Strategy strategy,
     std::vector<StepRef> where(graph.nodeSlots());
     s.deviceOf.assign(graph.nodeSlots(), -1);
     for (const PredictedOp &p : predicted) {
-        PlanQueue &q = s.plan.queues[p.queue];
-        where[p.node.index] = {p.queue, std::uint32_t(q.steps.size())};
+        const std::uint32_t queue = workers > 1 ? 0 : p.queue;
+        PlanQueue &q = s.plan.queues[queue];
+        where[p.node.index] = {queue, std::uint32_t(q.steps.size())};
         s.deviceOf[p.node.index] = int(p.device);
         q.steps.push_back({p.node, {}});
     }
@@ -208,8 +213,7 @@ trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const 
     t.name = name;
     for (const PredictedOp &p : schedule.predicted) {
         const Node &n = graph.node(p.node);
-        const std::size_t lane =
-            t.laneFor(schedule.plan.devices[schedule.plan.queues[p.queue].device], p.queue);
+        const std::size_t lane = t.laneFor(schedule.plan.devices[p.device], p.queue);
         t.lanes[lane].spans.push_back({p.start, p.finish, t.intern(n.name), t.intern(n.opType),
                                        std::uint8_t(opCategory(n.opType, n.domain))});
     }

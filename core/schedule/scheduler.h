@@ -1,8 +1,8 @@
 #pragma once
 // Execution plans for one graph, four ways, with the timeline the cost model predicts for each:
 //   serial      one device, one queue, dependency order, one op at a time
-//   parallel    one device, N queues: each op on the queue where it can start first (a worker
-//               pool on CPU, streams on a GPU)
+//   parallel    one device, N workers: each op started as soon as its inputs are ready and a
+//               worker is free (a pool sharing one queue on CPU; fixed queues for GPU streams)
 //   greedy      N devices, HEFT-style: ops by upward rank (critical path first), each on the device
 //               where it finishes earliest counting the transfer of its inputs, under a memory cap
 //               (placement.h: with insertion into idle gaps and seeded refinement)
@@ -50,6 +50,9 @@ struct ScheduleOptions
 {
     int workers = 2;                  // parallel: queues; greedy/round-robin: devices (= model devices)
     std::string devicePrefix = "cpu"; // plan device names: cpu:0, cpu:1...
+    // parallel: the workers share one queue (CPU worker pool: each op starts when its inputs are
+    // ready and a worker is free); false: a fixed queue per worker, as GPU streams need.
+    bool sharedQueue = true;
 };
 
 // Plans `graph`. Multi-device strategies place nodes themselves unless `placement` (device per
