@@ -333,6 +333,28 @@ private slots:
         }
     }
 
+    void overlapIsTheUnionOfComputeDuringTransfers()
+    {
+        // A copy into cpu:1 from 1.0 to 2.0 s; cpu:0 computes 0.5–1.5 and 1.8–3.0 (waiting between),
+        // cpu:2 computes 1.0–1.3 (inside cpu:0's span: not counted twice). Overlap 0.7.
+        ProfileRun r;
+        trace::Trace &t = r.trace;
+        const auto span = [&](const char *device, double a, double b, std::uint8_t category = 0) {
+            t.lanes[t.laneFor(device, 0)].spans.push_back({a, b, t.intern("n"), t.intern("Conv"), category});
+        };
+        span("cpu:0", 0.5, 1.5);
+        span("cpu:0", 1.5, 1.8, trace::kIdleCategory);
+        span("cpu:0", 1.8, 3.0);
+        span("cpu:1", 1.0, 2.0); // the Recv itself
+        span("cpu:2", 1.0, 1.3);
+        t.sortLanes();
+        t.transfers.push_back(
+            {1.0, 2.0, 1024, std::uint32_t(t.laneFor("cpu:0", 0)), std::uint32_t(t.laneFor("cpu:1", 0))});
+        summarizeRun(r);
+        QCOMPARE(r.transfers, std::size_t(1));
+        QVERIFY2(std::abs(r.overlap - 0.7) < 1e-9, qPrintable(QString::number(r.overlap)));
+    }
+
     void measuredTimesReplaceEstimates()
     {
         // A serial run's per-op times (opSeconds of its trace) drive the plan where given.

@@ -28,19 +28,32 @@ void summarizeRun(ProfileRun &r)
         r.utilization.emplace_back(device, capacity > 0 ? b.first / capacity : 0.0);
         r.idleMs += std::max(0.0, capacity - b.first) * 1e3;
     }
+    // Overlap: the share of transfer time during which some other lane computes — the source
+    // device included (a Send hands over and returns; the copy runs on the destination). Covered
+    // time is the union over lanes, not counted twice.
     double transferTime = 0.0, overlapped = 0.0;
     for (const trace::Transfer &x : t.transfers) {
         transferTime += x.end - x.start;
-        double covered = 0.0;
+        std::vector<std::pair<double, double>> covered;
         for (std::uint32_t li = 0; li < t.lanes.size(); ++li) {
-            if (li == x.fromLane || li == x.toLane)
+            if (li == x.toLane)
                 continue;
-            for (const trace::Span &s : t.lanes[li].spans)
-                if (s.category != trace::kIdleCategory) // waiting is not computing
-                    covered =
-                        std::max(covered, std::max(0.0, std::min(s.end, x.end) - std::max(s.start, x.start)));
+            const std::vector<trace::Span> &spans = t.lanes[li].spans;
+            // Spans are sorted by start: from the last one starting before the window.
+            auto it = std::lower_bound(spans.begin(), spans.end(), x.start,
+                                       [](const trace::Span &s, double v) { return s.start < v; });
+            if (it != spans.begin())
+                --it;
+            for (; it != spans.end() && it->start < x.end; ++it)
+                if (it->category != trace::kIdleCategory && it->end > x.start) // waiting is not computing
+                    covered.emplace_back(std::max(it->start, x.start), std::min(it->end, x.end));
         }
-        overlapped += covered;
+        std::sort(covered.begin(), covered.end());
+        double reach = x.start;
+        for (const auto &[a, b] : covered) {
+            overlapped += std::max(0.0, b - std::max(a, reach));
+            reach = std::max(reach, b);
+        }
     }
     r.overlap = transferTime > 0 ? overlapped / transferTime : 0.0;
     r.transfers = t.transfers.size();
