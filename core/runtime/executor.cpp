@@ -3,6 +3,7 @@
 #include "runtime/backend.h"
 #include "runtime/workerpool.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -144,11 +145,15 @@ private:
             std::vector<ValueId> reads = g.node(node).inputs;
             const std::vector<ValueId> &implicit = m_pg.nodes[node.index].implicitInputs;
             reads.insert(reads.end(), implicit.begin(), implicit.end());
-            std::set<int> producers;
+            std::vector<int> producers;
             for (ValueId v : reads)
-                if (v.valid() && g.value(v).producer.valid() && stepOf[g.value(v).producer.index] >= 0)
-                    producers.insert(stepOf[g.value(v).producer.index]);
-            producers.erase(int(s));
+                if (v.valid() && g.value(v).producer.valid()) {
+                    const int p = stepOf[g.value(v).producer.index];
+                    if (p >= 0 && p != int(s))
+                        producers.push_back(p);
+                }
+            std::sort(producers.begin(), producers.end());
+            producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
             for (int p : producers)
                 sq->unblocks[std::size_t(p)].push_back(s);
             sq->pending[s] = int(producers.size());
