@@ -144,7 +144,8 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
     const std::vector<double> rank = upwardRanks(c, model);
     Heft heft(c, model);
     Placement best = heft.run(rank);
-    // A budget of about 2·10⁷ device trials keeps placement well under a second on big graphs.
+    // A budget of about 2·10⁷ steps (~20 per node-device trial: gap search, input copies) keeps
+    // placement well under a second on big graphs: 64 passes at 400 nodes × 8 devices.
     const double trials = double(std::max<std::size_t>(1, c.order.size())) * double(model.devices.size());
     const int refinements = options.refinements >= 0   ? options.refinements
                             : model.devices.size() < 2 ? 0
