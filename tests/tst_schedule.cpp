@@ -331,6 +331,19 @@ private slots:
             for (const PlanStep &step : plan->plan.queues[q].steps)
                 QCOMPARE(part->model.graph.node(step.node).opType == "Recv", q >= 4);
         }
+        // The predicted trace carries each copy as a transfer (source lane → copy lane), and a
+        // device's utilization counts its compute lane only.
+        ProfileRun r;
+        r.trace = predictedTrace(part->model.graph, *plan, "round-robin");
+        QCOMPARE(r.trace.transfers.size(), part->transfers);
+        for (const trace::Transfer &x : r.trace.transfers) {
+            QVERIFY(x.fromLane != x.toLane && x.start <= x.end && x.bytes > 0);
+            QCOMPARE(r.trace.lanes[x.toLane].queue >= 4, true);
+        }
+        summarizeRun(r);
+        QCOMPARE(r.utilization.size(), std::size_t(4));
+        for (const auto &[device, u] : r.utilization)
+            QVERIFY(u > 0.0 && u <= 1.0);
     }
 
     void overlapIsTheUnionOfComputeDuringTransfers()

@@ -18,6 +18,12 @@ void summarizeRun(ProfileRun &r)
     for (const trace::Lane &l : t.lanes) {
         if (l.device == "host")
             continue; // setup, not a device
+        // A copy queue (a GPU's copy engine: nothing but Recv) is a link, not compute capacity.
+        const bool copies = std::all_of(l.spans.begin(), l.spans.end(), [&](const trace::Span &s) {
+            return s.category == trace::kIdleCategory || t.strings[s.op] == "Recv";
+        });
+        if (copies && !l.spans.empty())
+            continue;
         busy[l.device].first += trace::laneStats(l, makespan).busy;
         ++busy[l.device].second;
     }

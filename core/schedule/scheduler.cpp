@@ -218,6 +218,24 @@ trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const 
                                        std::uint8_t(opCategory(n.opType, n.domain))});
     }
     t.sortLanes();
+    // Each Recv is a transfer, from its Send's end on the source lane to the copy's end, as the
+    // recorder writes them for measured runs.
+    std::vector<const PredictedOp *> of(graph.nodeSlots(), nullptr);
+    for (const PredictedOp &p : schedule.predicted)
+        of[p.node.index] = &p;
+    const auto laneOf = [&](const PredictedOp &p) {
+        return std::uint32_t(t.laneFor(schedule.plan.devices[p.device], p.queue));
+    };
+    for (const PredictedOp &p : schedule.predicted) {
+        const Node &n = graph.node(p.node);
+        if (n.opType != "Recv" || n.domain != "ai.opscope" || n.inputs.empty())
+            continue;
+        const NodeId send = graph.producer(n.inputs[0]);
+        const PredictedOp *from = send.valid() ? of[send.index] : nullptr;
+        t.transfers.push_back({from ? from->finish : p.start, p.finish,
+                               std::uint64_t(estimateCost(graph, p.node).outputBytes),
+                               from ? laneOf(*from) : laneOf(p), laneOf(p)});
+    }
     return t;
 }
 

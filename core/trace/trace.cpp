@@ -107,11 +107,12 @@ Trace Recorder::finish(const std::string &name)
     double firstStart = -1.0;
     // Shapes are formatted here, once per node, not while the run is being timed.
     std::map<std::pair<const Graph *, std::uint32_t>, std::uint32_t> shapes;
+    const auto deviceName = [this](int device) {
+        return std::size_t(device) < m_devices.size() ? m_devices[std::size_t(device)]
+                                                      : "device " + std::to_string(device);
+    };
     for (const Event &e : m_events) {
-        const std::string device = std::size_t(e.step.device) < m_devices.size()
-                                       ? m_devices[std::size_t(e.step.device)]
-                                       : "device " + std::to_string(e.step.device);
-        const std::size_t lane = t.laneFor(device, e.step.queue);
+        const std::size_t lane = t.laneFor(deviceName(e.step.device), e.step.queue);
         const double waited = seconds(e.step.start) - seconds(e.step.waitStart);
         if (e.step.waitStart.time_since_epoch().count() != 0 && waited > 1e-6)
             // Waiting for another queue: a span of its own, so idle time shows where it comes from.
@@ -137,24 +138,24 @@ Trace Recorder::finish(const std::string &name)
             {0.0, firstStart, t.intern("run setup"), t.intern("(host)"), kIdleCategory});
     }
     t.sortLanes();
-    // Recv spans are the transfers: from the lane of the device named in "from".
-    for (std::uint32_t li = 0; li < t.lanes.size(); ++li)
-        for (const Span &s : t.lanes[li].spans)
-            if (t.strings[s.op] == "Recv") {
-                // The matching Send ran on another lane; find the latest Send ending before s.start.
-                std::uint32_t from = li;
-                double best = -1.0;
-                for (std::uint32_t lj = 0; lj < t.lanes.size(); ++lj)
-                    if (lj != li)
-                        for (const Span &o : t.lanes[lj].spans)
-                            if (t.strings[o.op] == "Send" && o.end <= s.start + 1e-9 && o.end > best)
-                                best = o.end, from = lj;
-                std::uint64_t bytes = 0;
-                for (const Event &e : m_events)
-                    if (e.name == t.strings[s.name])
-                        bytes = e.bytes;
-                t.transfers.push_back({best >= 0 ? best : s.start, s.end, bytes, from, li});
-            }
+    // Each Recv is a transfer: from the end of its Send (the producer of its input, on the
+    // source device's lane) to the end of the copy.
+    std::map<std::pair<const Graph *, std::uint32_t>, std::pair<std::uint32_t, double>> sends;
+    for (const Event &e : m_events)
+        if (e.op == "Send")
+            sends[{e.step.graph, e.step.node.index}] = {
+                std::uint32_t(t.laneFor(deviceName(e.step.device), e.step.queue)), seconds(e.step.end)};
+    for (const Event &e : m_events) {
+        if (e.op != "Recv")
+            continue;
+        const Node &recv = e.step.graph->node(e.step.node);
+        const NodeId send = recv.inputs.empty() ? NodeId() : e.step.graph->producer(recv.inputs[0]);
+        const auto lane = std::uint32_t(t.laneFor(deviceName(e.step.device), e.step.queue));
+        const auto from = sends.find({e.step.graph, send.index});
+        t.transfers.push_back({from != sends.end() ? from->second.second : seconds(e.step.start),
+                               seconds(e.step.end), e.bytes, from != sends.end() ? from->second.first : lane,
+                               lane});
+    }
     return t;
 }
 
