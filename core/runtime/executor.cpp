@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <omp.h>
+#include <optional>
 #include <set>
 
 namespace opscope {
@@ -202,25 +203,36 @@ private:
                     m_cv.wait(lock);
                 }
             }
-            const PlanStep &step = queue.steps[s];
-            if (m_options.cancel && m_options.cancel->load())
-                return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
-            const auto start = std::chrono::steady_clock::now();
-            const Status st = runNode(m_pg.nodes[step.node.index], backend);
-            if (!st.isOk())
-                return fail(st);
-            if (m_options.onStep)
-                m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
-                                  std::chrono::steady_clock::now(), waited ? waitStart : start});
-            {
-                std::lock_guard lock(m_mutex);
-                m_done[q][s].store(true, std::memory_order_release);
-                for (std::uint32_t t : sq.unblocks[s])
-                    if (--sq.pending[t] == 0)
-                        sq.ready.insert(t);
-            }
-            m_cv.notify_all();
+            OPSCOPE_TRY(runStep(q, s, lane, backend, waited ? std::optional(waitStart) : std::nullopt));
         }
+    }
+
+    // Runs step s of queue q on this worker, reports it, marks it done (releasing what it unblocks
+    // in a shared queue) and wakes the workers waiting for it.
+    Status runStep(std::uint32_t q, std::uint32_t s, std::uint32_t lane, Backend &backend,
+                   std::optional<std::chrono::steady_clock::time_point> waitStart)
+    {
+        const PlanQueue &queue = m_plan.queues[q];
+        const PlanStep &step = queue.steps[s];
+        if (m_options.cancel && m_options.cancel->load())
+            return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
+        const auto start = std::chrono::steady_clock::now();
+        const Status st = runNode(m_pg.nodes[step.node.index], backend);
+        if (!st.isOk())
+            return fail(st);
+        if (m_options.onStep)
+            m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
+                              std::chrono::steady_clock::now(), waitStart.value_or(start)});
+        {
+            std::lock_guard lock(m_mutex);
+            m_done[q][s].store(true, std::memory_order_release);
+            if (q < m_shared.size() && m_shared[q])
+                for (std::uint32_t t : m_shared[q]->unblocks[s])
+                    if (--m_shared[q]->pending[t] == 0)
+                        m_shared[q]->ready.insert(t);
+        }
+        m_cv.notify_all();
+        return Status::ok();
     }
 
     Status runQueue(std::uint32_t q, std::uint32_t lane = 0)
@@ -233,21 +245,8 @@ private:
             const auto waitStart = std::chrono::steady_clock::now();
             if (!waitFor(step))
                 return Status::internal("stopped");
-            if (m_options.cancel && m_options.cancel->load())
-                return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
-            const auto start = std::chrono::steady_clock::now();
-            const Status st = runNode(m_pg.nodes[step.node.index], backend);
-            if (!st.isOk())
-                return fail(st);
-            if (m_options.onStep)
-                m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
-                                  std::chrono::steady_clock::now(),
-                                  step.waitFor.empty() ? start : waitStart});
-            {
-                std::lock_guard lock(m_mutex);
-                m_done[q][s].store(true, std::memory_order_release);
-            }
-            m_cv.notify_all();
+            OPSCOPE_TRY(
+                runStep(q, s, lane, backend, step.waitFor.empty() ? std::nullopt : std::optional(waitStart)));
         }
         return Status::ok();
     }
@@ -257,14 +256,7 @@ private:
         if (step.waitFor.empty())
             return true;
         std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] {
-            if (m_failed)
-                return true;
-            for (const StepRef &r : step.waitFor)
-                if (!m_done[r.queue][r.step].load(std::memory_order_acquire))
-                    return false;
-            return true;
-        });
+        m_cv.wait(lock, [&] { return m_failed || crossQueueDone(step); });
         return !m_failed;
     }
 

@@ -8,6 +8,8 @@ namespace opscope::schedule {
 
 Expected<GraphCosts> graphCosts(const Graph &graph, const CostModel &model)
 {
+    if (model.devices.empty())
+        return Status::invalid("the cost model has no devices");
     GraphCosts c;
     Expected<std::vector<NodeId>> order = dependencyOrder(graph);
     if (!order)

@@ -18,6 +18,7 @@ struct GraphCosts
     std::vector<int> position; // [node slot] → index in `order` (-1: not live)
 };
 
+// Fails for a model without devices or a graph that cannot be ordered (a cycle).
 Expected<GraphCosts> graphCosts(const Graph &graph, const CostModel &model);
 
 // Upward rank: the longest path (mean cost over devices) from a node to the end, transfers

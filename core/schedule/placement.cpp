@@ -135,8 +135,6 @@ private:
 
 Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, const PlacementOptions &options)
 {
-    if (model.devices.empty())
-        return Status::invalid("the cost model has no devices");
     Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs)
         return costs.status();
@@ -197,8 +195,6 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
 
 Expected<Placement> placeRoundRobin(const Graph &graph, const CostModel &model, std::size_t devices)
 {
-    if (model.devices.empty())
-        return Status::invalid("the cost model has no devices");
     Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs)
         return costs.status();

@@ -101,8 +101,6 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
                                 const ScheduleOptions &options, const std::vector<int> *placement,
                                 const std::vector<double> *order)
 {
-    if (model.devices.empty())
-        return Status::invalid("the cost model has no devices");
     Expected<GraphCosts> costs = graphCosts(graph, model);
     if (!costs)
         return costs.status();
