@@ -254,6 +254,34 @@ private slots:
         }
     }
 
+    // A residual Add whose operands' H and W are symbols shape inference cannot prove equal (after
+    // a strided convolution on a dynamic-size input) still joins the region: both operands are
+    // converted alike, so their broadcasting is the same as in NCHW.
+    void residualAddWithSymbolicSpatialDims_data() { regions_data(); }
+    void residualAddWithSymbolicSpatialDims()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        ModelBuilder b;
+        b.input("x", {-1, channels, -1, -1});
+        for (const char *w : {"W1", "W2", "W3", "W4"})
+            b.randomConstant(w, {channels, channels, 3, 3}, -0.2f, 0.2f);
+        b.op("Conv", {"x", "W1"}, {"a"}, {pads1(), intsAttr("strides", {2, 2})})
+            .op("Relu", {"a"}, {"ar"})
+            .op("Conv", {"ar", "W2"}, {"c"}, {pads1()})
+            .op("Relu", {"c"}, {"cr"})
+            .op("Conv", {"cr", "W3"}, {"d"}, {pads1()})
+            .op("Add", {"ar", "d"}, {"s"})
+            .op("Conv", {"s", "W4"}, {"y"}, {pads1()})
+            .output("y");
+        // Every -1 is the symbol N: batch and spatial size bound together (5 and 8).
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"}, {5, 8}, {1, 2});
+        QCOMPARE(o.result.passes.back().notes.size(), std::size_t(1));
+        QCOMPARE(opCount(o.opsAfter, "Add"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::" + prefix.toStdString() + "Conv"), 4);
+    }
+
     // One convolution alone: its conversions would cost what they save.
     void loneConvStays()
     {

@@ -30,7 +30,7 @@ enum class Role
     Pool,   // MaxPool / AveragePool
     Norm,   // BatchNormalization (inference) with constant parameters
     Unary,  // elementwise, one tensor input
-    Binary, // elementwise, equal shapes (or a scalar constant)
+    Binary, // elementwise: equal channel counts, a per-channel operand or a scalar constant
     Concat, // along channels
 };
 
@@ -113,7 +113,12 @@ Role roleOf(const Graph &graph, const Node &n)
     if ((isOp(n, "Add") || isOp(n, "Mul") || isOp(n, "Sub") || isOp(n, "Div") || isOp(n, "Max") ||
          isOp(n, "Min")) &&
         n.inputs.size() == 2) {
-        const bool same = rank4Float(graph, n.inputs[1]) && sameShape(graph, n.inputs[0], n.inputs[1]);
+        // Two rank-4 operands with the same channel count: both permuted (or blocked) alike, their
+        // other axes broadcast exactly as in NCHW — symbolic H/W that shape inference could not
+        // prove equal (a residual Add after strided convolutions) included.
+        const auto c0 = channels(graph, n.inputs[0]), c1 = channels(graph, n.inputs[1]);
+        const bool same = rank4Float(graph, n.inputs[1]) &&
+                          (sameShape(graph, n.inputs[0], n.inputs[1]) || (c0 && c1 && *c0 == *c1));
         // A per-channel [N,C,1,1] operand (a squeeze-excitation scale) broadcasts the same way in
         // every layout: [N,C/b,1,1,b] against [N,C/b,H,W,b], [N,1,1,C] against [N,H,W,C].
         const bool perChannel =
@@ -460,8 +465,9 @@ Expected<bool> stripLayouts(Graph &graph)
             op = op.substr(op.rfind("Nchwc", 0) == 0 ? 5
                                                      : 4); // Conv, MaxPool, AveragePool, BatchNormalization
             std::erase_if(attrs, [](const Attribute &a) { return a.name == "block"; });
-            const bool fused = std::any_of(attrs.begin(), attrs.end(),
-                                           [](const Attribute &a) { return a.name.rfind("activation", 0) == 0; });
+            const bool fused = std::any_of(attrs.begin(), attrs.end(), [](const Attribute &a) {
+                return a.name.rfind("activation", 0) == 0;
+            });
             if (op == "Conv" && fused)
                 op = "FusedConv";
             else
