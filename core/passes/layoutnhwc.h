@@ -1,6 +1,6 @@
 #pragma once
 // layout-nhwc: data layout conversion. Convolutions, pooling, BatchNormalization and the
-// layout-agnostic ops between them (activations, elementwise ops on equal shapes, channel Concat)
+// layout-agnostic ops between them (activations, elementwise ops on operands of equal channel counts, per-channel or scalar operands, channel Concat)
 // form regions; each region
 // runs in a layout the CPU kernels are faster in, with conversions only at its borders:
 //
