@@ -1,8 +1,8 @@
 #pragma once
 // layout-nhwc: data layout conversion. Convolutions, pooling, BatchNormalization and the
-// layout-agnostic ops between them (activations, elementwise ops on operands of equal channel counts, per-channel or scalar operands, channel Concat)
-// form regions; each region
-// runs in a layout the CPU kernels are faster in, with conversions only at its borders:
+// layout-agnostic ops between them (activations; elementwise ops on two operands of equal channel
+// count, a per-channel or a scalar operand; channel Concat) form regions; each region runs in a
+// layout the CPU kernels are faster in, with conversions only at its borders:
 //
 //   NCHWc (the NC1HWC0 layout, C0 = the SIMD width: 8 on AVX2, 16 on AVX-512): tensors are
 //   [N, C/C0, H, W, C0]; oneDNN's convolutions run there without the reorders they otherwise do
