@@ -368,6 +368,33 @@ private slots:
         QVERIFY2(std::abs(r.overlap - 0.7) < 1e-9, qPrintable(QString::number(r.overlap)));
     }
 
+    void streamsShareTheirGpu()
+    {
+        // Parallel streams on one simulated GPU overlap their launches, not their work: the
+        // makespan lies between the device's total work and serial's.
+        const Model m = randomDag(200, 3);
+        Expected<CostModel> gpu = simulatedModel("gpu:4", devices(1));
+        QVERIFY(gpu);
+        ScheduleOptions o;
+        o.workers = 4;
+        o.devicePrefix = "gpu";
+        Expected<Schedule> parallel = makeSchedule(m.graph, Strategy::Parallel, *gpu, o);
+        Expected<Schedule> serial = makeSchedule(m.graph, Strategy::Serial, *gpu, o);
+        QVERIFY(parallel && serial);
+        double work = 0.0;
+        for (NodeId n : m.graph.nodeIds())
+            work += gpu->seconds(estimateCost(m.graph, n), 0) - gpu->devices[0].overheadSeconds;
+        QVERIFY2(parallel->predictedMakespan >= work * (1 - 1e-9),
+                 qPrintable(QStringLiteral("%1 < work %2").arg(parallel->predictedMakespan).arg(work)));
+        QVERIFY(parallel->predictedMakespan < serial->predictedMakespan);
+        // CPU devices: each worker is a core of its own; four of them more than halve serial here.
+        const CostModel cpus = devices(4);
+        Expected<Schedule> cpuParallel = makeSchedule(m.graph, Strategy::Parallel, cpus, o);
+        Expected<Schedule> cpuSerial = makeSchedule(m.graph, Strategy::Serial, cpus, o);
+        QVERIFY(cpuParallel && cpuSerial);
+        QVERIFY(cpuParallel->predictedMakespan < 0.5 * cpuSerial->predictedMakespan);
+    }
+
     void measuredTimesReplaceEstimates()
     {
         // A serial run's per-op times (opSeconds of its trace) drive the plan where given.

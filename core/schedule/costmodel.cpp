@@ -217,7 +217,7 @@ Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpu
     } else if (kind == "gpu") {
         // An H100-class device: ~50 TFLOP/s sustained fp32 tensor-core work, 3 TB/s HBM, 5 µs launches.
         for (int i = 0; i < count; ++i)
-            m.devices.push_back({"gpu:" + std::to_string(i), 5e13, 3e12, 5e-6, 80ull << 30, true});
+            m.devices.push_back({"gpu:" + std::to_string(i), 5e13, 3e12, 5e-6, 80ull << 30, true, true});
         m.link = link == "pcie" ? LinkModel{1e-5, 2.5e10} : LinkModel{3e-6, 4e11}; // PCIe 4 x16 / NVLink 4
     } else {
         return Status::invalid("unknown device kind '" + kind + "' (cpu or gpu)");

@@ -33,6 +33,9 @@ struct DeviceModel
     // Copies into the device run beside its compute (a GPU's copy engines): a Recv takes a copy
     // queue of its own. On a CPU device the worker itself copies, so a Recv occupies the device.
     bool copiesOverlap = false;
+    // Parallel queues on this device are streams of one processor (a GPU): their launch overheads
+    // overlap but their work does not. Off for CPU devices, where each worker is its own core.
+    bool queuesShareDevice = false;
 };
 
 struct LinkModel

@@ -168,6 +168,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
         copyQueues = copyQueues || (multiDevice && d.copiesOverlap);
     const std::size_t lanes = multiDevice ? devices * (copyQueues ? 2 : 1) : workers;
     std::vector<double> laneFree(lanes, 0.0);
+    double deviceWorkFree = 0.0; // parallel on a device whose queues share it (GPU streams)
     // After partitioning, a cross-device edge is Send → Recv and the Recv's own cost is the copy;
     // without partitioning the edge itself costs a transfer.
     const bool partitioned = placement != nullptr;
@@ -197,6 +198,13 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
         }
         const std::size_t costDevice = multiDevice ? lane % devices : 0;
         finish[n.index] = start + c.seconds[n.index][costDevice];
+        if (!multiDevice && model.devices[0].queuesShareDevice) {
+            // Streams of one GPU: launches overlap, the work itself takes the device in turn.
+            const double overhead = std::min(model.devices[0].overheadSeconds, c.seconds[n.index][0]);
+            const double work = c.seconds[n.index][0] - overhead;
+            finish[n.index] = std::max(start + overhead, deviceWorkFree) + work;
+            deviceWorkFree = finish[n.index];
+        }
         laneFree[lane] = finish[n.index];
         predicted.push_back({n, std::uint32_t(costDevice), std::uint32_t(lane), start, finish[n.index]});
     });
