@@ -94,7 +94,7 @@ const std::vector<Entry> &entries()
         entry<ConvActivationFusion>(
             "Conv + Relu/LeakyRelu/Clip/HardSigmoid/Sigmoid/Tanh/HardSwish → FusedConv", "extended"),
         entry<ConvAffineFusion>("scalar Mul/Add/Sub/Div after a FusedConv's activation → its post-op",
-                                 "extended"),
+                                "extended"),
         entry<GemmActivationFusion>("Gemm + activation → FusedGemm", "extended"),
         entry<EltwiseFusion>("a·c1 + b·c2 − … with scalar constants → one Eltwise", "extended"),
         entry<LayoutNhwc>("regions of Conv/pool/elementwise ops in NCHWc or NHWC, conversions at borders",
@@ -117,31 +117,37 @@ const std::vector<std::string> kBasic{"constant-folding",
 std::vector<std::string> extendedPipeline()
 {
     std::vector<std::string> p = kBasic;
-    for (const char *name : {"layernorm-fusion",
-                             "gelu-fusion",
-                             "swish-fusion",
-                             "hardswish-fusion",
-                             "prelu-fusion",
-                             "attention-fusion",
-                             "prelu-to-leakyrelu",
-                             "channel-shuffle-canonicalization",
-                             "elementwise-forward",
-                             "global-pool-fusion",
-                             "bn-scale-fusion",
-                             "conv-bn-fusion",
-                             "matmul-bn-fusion",
-                             "bn-to-scale",
-                             "conv-mul-fusion",
-                             "conv-add-fusion",
-                             "matmul-scale-fusion",
-                             "matmul-transpose-fusion",
-                             "matmul-add-fusion",
-                             "conv-activation-fusion",
-                             "conv-affine-fusion",
-                             "gemm-activation-fusion",
-                             "eltwise-fusion",
-                             "common-subexpression-elimination",
-                             "dead-code-elimination"})
+    // One pass a line, in pipeline order.
+    // clang-format off
+    const char *const passes[] = {
+        "layernorm-fusion",
+        "gelu-fusion",
+        "swish-fusion",
+        "hardswish-fusion",
+        "prelu-fusion",
+        "attention-fusion",
+        "prelu-to-leakyrelu",
+        "channel-shuffle-canonicalization",
+        "elementwise-forward",
+        "global-pool-fusion",
+        "bn-scale-fusion",
+        "conv-bn-fusion",
+        "matmul-bn-fusion",
+        "bn-to-scale",
+        "conv-mul-fusion",
+        "conv-add-fusion",
+        "matmul-scale-fusion",
+        "matmul-transpose-fusion",
+        "matmul-add-fusion",
+        "conv-activation-fusion",
+        "conv-affine-fusion",
+        "gemm-activation-fusion",
+        "eltwise-fusion",
+        "common-subexpression-elimination",
+        "dead-code-elimination",
+    };
+    // clang-format on
+    for (const char *name : passes)
         p.emplace_back(name);
     return p;
 }

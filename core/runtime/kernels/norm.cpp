@@ -91,8 +91,8 @@ void normalizeGroups(const T *src, T *dst, std::int64_t groups, std::int64_t gro
 
 // float32 rows with one γ (and β) value per element of a row: the common LayerNorm. Sums in 16
 // float lanes (vectorizable; ~1e-7 relative where the generic path sums in double).
-void layerNormRows(const float *src, float *dst, std::int64_t rows, std::int64_t n, float eps, const float *gamma,
-                   const float *beta, double *means = nullptr, double *invStd = nullptr)
+void layerNormRows(const float *src, float *dst, std::int64_t rows, std::int64_t n, float eps,
+                   const float *gamma, const float *beta, double *means = nullptr, double *invStd = nullptr)
 {
     constexpr std::int64_t kLanes = 16;
     const auto rowSum = [n](const float *x, auto term) {
@@ -209,8 +209,8 @@ Status layerNormKernel(KernelContext &ctx)
         return p.dtype() == DataType::Float && trimmed(p.shape()) == trimmed(geo->normShape);
     };
     if (x.dtype() == DataType::Float && perElement(scale) && (!bias || perElement(*bias))) {
-        layerNormRows(x.data<float>(), (*out)->mutableData<float>(), outer, inner, float(eps), scale.data<float>(),
-                      bias ? bias->data<float>() : nullptr, means.data(), invStd.data());
+        layerNormRows(x.data<float>(), (*out)->mutableData<float>(), outer, inner, float(eps),
+                      scale.data<float>(), bias ? bias->data<float>() : nullptr, means.data(), invStd.data());
     } else {
         // Scale/bias may broadcast: expanded once to the normalized shape.
         const Expected<std::vector<std::int64_t>> sIdx = parameterIndex(ctx, scale, geo->normShape, "scale");
