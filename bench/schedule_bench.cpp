@@ -47,24 +47,16 @@ Model randomDag(int nodes, std::uint32_t seed, int width)
     return m;
 }
 
-// What a run executes: the placement partitioned with Send/Recv, each Recv a copy on its
-// destination device (or that device's copy queue).
-Expected<Schedule> partitioned(const Graph &g, Strategy strategy, const CostModel &model,
-                               std::size_t &transfers)
+// What a run executes (planForDevices): the placement partitioned with Send/Recv, each Recv a
+// copy on its destination device (or that device's copy queue).
+Expected<DevicePlan> partitioned(const Graph &g, Strategy strategy, const CostModel &model)
 {
     Model whole;
     whole.graph = g;
     whole.opsets = {{"", 17}};
-    Expected<Placement> place = placeFor(g, strategy, model);
-    if (!place)
-        return place.status();
-    Expected<Partition> part = partitionForDevices(whole, *place);
-    if (!part)
-        return part.status();
-    transfers = part->transfers;
     ScheduleOptions o;
     o.workers = int(model.devices.size());
-    return makeSchedule(part->model.graph, strategy, model, o, &part->deviceOf, &part->start);
+    return planForDevices(whole, strategy, model, o);
 }
 
 void row(const char *name, const Graph &g, const CostModel &model)
@@ -72,14 +64,15 @@ void row(const char *name, const Graph &g, const CostModel &model)
     ScheduleOptions o;
     o.workers = int(model.devices.size());
     const double bound = makespanLowerBound(g, model);
-    std::size_t transfers = 0, rrTransfers = 0;
-    Expected<Schedule> greedy = partitioned(g, Strategy::Greedy, model, transfers);
-    Expected<Schedule> rr = partitioned(g, Strategy::RoundRobin, model, rrTransfers);
+    Expected<DevicePlan> greedyPlan = partitioned(g, Strategy::Greedy, model);
+    Expected<DevicePlan> rrPlan = partitioned(g, Strategy::RoundRobin, model);
     Expected<Schedule> serial = makeSchedule(g, Strategy::Serial, model, o);
-    if (!greedy || !rr || !serial) {
+    if (!greedyPlan || !rrPlan || !serial) {
         std::printf("%-28s failed\n", name);
         return;
     }
+    const Schedule *greedy = &greedyPlan->schedule, *rr = &rrPlan->schedule;
+    const std::size_t transfers = greedyPlan->partition.transfers;
     std::printf("%-28s %5zu %8zu %12.3f %12.3f %12.3f %8.2f %8.2f %8.2f %9zu\n", name, g.nodeCount(),
                 model.devices.size(), serial->predictedMakespan * 1e3, greedy->predictedMakespan * 1e3,
                 bound * 1e3, greedy->predictedMakespan / bound, rr->predictedMakespan / bound,

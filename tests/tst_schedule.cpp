@@ -106,33 +106,23 @@ private slots:
         ScheduleOptions o;
         o.workers = workers;
         for (Strategy s : {Strategy::Serial, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
-            Model model = m;
-            std::vector<int> placement;
-            std::vector<double> order;
-            double placed = 0.0;
+            Expected<DevicePlan> planned = planForDevices(m, s, cost, o);
+            QVERIFY2(planned, planned ? "" : planned.status().message().c_str());
+            const Model &model = planned->partition.model;
+            const double placed = planned->placement.makespan;
             if (s == Strategy::Greedy || s == Strategy::RoundRobin) {
-                Expected<Placement> place = placeFor(m.graph, s, cost);
-                QVERIFY(place);
-                placed = place->makespan;
-                Expected<Partition> part = partitionForDevices(m, *place);
-                QVERIFY(part);
-                order = part->start;
                 // Every edge between devices goes through a Send/Recv pair.
-                const Graph &g = part->model.graph;
+                const Graph &g = model.graph;
+                const std::vector<int> &deviceOf = planned->partition.deviceOf;
                 for (NodeId n : g.nodeIds())
                     for (ValueId in : g.node(n).inputs) {
                         const NodeId p = g.producer(in);
-                        if (p.valid() && part->deviceOf[p.index] != part->deviceOf[n.index])
+                        if (p.valid() && deviceOf[p.index] != deviceOf[n.index])
                             QVERIFY2(g.node(n).opType == "Recv" && g.node(p).opType == "Send",
                                      (g.node(p).name + " -> " + g.node(n).name).c_str());
                     }
-                model = part->model;
-                placement = part->deviceOf;
             }
-            Expected<Schedule> plan =
-                makeSchedule(model.graph, s, cost, o, placement.empty() ? nullptr : &placement,
-                             order.empty() ? nullptr : &order);
-            QVERIFY2(plan, plan ? "" : plan.status().message().c_str());
+            const Schedule *plan = &planned->schedule;
             const Status valid = validatePlan(model.graph, plan->plan);
             QVERIFY2(valid, valid.message().c_str());
             QVERIFY(plan->predictedMakespan >= makespanLowerBound(model.graph, cost) * 0.999);
@@ -289,16 +279,13 @@ private slots:
         const Model m = randomDag(300, 11);
         for (int n : {2, 4, 8}) {
             const CostModel cost = devices(n);
-            Expected<Placement> place = placeFor(m.graph, Strategy::Greedy, cost);
-            QVERIFY(place);
-            Expected<Partition> part = partitionForDevices(m, *place);
-            QVERIFY(part);
             ScheduleOptions o;
             o.workers = n;
-            Expected<Schedule> plan =
-                makeSchedule(part->model.graph, Strategy::Greedy, cost, o, &part->deviceOf, &part->start);
+            Expected<DevicePlan> planned = planForDevices(m, Strategy::Greedy, cost, o);
             Expected<Schedule> serial = makeSchedule(m.graph, Strategy::Serial, cost, o);
-            QVERIFY(plan && serial);
+            QVERIFY(planned && serial);
+            const Placement *place = &planned->placement;
+            const Schedule *plan = &planned->schedule;
             QVERIFY(plan->predictedMakespan <= place->makespan * (1 + 1e-9));
             QVERIFY(plan->predictedMakespan > 0.5 * place->makespan);
             // Never worse than one device: that placement is always a candidate.
@@ -313,16 +300,13 @@ private slots:
         const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
         Expected<CostModel> gpus = simulatedModel("gpu:4", devices(1));
         QVERIFY(gpus);
-        Expected<Placement> place = placeFor(m.graph, Strategy::RoundRobin, *gpus);
-        QVERIFY(place);
-        Expected<Partition> part = partitionForDevices(m, *place);
-        QVERIFY(part && part->transfers > 0);
         ScheduleOptions o;
         o.workers = 4;
         o.devicePrefix = "gpu";
-        Expected<Schedule> plan =
-            makeSchedule(part->model.graph, Strategy::RoundRobin, *gpus, o, &part->deviceOf, &part->start);
-        QVERIFY(plan);
+        Expected<DevicePlan> planned = planForDevices(m, Strategy::RoundRobin, *gpus, o);
+        QVERIFY(planned && planned->partition.transfers > 0);
+        const Partition *part = &planned->partition;
+        const Schedule *plan = &planned->schedule;
         QCOMPARE(plan->plan.devices.size(), std::size_t(4));
         QCOMPARE(plan->plan.queues.size(), std::size_t(8));
         QVERIFY(validatePlan(part->model.graph, plan->plan));

@@ -90,4 +90,30 @@ Expected<Partition> partitionForDevices(const Model &model, const Placement &pla
     return partition(model, placement.device, &placement);
 }
 
+Expected<DevicePlan> planForDevices(const Model &model, Strategy strategy, const CostModel &cost,
+                                    const ScheduleOptions &options)
+{
+    DevicePlan p;
+    if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin) {
+        Expected<Placement> place = placeFor(model.graph, strategy, cost);
+        if (!place)
+            return place.status();
+        Expected<Partition> part = partitionForDevices(model, *place);
+        if (!part)
+            return part.status();
+        p.placement = std::move(*place);
+        p.partition = std::move(*part);
+    } else {
+        p.partition.model = model;
+    }
+    const Partition &part = p.partition;
+    Expected<Schedule> plan = makeSchedule(part.model.graph, strategy, cost, options,
+                                           part.deviceOf.empty() ? nullptr : &part.deviceOf,
+                                           part.start.empty() ? nullptr : &part.start);
+    if (!plan)
+        return plan.status();
+    p.schedule = std::move(*plan);
+    return p;
+}
+
 } // namespace opscope::schedule

@@ -11,6 +11,7 @@
 
 #include "ir/model.h"
 #include "schedule/placement.h"
+#include "schedule/scheduler.h"
 
 #include <vector>
 
@@ -29,5 +30,16 @@ struct Partition
 
 Expected<Partition> partitionForDevices(const Model &model, const std::vector<int> &deviceOf);
 Expected<Partition> partitionForDevices(const Model &model, const Placement &placement);
+
+// What a run of `strategy` executes: for greedy and round-robin the model placed, partitioned and
+// planned in the placement's order; for serial and parallel the model as it is, planned.
+struct DevicePlan
+{
+    Partition partition; // model, deviceOf (empty for serial/parallel), transfers, start
+    Placement placement; // greedy / round-robin only
+    Schedule schedule;
+};
+Expected<DevicePlan> planForDevices(const Model &model, Strategy strategy, const CostModel &cost,
+                                    const ScheduleOptions &options);
 
 } // namespace opscope::schedule

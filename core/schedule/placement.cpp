@@ -162,6 +162,9 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
     }
     // Where transfers cost more than concurrency gains (small models), one device is best: the
     // fastest one, running everything in dependency order.
+    double bytes = 0.0;
+    for (NodeId n : c.order)
+        bytes += c.outputBytes[n.index];
     std::size_t fastest = 0;
     double alone = std::numeric_limits<double>::infinity();
     for (std::size_t d = 0; d < model.devices.size(); ++d) {
@@ -169,9 +172,6 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
         for (NodeId n : c.order)
             total += c.seconds[n.index][d];
         const std::uint64_t cap = model.devices[d].memoryBytes;
-        double bytes = 0.0;
-        for (NodeId n : c.order)
-            bytes += c.outputBytes[n.index];
         if (total < alone && (!cap || bytes <= double(cap))) {
             alone = total;
             fastest = d;

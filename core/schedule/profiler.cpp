@@ -139,25 +139,11 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             return Status::error(ErrorKind::Unsupported, "profiling cancelled");
         ProfileRun r;
         r.name = strategyName(strategy);
-        Model runModel = model;
-        std::vector<int> placement;
-        std::vector<double> order;
-        if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin) {
-            Expected<Placement> place = placeFor(model.graph, strategy, cost);
-            if (!place)
-                return place.status();
-            Expected<Partition> part = partitionForDevices(model, *place);
-            if (!part)
-                return part.status();
-            runModel = std::move(part->model);
-            placement = std::move(part->deviceOf);
-            order = std::move(part->start);
-        }
-        Expected<Schedule> plan =
-            makeSchedule(runModel.graph, strategy, cost, so, placement.empty() ? nullptr : &placement,
-                         order.empty() ? nullptr : &order);
-        if (!plan)
-            return plan.status();
+        Expected<DevicePlan> planned = planForDevices(model, strategy, cost, so);
+        if (!planned)
+            return planned.status();
+        const Model &runModel = planned->partition.model;
+        const Schedule *plan = &planned->schedule;
         r.predictedMs = plan->predictedMakespan * 1e3;
         if (!options.simulate.empty()) {
             r.trace = predictedTrace(runModel.graph, *plan, r.name);

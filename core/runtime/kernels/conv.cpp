@@ -169,17 +169,23 @@ void runVariant(const ConvVariant &v, const ConvCall &call)
     s.wait();
 }
 
-// Best of three runs, in milliseconds (the output is written each time).
-double timeVariant(const ConvVariant &v, const ConvCall &call)
+// Best of three runs of `run`, in milliseconds (the output is written each time).
+template<class F>
+double bestOfThree(F run)
 {
     double best = 1e300;
     for (int i = 0; i < 3; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        runVariant(v, call);
+        run();
         best = std::min(
             best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     return best;
+}
+
+double timeVariant(const ConvVariant &v, const ConvCall &call)
+{
+    return bestOfThree([&] { runVariant(v, call); });
 }
 
 // The physical layout a convolution reads and writes: plain NCHW (Conv, FusedConv), NHWC
@@ -283,6 +289,10 @@ Status convKernel(KernelContext &ctx)
         const memory::desc wUser(toDims(wDims), memory::data_type::f32, plainWeightsTag(spatial, g > 1));
         const memory::desc yUser(toDims(geo->outShape), memory::data_type::f32, layout->yTag);
         const ConvCall call{xUser, wUser, yUser, x, w, b, **out};
+        const auto direct = [&] {
+            depthwiseConv(*geo, x.shape(), x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
+                          (*out)->mutableData<float>(), *act);
+        };
 
         std::shared_ptr<ConvState> state;
         std::unique_lock lock(ctx.cache().mutex); // held while (re)building and timing, not while running
@@ -316,26 +326,14 @@ Status convKernel(KernelContext &ctx)
                         timeVariant(state->variants[1], call) < timeVariant(state->variants[0], call) ? 1 : 0;
             }
             // Plain-layout depthwise: our direct loop against oneDNN's pick.
-            if (constant && !layout->nhwc && !layout->block && depthwiseApplies(*geo, x.shape(), w.shape())) {
-                const double dnnl = timeVariant(state->variants[std::size_t(state->chosen)], call);
-                double direct = 1e300;
-                for (int i = 0; i < 3; ++i) {
-                    const auto t0 = std::chrono::steady_clock::now();
-                    depthwiseConv(*geo, x.shape(), x.data<float>(), w.data<float>(),
-                                  b ? b->data<float>() : nullptr, (*out)->mutableData<float>(), *act);
-                    direct = std::min(direct, std::chrono::duration<double, std::milli>(
-                                                  std::chrono::steady_clock::now() - t0)
-                                                  .count());
-                }
-                if (direct < dnnl)
-                    state->chosen = ConvState::kDirect;
-            }
+            if (constant && !layout->nhwc && !layout->block && depthwiseApplies(*geo, x.shape(), w.shape()) &&
+                bestOfThree(direct) < timeVariant(state->variants[std::size_t(state->chosen)], call))
+                state->chosen = ConvState::kDirect;
             ctx.cache().state = state;
         }
         lock.unlock();
         if (state->chosen == ConvState::kDirect) {
-            depthwiseConv(*geo, x.shape(), x.data<float>(), w.data<float>(), b ? b->data<float>() : nullptr,
-                          (*out)->mutableData<float>(), *act);
+            direct();
             return Status::ok();
         }
         runVariant(state->variants[std::size_t(state->chosen)], call);
