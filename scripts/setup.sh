@@ -8,8 +8,12 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-svg-dev
   libgraphviz-dev graphviz
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata python3-onnx
-  libdnnl-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
+  # libdnnl-dev's CMake config calls find_package(OpenCL); ocl-icd-opencl-dev is only its
+  # Recommends, which --no-install-recommends skips (a fresh machine then fails at configure).
+  libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   xvfb xauth imagemagick x11-utils fonts-dejavu-core time
+  # Packaging checks run by the test suite: desktop entry, AppStream metainfo, man pages.
+  desktop-file-utils appstream help2man file dpkg-dev
 )
 
 missing=()
