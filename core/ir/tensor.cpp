@@ -1,5 +1,6 @@
 #include "ir/tensor.h"
 
+#include "ir/datatype.h"
 #include "ir/types.h"
 #include "util/mappedfile.h"
 
@@ -89,6 +90,55 @@ Tensor Tensor::fromBytes(DataType dtype, std::vector<std::int64_t> dims, std::ve
 bool SparseTensor::operator==(const SparseTensor &other) const
 {
     return dims == other.dims && values.sameContent(other.values) && indices.sameContent(other.indices);
+}
+
+Expected<Tensor> denseFromSparse(const SparseTensor &sparse, const std::string &what)
+{
+    const Tensor &values = sparse.values;
+    const Tensor &indices = sparse.indices;
+    if (values.dtype == DataType::String || values.dtype == DataType::Undefined)
+        return Status::unsupported(what + ": sparse tensors of " + std::string(dataTypeName(values.dtype)) +
+                                   " are not supported");
+    const Expected<std::int64_t> total = checkedElementCount(sparse.dims, what);
+    if (!total)
+        return total.status();
+    const std::size_t elem = dataTypeSize(values.dtype);
+    if (static_cast<double>(*total) * static_cast<double>(elem) > double(1ull << 30))
+        return Status::unsupported(what + ": its dense form would take over 1 GiB");
+    const std::int64_t nnz = values.elementCount();
+    const std::size_t rank = sparse.dims.size();
+    if (values.dims.size() != 1 || indices.dtype != DataType::Int64)
+        return Status::invalid(what + ": values must be 1-D and indices int64");
+    const bool linear = indices.dims.size() == 1 && indices.dims[0] == nnz;
+    const bool coordinates = indices.dims.size() == 2 && indices.dims[0] == nnz &&
+                             indices.dims[1] == static_cast<std::int64_t>(rank);
+    if (!linear && !coordinates)
+        return Status::invalid(what + ": indices must be [" + std::to_string(nnz) + "] or [" +
+                               std::to_string(nnz) + ", " + std::to_string(rank) + "]");
+    std::vector<std::byte> dense(static_cast<std::size_t>(*total) * elem);
+    const std::span<const std::int64_t> idx = indices.as<std::int64_t>();
+    const std::span<const std::byte> src = values.bytes();
+    for (std::int64_t k = 0; k < nnz; ++k) {
+        std::int64_t flat = 0;
+        if (linear) {
+            flat = idx[std::size_t(k)];
+        } else {
+            for (std::size_t d = 0; d < rank; ++d) {
+                const std::int64_t i = idx[std::size_t(k) * rank + d];
+                if (i < 0 || i >= sparse.dims[d])
+                    return Status::invalid(what + ": index " + std::to_string(i) + " is outside dimension " +
+                                           std::to_string(d) + " of size " + std::to_string(sparse.dims[d]));
+                flat = flat * sparse.dims[d] + i;
+            }
+        }
+        if (flat < 0 || flat >= *total)
+            return Status::invalid(what + ": index " + std::to_string(flat) + " is outside its " +
+                                   std::to_string(*total) + " elements");
+        std::memcpy(dense.data() + std::size_t(flat) * elem, src.data() + std::size_t(k) * elem, elem);
+    }
+    Tensor t = Tensor::fromBytes(values.dtype, sparse.dims, std::move(dense));
+    t.name = values.name;
+    return t;
 }
 
 Status validateTensorData(const Tensor &tensor, const std::string &what)

@@ -92,6 +92,10 @@ struct SparseTensor
     bool operator==(const SparseTensor &other) const;
 };
 
+// The dense tensor a sparse one stands for (zeros elsewhere). Indices are checked against the
+// dims; a dense form over 1 GiB is refused (a user-facing error, not an allocation failure).
+Expected<Tensor> denseFromSparse(const SparseTensor &sparse, const std::string &what);
+
 // Checks that a tensor's byte count agrees with its dtype and dims.
 Status validateTensorData(const Tensor &tensor, const std::string &what);
 

@@ -3,6 +3,7 @@
 #include "ir/verifier.h"
 #include "onnx/opschema.h"
 #include "onnx/protoconvert.h"
+#include "onnx/schemacheck.h"
 
 #include <map>
 #include <onnx/checker.h>
@@ -45,6 +46,9 @@ public:
                 sparseTensorFromProto(sp, m_files, "sparse initializer '" + name + "'");
             if (!s)
                 return s.status();
+            // Checked here, so that running it later cannot fail: the runtime uses the dense form.
+            if (Expected<Tensor> dense = denseFromSparse(*s, "sparse initializer '" + name + "'"); !dense)
+                return dense.status();
             const ValueId v = g.valueNamed(name);
             g.value(v).sparseInitializer = std::move(*s);
         }
@@ -269,18 +273,6 @@ private:
     std::vector<std::string> &m_warnings;
 };
 
-void runShapeInference(onnx::ModelProto &proto, std::vector<std::string> &warnings)
-{
-    try {
-        onnx::ShapeInferenceOptions options;
-        options.check_type = false;
-        options.error_mode = 0; // keep going past nodes it cannot infer
-        onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception &e) {
-        warnings.push_back(std::string("shape inference stopped: ") + e.what());
-    }
-}
-
 void runChecker(const onnx::ModelProto &proto, const ImportOptions &options, bool hasExternal,
                 std::vector<std::string> &warnings)
 {
@@ -331,11 +323,13 @@ Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions 
     if (proto.ir_version() >= 3 && proto.opset_import_size() == 0)
         return Status::invalid("the model imports no operator set (opset_import is empty; truncated file?)");
 
+    // Before any libonnx code reads the model: its checker and inference trust what they get.
+    OPSCOPE_TRY(checkModelStructure(proto));
     const bool external = hasExternalData(proto.graph());
     if (options.runChecker)
         runChecker(proto, options, external, result.warnings);
     if (options.inferShapes)
-        runShapeInference(proto, result.warnings);
+        OPSCOPE_TRY(runGuardedShapeInference(proto, result.warnings));
 
     Model &m = result.model;
     m.irVersion = proto.ir_version();

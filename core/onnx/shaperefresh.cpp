@@ -1,5 +1,7 @@
 #include "onnx/shaperefresh.h"
 
+#include "onnx/schemacheck.h"
+
 #include "onnx/exporter.h"
 #include "onnx/protoconvert.h"
 
@@ -45,6 +47,8 @@ Expected<std::size_t> refreshShapes(Model &model)
     onnx::ModelProto proto;
     TensorSink sink(nullptr, {}, 0);
     OPSCOPE_TRY(exportModel(light, sink, &proto));
+    OPSCOPE_TRY(checkModelStructure(proto)); // libonnx trusts what it infers on
+    ensureShapeInferenceGuards();
     try {
         onnx::ShapeInferenceOptions options;
         options.check_type = false;

@@ -1,5 +1,8 @@
 #include "runtime/conformance.h"
 
+#include "util/mappedfile.h"
+#include <climits>
+
 #include "onnx/modelio.h"
 #include "onnx/protoconvert.h"
 #include "runtime/kernels/kernelutil.h"
@@ -38,12 +41,13 @@ std::string fmt(double v)
 
 Expected<RuntimeTensor> readTensorFile(const std::filesystem::path &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::notFound("cannot read '" + path.string() + "'");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Expected<std::shared_ptr<const MappedFile>> file = MappedFile::open(path);
+    if (!file)
+        return file.status();
     onnx::TensorProto proto;
-    if (!proto.ParseFromString(bytes))
+    const std::span<const std::byte> bytes = (*file)->bytes();
+    if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
+        !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return Status::invalid("'" + path.string() + "' is not a TensorProto");
     // Sequence/optional protos parse as TensorProto with unknown fields and no data type.
     if (proto.data_type() == 0)

@@ -338,6 +338,8 @@ Expected<std::vector<RuntimeTensor>> executeGraph(const PreparedGraph &pg, std::
     Frame frame(pg, parent);
     for (ValueId v : g.initializers())
         frame.set(v, RuntimeTensor::fromConstant(*g.value(v).initializer));
+    for (const auto &[v, dense] : pg.sparseConstants)
+        frame.set(v, RuntimeTensor::fromConstant(dense));
     const std::vector<ValueId> &graphInputs = g.inputs();
     for (std::size_t i = 0; i < graphInputs.size(); ++i) {
         if (i < inputs.size() && inputs[i].isValid())

@@ -1,8 +1,10 @@
 #include "runtime/npy.h"
 
 #include "util/atomicfile.h"
+#include "ir/types.h"
+#include "util/mappedfile.h"
 
-#include <fstream>
+#include <charconv>
 #include <regex>
 
 namespace opscope {
@@ -21,14 +23,45 @@ constexpr NpyType npyTypes[] = {
     {"<u4", DataType::UInt32}, {"<u8", DataType::UInt64}, {"|b1", DataType::Bool},
 };
 
+// The shape tuple of a .npy header, "(3, 224, 224)" or "(5,)" or "()": every entry a size.
+Expected<std::vector<std::int64_t>> parseNpyShape(const std::string &dims, const std::string &what)
+{
+    std::vector<std::int64_t> shape;
+    std::size_t i = 0;
+    auto skipSpace = [&] {
+        while (i < dims.size() && (dims[i] == ' ' || dims[i] == '\t'))
+            ++i;
+    };
+    for (skipSpace(); i < dims.size(); skipSpace()) {
+        std::int64_t v = 0;
+        const char *begin = dims.data() + i;
+        const auto [end, ec] = std::from_chars(begin, dims.data() + dims.size(), v);
+        if (ec == std::errc::result_out_of_range)
+            return Status::invalid(what + ": shape entry '" + std::string(begin, end) +
+                                   "' is larger than any tensor can be");
+        if (ec != std::errc() || v < 0)
+            return Status::invalid(what + ": the header's shape (" + dims +
+                                   ") must list non-negative whole numbers");
+        shape.push_back(v);
+        i = static_cast<std::size_t>(end - dims.data());
+        skipSpace();
+        if (i < dims.size() && dims[i] == ',')
+            ++i;
+        else if (i < dims.size())
+            return Status::invalid(what + ": the header's shape (" + dims + ") is malformed");
+    }
+    return shape;
+}
+
 } // namespace
 
 Expected<RuntimeTensor> readNpy(const std::filesystem::path &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return Status::notFound("cannot read '" + path.string() + "'");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Expected<std::shared_ptr<const MappedFile>> file = MappedFile::open(path);
+    if (!file)
+        return file.status();
+    const std::span<const std::byte> raw = (*file)->bytes();
+    const std::string_view bytes(reinterpret_cast<const char *>(raw.data()), raw.size());
     const std::string what = "'" + path.string() + "'";
     if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
         return Status::invalid(what + " is not a .npy file");
@@ -49,20 +82,22 @@ Expected<RuntimeTensor> readNpy(const std::filesystem::path &path)
     }
     if (offset + headerLen > bytes.size())
         return Status::invalid(what + " is truncated");
-    const std::string header = bytes.substr(offset, headerLen);
+    const std::string header(bytes.substr(offset, headerLen));
     std::smatch m;
     if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']+)'")))
         return Status::invalid(what + ": no 'descr' in the header");
     const std::string descr = m[1];
-    if (std::regex_search(header, std::regex("'fortran_order':\\s*True")))
-        return Status::unsupported(what + " is in Fortran order; save it with numpy.ascontiguousarray");
-    if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+    if (!std::regex_search(header, m, std::regex("'fortran_order'\\s*:\\s*(\\w+)")))
+        return Status::invalid(what + ": no 'fortran_order' in the header");
+    if (m[1] != "False")
+        return Status::unsupported(what + " is in Fortran (column-major) order; save it with "
+                                          "numpy.save(path, numpy.ascontiguousarray(a))");
+    if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
         return Status::invalid(what + ": no 'shape' in the header");
-    std::vector<std::int64_t> shape;
-    const std::string dims = m[1];
-    const std::regex number("[0-9]+");
-    for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it)
-        shape.push_back(std::stoll(it->str()));
+    Expected<std::vector<std::int64_t>> parsed = parseNpyShape(m[1], what);
+    if (!parsed)
+        return parsed.status();
+    const std::vector<std::int64_t> shape = std::move(*parsed);
     DataType dtype = DataType::Undefined;
     for (const NpyType &t : npyTypes)
         if (descr == t.descr ||
@@ -70,14 +105,21 @@ Expected<RuntimeTensor> readNpy(const std::filesystem::path &path)
             dtype = t.dtype;
     if (dtype == DataType::Undefined)
         return Status::unsupported(what + " has element type '" + descr + "', which opscope does not read");
+    // Compare sizes before allocating: a short file that claims a huge shape is a bad file,
+    // not an out-of-memory condition.
+    const Expected<std::int64_t> count = checkedElementCount(shape, what + "'s shape");
+    if (!count)
+        return count.status();
+    const std::size_t dataStart = offset + headerLen;
+    const std::size_t have = bytes.size() - dataStart;
+    const long double need = static_cast<long double>(*count) * static_cast<long double>(dataTypeSize(dtype));
+    if (static_cast<long double>(have) != need)
+        return Status::invalid(what + " holds " + std::to_string(have) + " bytes of data, but its shape (" +
+                               std::string(m[1]) + ") of " + std::string(dataTypeName(dtype)) + " needs " +
+                               std::to_string(static_cast<unsigned long long>(need)));
     Expected<RuntimeTensor> t = RuntimeTensor::allocate(dtype, shape);
     if (!t)
         return t.status().withContext(what);
-    const std::size_t dataStart = offset + headerLen;
-    if (bytes.size() - dataStart != t->byteSize())
-        return Status::invalid(what + " holds " + std::to_string(bytes.size() - dataStart) +
-                               " bytes of data, its shape " + t->shapeText() + " needs " +
-                               std::to_string(t->byteSize()));
     std::memcpy(t->mutableBytes(), bytes.data() + dataStart, t->byteSize());
     return t;
 }

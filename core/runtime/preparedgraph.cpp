@@ -22,6 +22,17 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
     for (ValueId v : graph.initializers())
         if (graph.value(v).isConstant())
             visibleConstants.insert(graph.value(v).name);
+    for (ValueId v : graph.valueIds()) {
+        const Value &value = graph.value(v);
+        if (!value.sparseInitializer || value.initializer)
+            continue;
+        // The importer validated it (denseFromSparse), so this succeeds.
+        if (Expected<Tensor> dense = denseFromSparse(*value.sparseInitializer, value.name)) {
+            pg->sparseConstants.emplace_back(v, std::move(*dense));
+            pg->keep[v.index] = true;
+            visibleConstants.insert(value.name);
+        }
+    }
 
     for (NodeId id : graph.nodeIds()) {
         const Node &n = graph.node(id);

@@ -23,6 +23,8 @@ struct PreparedGraph
     std::vector<int> consumers; // by ValueId index: reads by nodes (explicit + implicit)
     std::vector<bool> keep;     // graph outputs and constants: never freed
     std::vector<std::unique_ptr<PreparedGraph>> subgraphs;
+    // Sparse initializers in dense form, made once here rather than at every run.
+    std::vector<std::pair<ValueId, Tensor>> sparseConstants;
 };
 
 struct UnsupportedOp

@@ -1,5 +1,7 @@
 #include "trace/chrometrace.h"
 
+#include "util/mappedfile.h"
+
 #include "ir/opcategory.h"
 #include "util/atomicfile.h"
 
@@ -325,9 +327,11 @@ Expected<Trace> fromChromeJson(const std::string &text, const std::string &name)
 
 Expected<Trace> readChromeTrace(const std::filesystem::path &path)
 {
-    simdjson::padded_string text;
-    if (simdjson::padded_string::load(path.string()).get(text))
-        return Status::notFound("cannot read '" + path.string() + "'");
+    Expected<std::shared_ptr<const MappedFile>> file = MappedFile::open(path);
+    if (!file)
+        return file.status();
+    const std::span<const std::byte> bytes = (*file)->bytes();
+    const simdjson::padded_string text(reinterpret_cast<const char *>(bytes.data()), bytes.size());
     Expected<Trace> t = parse(text, {});
     if (!t)
         return t.status().withContext("'" + path.string() + "'");

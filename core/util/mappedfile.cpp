@@ -11,18 +11,23 @@ namespace opscope {
 
 Expected<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesystem::path &path)
 {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer forever (a user who
+    // passes a named pipe, or a loader thread the app can never join). A regular file ignores it.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         const int err = errno;
         const std::string what = "cannot open '" + path.string() + "': " + std::strerror(err);
-        return err == ENOENT ? Status::notFound(what) : Status::io(what);
+        return err == ENOENT ? Status::notFound(what) : Status::invalid(what);
     }
     struct stat st
     {
     };
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const bool folder = S_ISDIR(st.st_mode);
         ::close(fd);
-        return Status::io("'" + path.string() + "' is not a regular file");
+        return Status::invalid("'" + path.string() + "' is " +
+                               (folder ? "a folder" : "not a regular file (a pipe, device or socket)") +
+                               "; give a file");
     }
     std::shared_ptr<MappedFile> file(new MappedFile);
     file->m_path = path;

@@ -3,6 +3,7 @@
 
 #include "runtime/kernels/kernelutil.h"
 #include "runtime/preparedgraph.h"
+#include "runtime/session.h"
 
 namespace opscope {
 namespace kernels {
@@ -78,7 +79,15 @@ Status loopKernel(KernelContext &ctx)
     std::vector<std::vector<RuntimeTensor>> scans(scanCount);
     if (!maxTrip && !condIn)
         return ctx.unsupported("a Loop with neither a trip count nor a condition never ends");
+    // A Loop whose condition never turns false runs until cancelled (the executor checks between
+    // the body's steps); one that also stacks scan outputs would grow until the process is killed,
+    // so its stacked bytes are held against the memory the machine has left.
+    std::uint64_t scanBytes = 0;
     for (std::int64_t it = 0; it < limit && cond; ++it) {
+        if (scanCount > 0 && (it & 255) == 255 && scanBytes > recentAvailableMemoryBytes() / 2)
+            return ctx.fail("after " + std::to_string(it) + " iterations its scan outputs hold " +
+                            std::to_string(scanBytes >> 20) +
+                            " MiB, over half the memory left; does its condition ever turn false?");
         std::vector<RuntimeTensor> in;
         in.push_back(RuntimeTensor::fromValues(DataType::Int64, {}, std::vector<std::int64_t>{it}));
         in.push_back(
@@ -93,8 +102,10 @@ Status loopKernel(KernelContext &ctx)
         cond = (*out)[0].valueAsDouble(0) != 0.0;
         for (std::size_t i = 0; i < carried; ++i)
             state[i] = std::move((*out)[1 + i]);
-        for (std::size_t i = 0; i < scanCount; ++i)
+        for (std::size_t i = 0; i < scanCount; ++i) {
+            scanBytes += (*out)[1 + carried + i].byteSize();
             scans[i].push_back(std::move((*out)[1 + carried + i]));
+        }
     }
     for (std::size_t i = 0; i < carried; ++i)
         ctx.setOutput(i, std::move(state[i]));

@@ -265,6 +265,7 @@ Status convKernel(KernelContext &ctx)
     const Expected<ConvGeometry> geo = convGeometry(ctx, layout->logicalX, w.shape(), false);
     if (!geo)
         return geo.status();
+    OPSCOPE_TRY(checkConvBias(ctx, b, geo->outShape[1]));
     const std::size_t spatial = geo->kernel.size();
     if (spatial < 1 || spatial > 3 || ((layout->nhwc || layout->block) && spatial != 2))
         return ctx.unsupported(ctx.node().opType + " with " + std::to_string(spatial) +
@@ -353,6 +354,7 @@ Status convTransposeKernel(KernelContext &ctx)
     const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), true);
     if (!geo)
         return geo.status();
+    OPSCOPE_TRY(checkConvBias(ctx, b, geo->outShape[1]));
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, geo->outShape);
     if (!out)
         return out.status();

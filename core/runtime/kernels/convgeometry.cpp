@@ -66,6 +66,14 @@ Status windowOutput(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g,
 
 } // namespace
 
+Status checkConvBias(const KernelContext &ctx, const RuntimeTensor *bias, std::int64_t outChannels)
+{
+    if (bias && (bias->rank() != 1 || bias->dim(0) != outChannels))
+        return ctx.fail("bias B has shape " + bias->shapeText() + "; it needs one value per output channel [" +
+                        std::to_string(outChannels) + "]");
+    return Status::ok();
+}
+
 Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, const Shape64 &w,
                                     bool transposed)
 {

@@ -14,6 +14,10 @@ struct ConvGeometry
 };
 
 // x: [N, C, *spatial]. Conv: w [M, C/group, *k]; transposed: w [C, M/group, *k].
+// A convolution's bias must hold one value per output channel: a longer one would be read past
+// its end by no kernel, a shorter one past its end by all of them.
+Status checkConvBias(const KernelContext &ctx, const RuntimeTensor *bias, std::int64_t outChannels);
+
 Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, const Shape64 &w,
                                     bool transposed);
 // Pooling: kernel_shape from the attribute; honours ceil_mode.

@@ -41,6 +41,12 @@ T arith(Arith k, T x, T y)
         if constexpr (!isFloatLike<T>) {
             if (b == 0)
                 return T{}; // integer division by zero is defined as 0 here rather than a crash
+            if constexpr (std::is_signed_v<C>) {
+                // MIN / -1 overflows (SIGFPE on x86); the two's-complement result wraps to MIN.
+                if (b == -1)
+                    return static_cast<T>(static_cast<std::make_unsigned_t<C>>(0) -
+                                          static_cast<std::make_unsigned_t<C>>(a));
+            }
         }
         return static_cast<T>(static_cast<C>(a / b));
     case Arith::Max:
@@ -181,6 +187,10 @@ Status modKernel(KernelContext &ctx)
             return binaryKernel<T, T, T>(ctx, a, b, a.dtype(), [fmod](T x, T y) -> T {
                 if (y == 0)
                     return T{};
+                if constexpr (std::is_signed_v<T>) {
+                    if (y == -1) // MIN % -1 traps on x86; every x % -1 is 0
+                        return T{};
+                }
                 T r = static_cast<T>(x % y);
                 if constexpr (std::is_signed_v<T>) {
                     if (!fmod && r != 0 && ((r < 0) != (y < 0))) // Python semantics: sign of the divisor

@@ -1,5 +1,6 @@
 // Einsum and the loss ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss).
 
+#include "onnx/schemacheck.h"
 #include "runtime/kernels/kernelutil.h"
 
 #include <map>
@@ -13,6 +14,8 @@ namespace {
 Status einsumKernel(KernelContext &ctx)
 {
     std::string eq = ctx.attrString("equation");
+    if (Status valid = checkEinsumEquation(eq, ctx.inputCount()); !valid)
+        return ctx.fail(valid.message());
     eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
     const auto arrow = eq.find("->");
     std::string lhs = eq.substr(0, arrow);
@@ -29,8 +32,14 @@ Status einsumKernel(KernelContext &ctx)
     // Replace "..." by upper-case placeholder labels, as many as the broadcast dims need.
     std::size_t ellipsisDims = 0;
     for (std::size_t i = 0; i < terms.size(); ++i)
-        if (terms[i].find("...") != std::string::npos)
+        if (terms[i].find("...") != std::string::npos) {
+            if (ctx.in(i).rank() < terms[i].size() - 3)
+                return ctx.fail("operand " + std::to_string(i) + " '" + terms[i] + "' has more labels than its rank " +
+                                std::to_string(ctx.in(i).rank()));
             ellipsisDims = std::max(ellipsisDims, ctx.in(i).rank() - (terms[i].size() - 3));
+        }
+    if (ellipsisDims > 0 && std::any_of(eq.begin(), eq.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+        return ctx.unsupported("Einsum with both '...' and upper-case labels");
     std::string ell;
     for (std::size_t k = 0; k < ellipsisDims; ++k)
         ell += char('A' + k);

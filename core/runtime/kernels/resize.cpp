@@ -89,8 +89,14 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
         axes[d] = std::int64_t(d);
     if (!axesAttr.empty()) {
         axes = axesAttr;
-        for (auto &a : axes)
+        for (auto &a : axes) {
             a = a < 0 ? a + std::int64_t(rank) : a;
+            if (a < 0 || a >= std::int64_t(rank))
+                return ctx.fail("axes " + shapeText(axesAttr) + " are out of range for rank " + std::to_string(rank));
+        }
+        if ((!scales.empty() && scales.size() != axes.size()) || (!sizes.empty() && sizes.size() != axes.size()) ||
+            (!roi.empty() && roi.size() != 2 * axes.size()))
+            return ctx.fail("scales, sizes and roi need one entry per axis in " + shapeText(axesAttr));
         std::vector<double> fullScales(rank, 1.0), fullRoi;
         Shape64 fullSizes = x.shape();
         if (!roi.empty()) {
@@ -133,6 +139,8 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
             }
         }
         for (std::size_t d = 0; d < rank; ++d) {
+            if (sizes[d] < 0)
+                return ctx.fail("sizes " + shapeText(sizes) + " must not be negative");
             outShape[d] = sizes[d];
             if (keepAspect == "stretch")
                 scales[d] = double(sizes[d]) / double(x.dim(d));
@@ -142,8 +150,10 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
             return ctx.fail("scales has " + std::to_string(scales.size()) + " entries for rank " +
                             std::to_string(rank));
         for (std::size_t d = 0; d < rank; ++d) {
-            if (scales[d] <= 0)
-                return ctx.fail("scales must be positive");
+            // !(s > 0) also catches NaN; the bound keeps the floor inside int64.
+            if (!(scales[d] > 0) || !std::isfinite(scales[d]) || double(x.dim(d)) * scales[d] > 0x1p62)
+                return ctx.fail("scale " + std::to_string(scales[d]) + " on axis " + std::to_string(d) +
+                                " must be a positive, finite number that gives a representable size");
             outShape[d] = std::int64_t(std::floor(double(x.dim(d)) * scales[d]));
         }
     }

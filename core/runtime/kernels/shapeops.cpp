@@ -74,7 +74,14 @@ Status constantKernel(KernelContext &ctx)
         ctx.setOutput(0, RuntimeTensor::fromStrings({std::int64_t(a->strings.size())}, a->strings));
         return Status::ok();
     }
-    return ctx.unsupported("Constant without a dense value (sparse_value is not supported)");
+    if (const Attribute *a = ctx.attr("sparse_value")) {
+        Expected<Tensor> dense = denseFromSparse(a->sparse, "sparse_value");
+        if (!dense)
+            return ctx.fail(dense.status().message());
+        ctx.setOutput(0, RuntimeTensor::fromConstant(*dense));
+        return Status::ok();
+    }
+    return ctx.fail("Constant has no value attribute");
 }
 
 Status shapeKernel(KernelContext &ctx)
@@ -317,6 +324,8 @@ Status splitKernel(KernelContext &ctx)
     const auto n = static_cast<std::int64_t>(ctx.outputCount());
     if (sizes.empty()) {
         const std::int64_t parts = ctx.hasAttr("num_outputs") ? ctx.attrInt("num_outputs") : n;
+        if (parts < 1)
+            return ctx.fail("num_outputs is " + std::to_string(parts) + "; Split needs at least one output");
         const std::int64_t each = (dim + parts - 1) / parts;
         for (std::int64_t i = 0; i < parts; ++i)
             sizes.push_back(std::max<std::int64_t>(0, std::min(each, dim - i * each)));

@@ -1,0 +1,533 @@
+#include "onnx/schemacheck.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <set>
+#include <unordered_map>
+
+namespace opscope {
+namespace {
+
+using onnx::AttributeProto;
+
+std::string canonicalDomain(const std::string &domain)
+{
+    return domain == "ai.onnx" ? std::string() : domain;
+}
+
+// Names as a user reads them in a one-line error: control characters escaped.
+std::string shown(const std::string &name)
+{
+    std::string out;
+    for (char c : name) {
+        if (c == '\n')
+            out += "\\n";
+        else if (static_cast<unsigned char>(c) < 0x20)
+            out += '?';
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string nodeLabel(const onnx::NodeProto &n)
+{
+    if (n.name().empty())
+        return "a " + shown(n.op_type()) + " node";
+    return "node '" + shown(n.name()) + "' (" + shown(n.op_type()) + ")";
+}
+
+const char *attributeTypeName(int type)
+{
+    switch (type) {
+    case AttributeProto::FLOAT: return "a float";
+    case AttributeProto::INT: return "an int";
+    case AttributeProto::STRING: return "a string";
+    case AttributeProto::TENSOR: return "a tensor";
+    case AttributeProto::GRAPH: return "a graph";
+    case AttributeProto::SPARSE_TENSOR: return "a sparse tensor";
+    case AttributeProto::TYPE_PROTO: return "a type";
+    case AttributeProto::FLOATS: return "a list of floats";
+    case AttributeProto::INTS: return "a list of ints";
+    case AttributeProto::STRINGS: return "a list of strings";
+    case AttributeProto::TENSORS: return "a list of tensors";
+    case AttributeProto::GRAPHS: return "a list of graphs";
+    case AttributeProto::SPARSE_TENSORS: return "a list of sparse tensors";
+    case AttributeProto::TYPE_PROTOS: return "a list of types";
+    default: return "undefined";
+    }
+}
+
+// Ops whose inference and kernels divide by or index with their window attributes.
+bool isWindowOp(const std::string &op)
+{
+    static const std::set<std::string> ops = {"Conv",        "ConvInteger", "QLinearConv", "ConvTranspose",
+                                              "MaxPool",     "AveragePool", "LpPool",      "MaxUnpool",
+                                              "DeformConv",  "Col2Im",      "FusedConv",   "NhwcConv",
+                                              "QLinearAveragePool"};
+    return ops.count(op) > 0;
+}
+
+std::string listText(const google::protobuf::RepeatedField<std::int64_t> &v)
+{
+    std::string s = "[";
+    for (int i = 0; i < v.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+// Value ranges libonnx and our kernels rely on, by op and attribute: {op, attribute, minimum}.
+struct AttributeRange
+{
+    const char *op; // nullptr: every window op
+    const char *attribute;
+    std::int64_t minimum;
+};
+
+constexpr AttributeRange attributeRanges[] = {
+    {nullptr, "strides", 1},           {nullptr, "dilations", 1},        {nullptr, "kernel_shape", 1},
+    {nullptr, "pads", 0},              {nullptr, "group", 1},            {"ConvTranspose", "output_padding", 0},
+    {"ConvTranspose", "output_shape", 0},
+    {"Split", "num_outputs", 1},       {"DepthToSpace", "blocksize", 1}, {"SpaceToDepth", "blocksize", 1},
+    {"LRN", "size", 1},                {"Im2Col", "kernel_shape", 1},    {"RoiAlign", "sampling_ratio", 0},
+    {"RoiAlign", "output_height", 1},  {"RoiAlign", "output_width", 1},  {"MaxRoiPool", "pooled_shape", 1},
+};
+
+class StructureChecker
+{
+public:
+    explicit StructureChecker(const onnx::ModelProto &model)
+    {
+        for (const auto &o : model.opset_import())
+            m_opsets[canonicalDomain(o.domain())] = o.version();
+        for (const auto &f : model.functions())
+            m_functions[{f.domain(), f.name()}] = &f;
+    }
+
+    Status run(const onnx::ModelProto &model)
+    {
+        OPSCOPE_TRY(checkFunctionCycles());
+        OPSCOPE_TRY(graph(model.graph(), m_opsets));
+        for (const auto &f : model.functions()) {
+            std::map<std::string, std::int64_t> opsets = m_opsets;
+            for (const auto &o : f.opset_import())
+                opsets[canonicalDomain(o.domain())] = o.version();
+            for (const auto &n : f.node())
+                OPSCOPE_TRY(node(n, opsets, nullptr).withContext("function '" + shown(f.name()) + "'"));
+        }
+        return Status::ok();
+    }
+
+private:
+    using FunctionKey = std::pair<std::string, std::string>;
+
+    // libonnx expands local functions into their callers recursively: a cycle never ends.
+    Status checkFunctionCycles()
+    {
+        std::map<FunctionKey, int> state; // 1: on the current path, 2: done
+        std::vector<std::string> path;
+        std::function<Status(const FunctionKey &)> visit = [&](const FunctionKey &key) -> Status {
+            state[key] = 1;
+            path.push_back(key.second);
+            std::vector<FunctionKey> callees;
+            collectCalls(m_functions.at(key)->node(), callees);
+            for (const FunctionKey &callee : callees) {
+                if (!m_functions.count(callee))
+                    continue;
+                if (state[callee] == 1) {
+                    std::string chain;
+                    for (const std::string &p : path)
+                        chain += shown(p) + " → ";
+                    return Status::invalid("model-local function '" + shown(callee.second) +
+                                           "' calls itself (" + chain + shown(callee.second) +
+                                           "); ONNX functions cannot be recursive");
+                }
+                if (state[callee] == 0)
+                    OPSCOPE_TRY(visit(callee));
+            }
+            path.pop_back();
+            state[key] = 2;
+            return Status::ok();
+        };
+        for (const auto &[key, f] : m_functions)
+            if (state[key] == 0)
+                OPSCOPE_TRY(visit(key));
+        return Status::ok();
+    }
+
+    static void collectCalls(const google::protobuf::RepeatedPtrField<onnx::NodeProto> &nodes,
+                             std::vector<FunctionKey> &out)
+    {
+        for (const auto &n : nodes) {
+            out.emplace_back(n.domain(), n.op_type());
+            for (const auto &a : n.attribute()) {
+                if (a.has_g())
+                    collectCalls(a.g().node(), out);
+                for (const auto &g : a.graphs())
+                    collectCalls(g.node(), out);
+            }
+        }
+    }
+
+    Status graph(const onnx::GraphProto &g, const std::map<std::string, std::int64_t> &opsets)
+    {
+        for (const auto &n : g.node())
+            OPSCOPE_TRY(node(n, opsets, &g));
+        return Status::ok();
+    }
+
+    Status node(const onnx::NodeProto &n, const std::map<std::string, std::int64_t> &opsets,
+                const onnx::GraphProto *owner)
+    {
+        const std::string label = nodeLabel(n);
+        for (const auto &a : n.attribute()) {
+            if (a.name().empty())
+                return Status::invalid(label + " has an attribute without a name");
+            for (const AttributeRange &r : attributeRanges)
+                if (a.name() == r.attribute && (r.op ? n.op_type() == r.op : isWindowOp(n.op_type())))
+                    OPSCOPE_TRY(checkRange(label, a, r.minimum));
+        }
+        const std::string domain = canonicalDomain(n.domain());
+        const auto opset = opsets.find(domain);
+        const onnx::OpSchema *schema =
+            opset == opsets.end() || m_functions.count({n.domain(), n.op_type()})
+                ? nullptr
+                : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+        if (schema)
+            OPSCOPE_TRY(againstSchema(n, *schema, label));
+        if (n.op_type() == "Einsum" && domain.empty()) {
+            for (const auto &a : n.attribute())
+                if (a.name() == "equation")
+                    OPSCOPE_TRY(checkEinsumEquation(a.s(), static_cast<std::size_t>(n.input_size()))
+                                    .withContext(label));
+        }
+        if (n.op_type() == "Constant" && domain.empty())
+            OPSCOPE_TRY(checkConstant(n, label));
+        if (n.op_type() == "If" && domain.empty())
+            for (const auto &a : n.attribute())
+                if (a.has_g() && a.g().input_size() > 0)
+                    return Status::invalid(label + ": its " + a.name() + " declares " +
+                                           std::to_string(a.g().input_size()) +
+                                           " input(s), but If branches take no inputs (they read "
+                                           "outer values by name)");
+        if (n.op_type() == "SplitToSequence" && domain.empty() && owner && n.input_size() > 1)
+            OPSCOPE_TRY(checkSplitToSequence(n, *owner, label));
+        for (const auto &a : n.attribute()) {
+            if (a.has_g())
+                OPSCOPE_TRY(graph(a.g(), opsets).withContext(label + " attribute '" + a.name() + "'"));
+            for (const auto &g : a.graphs())
+                OPSCOPE_TRY(graph(g, opsets).withContext(label + " attribute '" + a.name() + "'"));
+        }
+        return Status::ok();
+    }
+
+    static Status checkRange(const std::string &label, const AttributeProto &a, std::int64_t minimum)
+    {
+        const bool list = a.type() == AttributeProto::INTS || (a.type() == AttributeProto::UNDEFINED && a.ints_size());
+        if (list) {
+            for (std::int64_t v : a.ints())
+                if (v < minimum)
+                    return Status::invalid(label + ": attribute '" + a.name() + "' is " + listText(a.ints()) +
+                                           "; every entry must be at least " + std::to_string(minimum));
+        } else if (a.type() == AttributeProto::INT && a.i() < minimum) {
+            return Status::invalid(label + ": attribute '" + a.name() + "' is " + std::to_string(a.i()) +
+                                   "; it must be at least " + std::to_string(minimum));
+        }
+        return Status::ok();
+    }
+
+    static Status againstSchema(const onnx::NodeProto &n, const onnx::OpSchema &schema, const std::string &label)
+    {
+        if (n.input_size() > schema.max_input())
+            return Status::invalid(label + " has " + std::to_string(n.input_size()) + " inputs; " +
+                                   shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
+                                   " takes at most " + std::to_string(schema.max_input()));
+        if (n.output_size() > schema.max_output())
+            return Status::invalid(label + " has " + std::to_string(n.output_size()) + " outputs; " +
+                                   shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
+                                   " produces at most " + std::to_string(schema.max_output()));
+        const auto &declared = schema.attributes();
+        for (const auto &a : n.attribute()) {
+            const auto it = declared.find(a.name());
+            if (it == declared.end() || !a.ref_attr_name().empty() || a.type() == AttributeProto::UNDEFINED)
+                continue; // unknown attributes are the checker's warning; ref attributes bind later
+            if (a.type() != it->second.type)
+                return Status::invalid(label + ": attribute '" + shown(a.name()) + "' is " +
+                                       attributeTypeName(a.type()) + ", but " + shown(n.op_type()) +
+                                       " expects " + attributeTypeName(it->second.type));
+        }
+        for (const auto &[name, info] : declared) {
+            if (!info.required)
+                continue;
+            const bool present = std::any_of(n.attribute().begin(), n.attribute().end(),
+                                             [&](const AttributeProto &a) { return a.name() == name; });
+            if (!present)
+                return Status::invalid(label + " lacks its required attribute '" + name + "'");
+        }
+        return Status::ok();
+    }
+
+    static Status checkConstant(const onnx::NodeProto &n, const std::string &label)
+    {
+        int values = 0;
+        for (const auto &a : n.attribute())
+            if (a.name() == "value" || a.name() == "sparse_value" || a.name().rfind("value_", 0) == 0)
+                ++values;
+        if (values != 1)
+            return Status::invalid(label + " has " + std::to_string(values) +
+                                   " value attributes; a Constant needs exactly one (value, value_float, "
+                                   "value_ints, …)");
+        return Status::ok();
+    }
+
+    // libonnx divides the split axis by a scalar `split` read from the initializer.
+    static Status checkSplitToSequence(const onnx::NodeProto &n, const onnx::GraphProto &g,
+                                       const std::string &label)
+    {
+        for (const auto &t : g.initializer()) {
+            if (t.name() != n.input(1))
+                continue;
+            const bool scalar = t.dims_size() == 0 || (t.dims_size() == 1 && t.dims(0) == 1);
+            if (!scalar)
+                return Status::ok();
+            std::int64_t v = 1;
+            if (t.int64_data_size())
+                v = t.int64_data(0);
+            else if (t.int32_data_size())
+                v = t.int32_data(0);
+            else if (t.data_type() == onnx::TensorProto::INT64 && t.raw_data().size() == 8)
+                std::memcpy(&v, t.raw_data().data(), 8);
+            else if (t.data_type() == onnx::TensorProto::INT32 && t.raw_data().size() == 4) {
+                std::int32_t w = 0;
+                std::memcpy(&w, t.raw_data().data(), 4);
+                v = w;
+            }
+            if (v <= 0)
+                return Status::invalid(label + ": its scalar split '" + shown(t.name()) + "' is " +
+                                       std::to_string(v) + "; it must be a positive chunk length");
+        }
+        return Status::ok();
+    }
+
+    std::map<std::string, std::int64_t> m_opsets;
+    std::map<FunctionKey, const onnx::FunctionProto *> m_functions;
+};
+
+// ---- guards around inference functions that index by inferred ranks ------------------------
+
+thread_local std::vector<std::string> *t_guardFindings = nullptr;
+
+int rankOf(const onnx::TypeProto *t)
+{
+    if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape())
+        return -1;
+    return t->tensor_type().shape().dim_size();
+}
+
+// The one rule both the guard (during inference) and the naming pass (after it) apply.
+std::string windowRankProblem(const std::string &op, int inputRank, int weightRank,
+                              const std::map<std::string, int> &listSizes)
+{
+    if (inputRank >= 0 && inputRank < 3)
+        return "its input has rank " + std::to_string(inputRank) + "; " + op +
+               " needs [N, C, D1, …] (rank 3 or more)";
+    if (inputRank >= 0 && weightRank >= 0 && weightRank != inputRank)
+        return "its weight has rank " + std::to_string(weightRank) + " but its input has rank " +
+               std::to_string(inputRank) + "; they must be equal";
+    if (inputRank < 0)
+        return {};
+    const int spatial = inputRank - 2;
+    for (const auto &[name, size] : listSizes) {
+        const int want = name == "pads" ? 2 * spatial : spatial;
+        if (size != want)
+            return "attribute '" + name + "' has " + std::to_string(size) + " entries; a rank-" +
+                   std::to_string(inputRank) + " input needs " + std::to_string(want);
+    }
+    return {};
+}
+
+int weightIndex(const std::string &op)
+{
+    if (op == "QLinearConv")
+        return 3;
+    if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose" || op == "DeformConv")
+        return 1;
+    return -1;
+}
+
+constexpr const char *windowLists[] = {"kernel_shape", "strides", "dilations", "pads"};
+
+void installGuards()
+{
+    static const char *const ops[] = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
+                                      "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
+    std::set<const onnx::OpSchema *> done;
+    for (const char *op : ops)
+        for (int version = 1; version <= 30; ++version) {
+            const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
+            if (!s || !done.insert(s).second)
+                continue;
+            onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
+            const std::string name = op;
+            const int wIndex = weightIndex(name);
+            // The registry's schemas are not const objects; the registry only hands out const
+            // pointers. Installed once, before any inference runs (call_once below).
+            const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
+                [original, name, wIndex](onnx::InferenceContext &ctx) {
+                    const int inRank = ctx.getNumInputs() > 0 ? rankOf(ctx.getInputType(0)) : -1;
+                    const int wRank = wIndex >= 0 && ctx.getNumInputs() > std::size_t(wIndex)
+                                          ? rankOf(ctx.getInputType(std::size_t(wIndex)))
+                                          : -1;
+                    std::map<std::string, int> sizes;
+                    for (const char *list : windowLists)
+                        if (const AttributeProto *a = ctx.getAttribute(list))
+                            sizes[list] = a->ints_size();
+                    const std::string problem = windowRankProblem(name, inRank, wRank, sizes);
+                    if (!problem.empty()) {
+                        if (t_guardFindings)
+                            t_guardFindings->push_back(problem);
+                        fail_shape_inference(name, ": ", problem);
+                    }
+                    original(ctx);
+                });
+        }
+}
+
+// After inference: the rank of every named value the graph knows.
+void collectRanks(const onnx::GraphProto &g, std::unordered_map<std::string, int> &ranks)
+{
+    for (const auto &vi : g.input())
+        ranks[vi.name()] = rankOf(&vi.type());
+    for (const auto &vi : g.value_info())
+        ranks[vi.name()] = rankOf(&vi.type());
+    for (const auto &t : g.initializer())
+        ranks[t.name()] = t.dims_size();
+}
+
+std::string nameGuardedNode(const onnx::GraphProto &g)
+{
+    std::unordered_map<std::string, int> ranks;
+    collectRanks(g, ranks);
+    auto rank = [&](const onnx::NodeProto &n, int i) {
+        if (i < 0 || i >= n.input_size())
+            return -1;
+        const auto it = ranks.find(n.input(i));
+        return it == ranks.end() ? -1 : it->second;
+    };
+    for (const auto &n : g.node()) {
+        if (isWindowOp(n.op_type()) && canonicalDomain(n.domain()).empty()) {
+            std::map<std::string, int> sizes;
+            for (const auto &a : n.attribute())
+                for (const char *list : windowLists)
+                    if (a.name() == list)
+                        sizes[list] = a.ints_size();
+            const std::string problem =
+                windowRankProblem(n.op_type(), rank(n, 0), rank(n, weightIndex(n.op_type())), sizes);
+            if (!problem.empty())
+                return nodeLabel(n) + ": " + problem;
+        }
+        for (const auto &a : n.attribute()) {
+            if (a.has_g())
+                if (std::string s = nameGuardedNode(a.g()); !s.empty())
+                    return s;
+            for (const auto &sub : a.graphs())
+                if (std::string s = nameGuardedNode(sub); !s.empty())
+                    return s;
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+Status checkModelStructure(const onnx::ModelProto &model)
+{
+    StructureChecker checker(model);
+    return checker.run(model);
+}
+
+Status checkEinsumEquation(const std::string &equation, std::size_t inputCount)
+{
+    const std::string where = "Einsum equation '" + shown(equation) + "'";
+    std::string eq;
+    for (char c : equation)
+        if (c != ' ')
+            eq += c;
+    const std::size_t arrow = eq.find("->");
+    if (arrow != std::string::npos && eq.find("->", arrow + 2) != std::string::npos)
+        return Status::invalid(where + " has more than one '->'");
+    const std::string lhs = eq.substr(0, arrow);
+    const std::string rhs = arrow == std::string::npos ? std::string() : eq.substr(arrow + 2);
+    auto term = [&](const std::string &t, bool output) -> Status {
+        int ellipses = 0;
+        std::set<char> seen;
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (t.compare(i, 3, "...") == 0) {
+                ++ellipses;
+                i += 2;
+                continue;
+            }
+            const char c = t[i];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                return Status::invalid(where + ": '" + std::string(1, c) +
+                                       "' is not a letter or '...'");
+            if (output && !seen.insert(c).second)
+                return Status::invalid(where + ": output index '" + std::string(1, c) + "' appears twice");
+            if (output && lhs.find(c) == std::string::npos)
+                return Status::invalid(where + ": output index '" + std::string(1, c) +
+                                       "' appears in no input");
+        }
+        if (ellipses > 1)
+            return Status::invalid(where + ": a term has more than one '...'");
+        return Status::ok();
+    };
+    std::size_t terms = 0;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = lhs.find(',', start);
+        OPSCOPE_TRY(term(lhs.substr(start, comma - start), false));
+        ++terms;
+        if (comma == std::string::npos)
+            break;
+        start = comma + 1;
+    }
+    if (terms != inputCount)
+        return Status::invalid(where + " has " + std::to_string(terms) + " input term(s) for " +
+                               std::to_string(inputCount) + " input(s)");
+    if (arrow != std::string::npos)
+        OPSCOPE_TRY(term(rhs, true));
+    return Status::ok();
+}
+
+void ensureShapeInferenceGuards()
+{
+    static std::once_flag once;
+    std::call_once(once, installGuards);
+}
+
+Status runGuardedShapeInference(onnx::ModelProto &proto, std::vector<std::string> &warnings)
+{
+    ensureShapeInferenceGuards();
+    std::vector<std::string> findings;
+    t_guardFindings = &findings;
+    try {
+        onnx::ShapeInferenceOptions options;
+        options.check_type = false;
+        options.error_mode = 0; // keep going past nodes it cannot infer
+        onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception &e) {
+        warnings.push_back(std::string("shape inference stopped: ") + e.what());
+    }
+    t_guardFindings = nullptr;
+    if (findings.empty())
+        return Status::ok();
+    const std::string named = nameGuardedNode(proto.graph());
+    return Status::invalid(!named.empty() ? named : "a window operator (Conv/pooling): " + findings.front());
+}
+
+} // namespace opscope
