@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
+#include <sys/stat.h>
 
 using namespace opscope;
 namespace fs = std::filesystem;
@@ -273,8 +274,14 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("unknown input") << QStringList{"--input", "nope=x.npy"} << "cannot read 'x.npy'";
-        QTest::newRow("bad dim") << QStringList{"--dim", "batch=-2"} << "must be a non-negative integer";
+        QTest::newRow("unknown input") << QStringList{"--input", "nope=x.npy"} << "cannot open 'x.npy'";
+        QTest::newRow("bad dim") << QStringList{"--dim", "batch=-2"} << "must be a whole number";
+        QTest::newRow("hex dim") << QStringList{"--dim", "batch=0x10"} << "must be a whole number";
+        QTest::newRow("dim with trailing text") << QStringList{"--dim", "batch=12abc"} << "must be a whole number";
+        QTest::newRow("threads 0") << QStringList{"--threads", "0"} << "not in range 1 to 256";
+        QTest::newRow("threads 100000") << QStringList{"--threads", "100000"} << "not in range 1 to 256";
+        QTest::newRow("input is a FIFO") << QStringList{"--input", "x=FIFO"} << "not a regular file";
+        QTest::newRow("input is /dev/zero") << QStringList{"--input", "x=/dev/zero"} << "not a regular file";
         QTest::newRow("bad assignment") << QStringList{"--input", "justaname"} << "must look like NAME=VALUE";
     }
 
@@ -282,9 +289,65 @@ private slots:
     {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
+        QTemporaryDir tmp;
+        const QString fifo = tmp.filePath("fifo.npy");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0); // opening it must not block
+        args.replaceInStrings("FIFO", fifo);
         const Run r = cli(QStringList{"run", sample("transformer_block.onnx")} + args);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    }
+
+    // A FIFO or a device as the model must be refused at once, not read forever.
+    void modelIsNotARegularFile()
+    {
+        QTemporaryDir tmp;
+        const QString fifo = tmp.filePath("model.onnx");
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        for (const QString &model : {fifo, QStringLiteral("/dev/zero")}) {
+            const Run r = cli({"info", model});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("not a regular file"), qPrintable(r.err));
+        }
+    }
+
+    // Every path a command writes is checked against every file the input model reads: the model
+    // and its external weights, wherever in the model they are referenced.
+    void neverOverwritesInputFiles_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::newRow("optimize --report IN") << "report";
+        QTest::newRow("profile --trace IN") << "trace";
+        QTest::newRow("convert IN WEIGHTS") << "weights";
+    }
+
+    void neverOverwritesInputFiles()
+    {
+        QFETCH(QString, command);
+        QTemporaryDir tmp;
+        const fs::path dir = tmp.path().toStdString();
+        // The sample with its weights stored as external data in model.onnx.data.
+        const fs::path model = dir / "model.onnx";
+        QCOMPARE(cli({"convert", sample("inception_block.onnx"), QString::fromStdString(model.string()),
+                      "--external-data=16"})
+                     .exitCode,
+                 0);
+        const fs::path weights = dir / "model.onnx.data";
+        QVERIFY(fs::exists(weights));
+        const std::string modelBefore = readFile(model), weightsBefore = readFile(weights);
+        const QString in = QString::fromStdString(model.string());
+        QStringList args;
+        if (command == "report")
+            args = {"optimize", in, "--report", in};
+        else if (command == "trace")
+            args = {"profile", in, "--iterations", "1", "--trace", in};
+        else
+            args = {"convert", in, QString::fromStdString(weights.string())};
+        const Run r = cli(args);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("pass --force to overwrite it"), qPrintable(r.err));
+        QCOMPARE(readFile(model), modelBefore);
+        QCOMPARE(readFile(weights), weightsBefore);
     }
 
     void conformanceCommand()

@@ -9,6 +9,7 @@
 #include "runtime/npy.h"
 #include "util/status.h"
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -23,7 +24,55 @@ bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
            std::filesystem::equivalent(a, b, ec);
 }
 
+void addExternalFiles(const Graph &g, const std::filesystem::path &dir, std::vector<std::filesystem::path> &out)
+{
+    auto add = [&](const Tensor &t) {
+        if (t.external)
+            out.push_back(dir / t.external->location);
+    };
+    for (ValueId v : g.initializers())
+        add(*g.value(v).initializer);
+    for (NodeId id : g.nodeIds())
+        for (const Attribute &a : g.node(id).attributes) {
+            add(a.t);
+            for (const Tensor &t : a.tensors)
+                add(t);
+            if (a.g)
+                addExternalFiles(*a.g, dir, out);
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    addExternalFiles(*sub, dir, out);
+        }
+}
+
 } // namespace
+
+std::vector<std::filesystem::path> modelFiles(const std::filesystem::path &in, const Model &model)
+{
+    std::vector<std::filesystem::path> files{in};
+    const std::filesystem::path dir = std::filesystem::absolute(in).parent_path();
+    addExternalFiles(model.graph, dir, files);
+    for (const Function &f : model.functions)
+        addExternalFiles(f.body, dir, files);
+    return files;
+}
+
+Status checkWritePath(const std::filesystem::path &out, const char *what,
+                      const std::vector<std::filesystem::path> &inputFiles, bool force)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(out, ec))
+        return Status::invalid(std::string(what) + " '" + out.string() + "' is a folder; give a file name");
+    if (force)
+        return Status::ok();
+    for (std::size_t i = 0; i < inputFiles.size(); ++i)
+        if (samePath(inputFiles[i], out))
+            return Status::invalid(std::string(what) + " '" + out.string() + "' is " +
+                                   (i == 0 ? "the input model" : "a file the input model's weights are read from") +
+                                   "; pass --force to overwrite it");
+    return Status::ok();
+}
 
 void printWarnings(const std::vector<std::string> &warnings)
 {
@@ -55,26 +104,9 @@ Expected<double> optimizeForRun(Model &model, const std::string &level)
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
                         const SaveOptions &save, bool force)
 {
-    namespace fs = std::filesystem;
-    if (fs::is_directory(out))
-        return Status::invalid("output '" + out.string() + "' is a folder; give a file name");
-    if (force)
-        return Status::ok();
-    if (samePath(in, out))
-        return Status::invalid("output '" + out.string() +
-                               "' is the input model; pass --force to overwrite it");
-    const fs::path data = externalDataPathFor(out, save);
-    if (samePath(in, data))
-        return Status::invalid("the external data file '" + data.string() +
-                               "' would replace the input model; pass --force to overwrite it");
-    const fs::path inDir = fs::absolute(in).parent_path();
-    for (ValueId v : model.graph.initializers()) {
-        const auto &src = model.graph.value(v).initializer->external;
-        if (src && samePath(inDir / src->location, data))
-            return Status::invalid("the external data file '" + data.string() +
-                                   "' holds the input model's weights; pass --force to overwrite it");
-    }
-    return Status::ok();
+    const std::vector<std::filesystem::path> inputs = modelFiles(in, model);
+    OPSCOPE_TRY(checkWritePath(out, "output", inputs, force));
+    return checkWritePath(externalDataPathFor(out, save), "the external data file", inputs, force);
 }
 
 int reportError(const Status &status)
@@ -167,14 +199,13 @@ Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
         const auto kv = splitAssignment(spec, "--dim");
         if (!kv)
             return kv.status();
-        try {
-            const long long v = std::stoll(kv->second);
-            if (v < 0)
-                throw std::out_of_range("negative");
-            out.dims[kv->first] = v;
-        } catch (const std::exception &) {
-            return Status::invalid("--dim '" + spec + "': the value must be a non-negative integer");
-        }
+        // Decimal digits only, all of them: stoll would take "0x10" as 0 and "12abc" as 12.
+        std::int64_t v = -1;
+        const std::string &text = kv->second;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > (std::int64_t(1) << 40))
+            return Status::invalid("--dim '" + spec + "': the value must be a whole number from 0 to 2^40");
+        out.dims[kv->first] = v;
     }
     return out;
 }

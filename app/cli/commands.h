@@ -42,6 +42,12 @@ Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,
                         const SaveOptions &save, bool force);
+// Every file a loaded model reads: the model itself (first), then each external-data file of any
+// tensor — initializers, Constant and other attribute tensors, subgraphs, functions.
+std::vector<std::filesystem::path> modelFiles(const std::filesystem::path &in, const Model &model);
+// Refuses (unless `force`) to write `out` over any of `inputFiles`; `what` names it in the message.
+Status checkWritePath(const std::filesystem::path &out, const char *what,
+                      const std::vector<std::filesystem::path> &inputFiles, bool force);
 
 struct InfoArgs
 {
@@ -85,6 +91,7 @@ struct RunArgs
     int iterations = 10;
     std::string saveDir;
     bool json = false;
+    bool force = false; // allow writing over the input model or its weights
     bool profile = false;         // time per operator type over the timed runs
     std::string optimize = "all"; // pass level run first (like ORT's default, layout included), or "none"
 };
@@ -123,6 +130,7 @@ struct ProfileArgs
     bool estimatedCosts = false;     // plan from the cost model's estimates, not serial's times
     bool fixedQueues = false;        // parallel: a queue per worker instead of one shared queue
     bool json = false;
+    bool force = false; // allow writing over the input model or its weights
 };
 int runProfile(const ProfileArgs &args);
 

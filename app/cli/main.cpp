@@ -13,6 +13,8 @@
 int main(int argc, char **argv)
 {
     using namespace opscope::cli;
+    // Thread counts far above any core count crash oneDNN/libgomp or stall the machine.
+    constexpr int maxThreads = 256;
     CLI::App app{"opscope-cli: inspect, convert, run and optimize ONNX models", "opscope-cli"};
     app.set_version_flag("--version", "opscope-cli " OPSCOPE_VERSION);
     app.require_subcommand(1);
@@ -52,14 +54,15 @@ int main(int argc, char **argv)
     runCmd->add_option("--dim", run.dims,
                        "NAME=VALUE binds a symbolic dimension (repeatable; unbound ones are 1)");
     runCmd->add_option("--seed", run.seed, "Seed of the random inputs")->default_val(0);
-    runCmd->add_option("--threads", run.threads, "Intra-op threads")
+    runCmd->add_option("--threads", run.threads, "Intra-op threads (1-256)")
         ->default_val(1)
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, maxThreads));
     runCmd->add_option("--iterations", run.iterations, "Timed runs after one warm-up")
         ->default_val(10)
         ->check(CLI::NonNegativeNumber);
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
+    runCmd->add_flag("--force", run.force, "Allow --save-outputs files to replace the input model or its weights");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
     runCmd
         ->add_option("--optimize", run.optimize,
@@ -71,9 +74,9 @@ int main(int argc, char **argv)
     CLI::App *conformanceCmd = app.add_subcommand(
         "conformance", "Run ONNX backend test folders (model.onnx + test_data_set_*) and compare outputs");
     conformanceCmd->add_option("DIR", conformance.dirs, "Test folders, or folders holding them")->required();
-    conformanceCmd->add_option("--threads", conformance.threads, "Intra-op threads")
+    conformanceCmd->add_option("--threads", conformance.threads, "Intra-op threads (1-256)")
         ->default_val(1)
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, maxThreads));
     conformanceCmd->add_option("--rtol", conformance.rtol, "Relative tolerance")->default_val(1e-3);
     conformanceCmd->add_option("--atol", conformance.atol, "Absolute tolerance")->default_val(1e-7);
     conformanceCmd->add_flag("-q,--quiet", conformance.quiet, "Print only failures and the summary");
@@ -115,9 +118,9 @@ int main(int argc, char **argv)
     profileCmd
         ->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
         ->default_val("cpu:2");
-    profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device")
+    profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device (1-256)")
         ->default_val(1)
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, maxThreads));
     profileCmd->add_option("--iterations", profile.iterations, "Timed runs per schedule (median reported)")
         ->default_val(10)
         ->check(CLI::PositiveNumber);
@@ -137,6 +140,7 @@ int main(int argc, char **argv)
     profileCmd->add_flag("--estimated-costs", profile.estimatedCosts,
                          "Plan parallel/greedy from FLOP/byte estimates, not the op times serial measured");
     profileCmd->add_flag("--json", profile.json, "Print JSON");
+    profileCmd->add_flag("--force", profile.force, "Allow --trace to replace the input model or its weights");
 
     bool devicesJson = false;
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");

@@ -172,6 +172,10 @@ int runOptimize(const OptimizeArgs &args)
     if (!args.output.empty())
         if (Status ok = checkOutputPaths(args.input, args.output, loaded->model, save, args.force); !ok)
             return reportError(ok);
+    const std::vector<fs::path> inputFiles = modelFiles(args.input, loaded->model);
+    if (!args.report.empty())
+        if (Status ok = checkWritePath(args.report, "--report", inputFiles, args.force); !ok)
+            return reportError(ok);
     if (!args.dumpDir.empty()) {
         std::error_code ec;
         fs::create_directories(args.dumpDir, ec);
@@ -220,6 +224,8 @@ int runOptimize(const OptimizeArgs &args)
             char prefix[16];
             std::snprintf(prefix, sizeof prefix, "%02d-", index);
             const fs::path path = fs::path(args.dumpDir) / (prefix + safeFileName(r.name) + ".onnx");
+            if (Status ok = checkWritePath(path, "--dump-dir file", inputFiles, args.force); !ok)
+                return reportError(ok);
             Expected<SaveResult> saved = saveModel(*r.snapshot, path, save);
             if (!saved)
                 return reportError(saved.status().withContext("writing '" + path.string() + "'"));

@@ -48,6 +48,9 @@ int runProfile(const ProfileArgs &args)
     Expected<ImportResult> loaded = loadModel(args.model);
     if (!loaded)
         return reportError(loaded.status());
+    if (!args.trace.empty())
+        if (Status ok = checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force); !ok)
+            return reportError(ok);
     Model model = loaded->model;
     model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(model, args.optimize); !opt)

@@ -72,6 +72,7 @@ int runModel(const RunArgs &args)
         return reportError(loaded.status());
     // Like ONNX Runtime, run the optimized graph unless told otherwise; the fused ops stay opscope's.
     Model &model = loaded->model;
+    const std::vector<std::filesystem::path> inputFiles = modelFiles(args.model, model); // before optimizing
     const std::size_t nodesBefore = model.graph.nodeCountWithSubgraphs();
     Expected<double> optimizeMs = optimizeForRun(model, args.optimize);
     if (!optimizeMs)
@@ -149,6 +150,8 @@ int runModel(const RunArgs &args)
         std::string file;
         if (!args.saveDir.empty()) {
             file = (std::filesystem::path(args.saveDir) / (safeFileName(infos[i].name) + ".npy")).string();
+            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force); !ok)
+                return reportError(ok);
             const Status st = writeNpy(file, t);
             if (!st)
                 return reportError(st);

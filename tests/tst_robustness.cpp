@@ -1,0 +1,374 @@
+// Structure-valid but semantically bad models, as a hostile user (or a broken exporter) writes
+// them. Each row is one class of problem that once crashed libonnx's shape inference, a kernel or
+// a pass, hung, or ended in an internal error. Every command a user would try on such a file —
+// info, run, optimize — must answer within seconds with exit 1 and one line that names the problem.
+
+#include "testsupport.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <functional>
+
+using namespace opscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Tp = onnx::TensorProto;
+
+struct Run
+{
+    int exitCode = -1; // -2: crashed, -3: timed out
+    QString err;
+};
+
+Run cli(const QStringList &args, int timeoutMs = 60000)
+{
+    QProcess p;
+    p.start(test::cliPath(), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {-3, {}};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+void addInts(onnx::NodeProto &n, const std::string &name, const std::vector<std::int64_t> &v)
+{
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t x : v)
+        a->add_ints(x);
+}
+
+void addInt(onnx::NodeProto &n, const std::string &name, std::int64_t v)
+{
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+}
+
+void addString(onnx::NodeProto &n, const std::string &name, const std::string &v)
+{
+    auto *a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+}
+
+onnx::TensorProto intTensor(const std::string &name, int type, const std::vector<std::int64_t> &dims,
+                            const std::vector<std::int64_t> &values)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(type);
+    for (std::int64_t d : dims)
+        t.add_dims(d);
+    for (std::int64_t v : values) {
+        if (type == Tp::INT64)
+            t.add_int64_data(v);
+        else
+            t.add_int32_data(static_cast<std::int32_t>(v));
+    }
+    return t;
+}
+
+// A model around one graph: x float[1,3,8,8] in, y out, W a 2×3×3×3 weight.
+onnx::ModelProto model(int opset, const std::function<void(onnx::GraphProto &)> &build,
+                       std::vector<std::int64_t> xDims = {1, 3, 8, 8})
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    auto *op = m.add_opset_import();
+    op->set_version(opset);
+    auto *g = m.mutable_graph();
+    g->set_name("bad");
+    *g->add_input() = test::tensorInfo("x", Tp::FLOAT, xDims);
+    *g->add_initializer() = test::floatTensor("W", {2, 3, 3, 3}, std::vector<float>(54, 0.1f));
+    build(*g);
+    auto *out = g->add_output();
+    out->set_name("y");
+    return m;
+}
+
+onnx::NodeProto conv()
+{
+    return test::node("Conv", {"x", "W"}, {"y"}, "conv");
+}
+
+} // namespace
+
+class TestRobustness : public QObject
+{
+    Q_OBJECT
+private slots:
+    void badModel_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("expected");
+        // libonnx shape inference divides by these, or indexes attribute lists by the input rank.
+        QTest::newRow("conv strides 0") << 0 << "attribute 'strides' is [0, 0]";
+        QTest::newRow("conv dilations 0") << 1 << "attribute 'dilations' is [0, 0]";
+        QTest::newRow("maxpool strides 0") << 2 << "attribute 'strides' is [0, 0]";
+        QTest::newRow("avgpool kernel 0") << 3 << "attribute 'kernel_shape' is [0, 0]";
+        QTest::newRow("conv on rank 2 input") << 4 << "its input has rank 2";
+        QTest::newRow("conv on inferred rank 2") << 5 << "node 'conv' (Conv): its input has rank 2";
+        QTest::newRow("conv weight rank") << 6 << "its weight has rank 3 but its input has rank 4";
+        QTest::newRow("SplitToSequence split 0") << 7 << "scalar split 'sp' is 0";
+        QTest::newRow("DepthToSpace blocksize 0") << 8 << "attribute 'blocksize' is 0";
+        // Passes and kernels.
+        QTest::newRow("Constant without value") << 9 << "has 0 value attributes";
+        QTest::newRow("recursive function") << 10 << "calls itself (F → F)";
+        QTest::newRow("mutually recursive functions") << 11 << "calls itself (A → B → A)";
+        QTest::newRow("Einsum two arrows") << 12 << "has more than one '->'";
+        QTest::newRow("Einsum bad letter") << 13 << "is not a letter";
+        QTest::newRow("Einsum terms vs inputs") << 14 << "1 input term(s) for 2 input(s)";
+        QTest::newRow("Split num_outputs 0") << 15 << "attribute 'num_outputs' is 0";
+        // Once exit 2 (internal error) where the input is at fault.
+        QTest::newRow("If branch with inputs") << 16 << "If branches take no inputs";
+        QTest::newRow("Relu with three outputs") << 17 << "has 3 outputs; Relu-13 produces at most 1";
+        QTest::newRow("If without then_branch") << 18 << "lacks its required attribute 'then_branch'";
+        QTest::newRow("Resize NaN scales") << 19 << "must be a positive, finite number";
+        // Once accepted silently.
+        QTest::newRow("attribute of the wrong type") << 20 << "is a list of floats, but Conv expects a list of ints";
+        QTest::newRow("conv bias length") << 21 << "bias B has shape [5]";
+        QTest::newRow("name with a newline") << 22 << "node 'two\\nlines' (Conv)";
+    }
+
+    void badModel()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, expected);
+        onnx::ModelProto m;
+        switch (kind) {
+        case 0:
+        case 1:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = conv();
+                addInts(n, kind == 0 ? "strides" : "dilations", {0, 0});
+                *g.add_node() = n;
+            });
+            break;
+        case 2:
+        case 3:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node(kind == 2 ? "MaxPool" : "AveragePool", {"x"}, {"y"}, "pool");
+                addInts(n, "kernel_shape", kind == 2 ? std::vector<std::int64_t>{2, 2} : std::vector<std::int64_t>{0, 0});
+                if (kind == 2)
+                    addInts(n, "strides", {0, 0});
+                *g.add_node() = n;
+            });
+            break;
+        case 4: m = model(13, [&](onnx::GraphProto &g) { *g.add_node() = conv(); }, {3, 8}); break;
+        case 5:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = intTensor("s", Tp::INT64, {2}, {3, 64});
+                *g.add_node() = test::node("Reshape", {"x", "s"}, {"r"}, "reshape");
+                *g.add_node() = test::node("Conv", {"r", "W"}, {"y"}, "conv");
+            });
+            break;
+        case 6:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = test::floatTensor("W3", {2, 3, 3}, std::vector<float>(18, 0.1f));
+                *g.add_node() = test::node("Conv", {"x", "W3"}, {"y"}, "conv");
+            });
+            break;
+        case 7:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = intTensor("sp", Tp::INT64, {}, {0});
+                *g.add_node() = test::node("SplitToSequence", {"x", "sp"}, {"y"}, "split");
+            });
+            break;
+        case 8:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node("DepthToSpace", {"x"}, {"y"}, "d2s");
+                addInt(n, "blocksize", 0);
+                *g.add_node() = n;
+            });
+            break;
+        case 9:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_node() = test::node("Constant", {}, {"k"}, "k");
+                *g.add_node() = conv();
+                g.mutable_node(1)->set_output(0, "c");
+                *g.add_node() = test::node("Mul", {"c", "k"}, {"y"}, "mul");
+            });
+            break;
+        case 10:
+        case 11: {
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node(kind == 10 ? "F" : "A", {"x"}, {"y"}, "call");
+                n.set_domain("local");
+                *g.add_node() = n;
+            });
+            auto *op = m.add_opset_import();
+            op->set_domain("local");
+            op->set_version(1);
+            auto addFunction = [&](const std::string &name, const std::string &callee) {
+                auto *f = m.add_functions();
+                f->set_name(name);
+                f->set_domain("local");
+                f->add_input("a");
+                f->add_output("b");
+                auto *o = f->add_opset_import();
+                o->set_domain("local");
+                o->set_version(1);
+                auto n = test::node(callee, {"a"}, {"b"});
+                n.set_domain("local");
+                *f->add_node() = n;
+            };
+            if (kind == 10) {
+                addFunction("F", "F");
+            } else {
+                addFunction("A", "B");
+                addFunction("B", "A");
+            }
+            break;
+        }
+        case 12:
+        case 13:
+        case 14:
+            m = model(12, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = test::floatTensor("b", {3, 4}, std::vector<float>(12, 1.0f));
+                auto n = test::node("Einsum", {"x", "b"}, {"y"}, "einsum");
+                addString(n, "equation", kind == 12 ? "ij,jk->ik->" : kind == 13 ? "i(j),jk->ik" : "iij->i");
+                *g.add_node() = n;
+            });
+            break;
+        case 15:
+            m = model(18, [&](onnx::GraphProto &g) {
+                auto n = test::node("Split", {"x"}, {"y"}, "split");
+                addInt(n, "num_outputs", 0);
+                *g.add_node() = n;
+            });
+            break;
+        case 16:
+        case 18:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_input() = test::tensorInfo("c", Tp::BOOL, {});
+                auto n = test::node("If", {"c"}, {"y"}, "if");
+                onnx::GraphProto then;
+                then.set_name("then");
+                *then.add_input() = test::tensorInfo("q", Tp::FLOAT, {2});
+                *then.add_node() = test::node("Identity", {"x"}, {"o"});
+                *then.add_output() = test::tensorInfo("o", Tp::FLOAT, {});
+                onnx::GraphProto otherwise = then;
+                otherwise.set_name("else");
+                otherwise.clear_input();
+                for (auto [name, body] : {std::pair{"then_branch", &then}, std::pair{"else_branch", &otherwise}}) {
+                    if (kind == 18 && std::string(name) == "then_branch")
+                        continue;
+                    auto *a = n.add_attribute();
+                    a->set_name(name);
+                    a->set_type(onnx::AttributeProto::GRAPH);
+                    *a->mutable_g() = *body;
+                }
+                *g.add_node() = n;
+            });
+            break;
+        case 17:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_node() = test::node("Relu", {"x"}, {"y", "y2", "y3"}, "relu");
+            });
+            break;
+        case 19:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = test::floatTensor("sc", {4}, {1.f, 1.f, std::nanf(""), 2.f});
+                *g.add_node() = test::node("Resize", {"x", "", "sc"}, {"y"}, "resize");
+            });
+            break;
+        case 20:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = conv();
+                auto *a = n.add_attribute();
+                a->set_name("strides");
+                a->set_type(onnx::AttributeProto::FLOATS);
+                a->add_floats(1.f);
+                a->add_floats(1.f);
+                *g.add_node() = n;
+            });
+            break;
+        case 21:
+            m = model(13, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = test::floatTensor("B", {5}, std::vector<float>(5, 1.f));
+                *g.add_node() = test::node("Conv", {"x", "W", "B"}, {"y"}, "conv");
+            });
+            break;
+        case 22:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node("Conv", {"x", "W"}, {"y"}, "two\nlines");
+                addInts(n, "strides", {0, 0});
+                *g.add_node() = n;
+            });
+            break;
+        }
+        QTemporaryDir tmp;
+        const fs::path path = fs::path(tmp.path().toStdString()) / "bad.onnx";
+        test::writeProto(path, m);
+        const QString in = QString::fromStdString(path.string());
+        const QString out = tmp.filePath("out.onnx");
+        // Problems found at load fail every command; problems found by a kernel fail `run` only.
+        const bool kernelOnly = kind == 19 || kind == 21;
+        const std::vector<QStringList> commands = {
+            {"info", in}, {"run", in, "--iterations", "1"}, {"optimize", in, "--level", "all", "-o", out}};
+        for (const QStringList &args : commands) {
+            const Run r = cli(args);
+            QVERIFY2(r.exitCode != -2, qPrintable(args.first() + " crashed: " + r.err));
+            QVERIFY2(r.exitCode != -3, qPrintable(args.first() + " did not finish in 60 s"));
+            if (kernelOnly && args.first() != "run") {
+                QVERIFY2(r.exitCode == 0, qPrintable(args.first() + ": " + r.err));
+                continue;
+            }
+            QVERIFY2(r.exitCode == 1, qPrintable(args.first() + " exited " + QString::number(r.exitCode) + ": " + r.err));
+            QVERIFY2(r.err.contains(expected), qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.trimmed().count('\n') == 0, qPrintable("more than one line: " + r.err));
+        }
+        QVERIFY(!fs::exists(out.toStdString()) || kernelOnly);
+    }
+
+    // Arithmetic that traps on x86 when done naively: the runtime and constant folding agree with
+    // two's-complement wrap-around, and integer division by zero yields 0 rather than SIGFPE.
+    void integerDivisionEdges_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("type");
+        QTest::newRow("Div int32") << "Div" << int(Tp::INT32);
+        QTest::newRow("Div int64") << "Div" << int(Tp::INT64);
+        QTest::newRow("Mod int32") << "Mod" << int(Tp::INT32);
+        QTest::newRow("Mod int64") << "Mod" << int(Tp::INT64);
+    }
+
+    void integerDivisionEdges()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, type);
+        const std::int64_t min = type == Tp::INT32 ? std::numeric_limits<std::int32_t>::min()
+                                                   : std::numeric_limits<std::int64_t>::min();
+        for (bool folded : {true, false}) {
+            onnx::ModelProto m;
+            m.set_ir_version(8);
+            m.add_opset_import()->set_version(13);
+            auto *g = m.mutable_graph();
+            g->set_name("div");
+            *g->add_initializer() = intTensor("a", type, {3}, {min, 7, 5});
+            *g->add_initializer() = intTensor("b", type, {3}, {-1, 0, -1});
+            *g->add_node() = test::node(op.toStdString(), {"a", "b"}, {"y"}, "div");
+            *g->add_output() = test::tensorInfo("y", type, {3});
+            QTemporaryDir tmp;
+            const fs::path path = fs::path(tmp.path().toStdString()) / "div.onnx";
+            test::writeProto(path, m);
+            // Folded by constant folding at load, or computed by the kernel with --optimize none.
+            const Run r = cli({"run", QString::fromStdString(path.string()), "--iterations", "1", "--optimize",
+                               folded ? "all" : "none"});
+            QVERIFY2(r.exitCode == 0, qPrintable(QString::number(r.exitCode) + ": " + r.err));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRobustness)
+#include "tst_robustness.moc"
