@@ -98,6 +98,13 @@ constexpr AttributeRange attributeRanges[] = {
     {"RoiAlign", "output_height", 1},  {"RoiAlign", "output_width", 1},  {"MaxRoiPool", "pooled_shape", 1},
 };
 
+std::int64_t newestKnownOpset(const std::string &domain)
+{
+    const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    const auto it = map.find(domain);
+    return it == map.end() ? 0 : it->second.second;
+}
+
 class StructureChecker
 {
 public:
@@ -194,8 +201,11 @@ private:
         }
         const std::string domain = canonicalDomain(n.domain());
         const auto opset = opsets.find(domain);
+        // Above the newest opset this libonnx knows (Debian's 1.12: 17), its schemas may be stale
+        // (ReduceMean-18 takes axes as an input): only the op-level range checks above apply.
         const onnx::OpSchema *schema =
-            opset == opsets.end() || m_functions.count({n.domain(), n.op_type()})
+            opset == opsets.end() || m_functions.count({n.domain(), n.op_type()}) ||
+                    opset->second > newestKnownOpset(domain)
                 ? nullptr
                 : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
         if (schema)
