@@ -96,7 +96,7 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "== INTERRUPTED" >&2; exit 130' INT TERM
 
 mount_root() { # /proc, /sys, /dev (+ /dev/pts, /dev/shm) into a root, slaves of the host's
   local r=$1
