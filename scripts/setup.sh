@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package opscope needs to build, test and run. Idempotent: prints
 # nothing and touches nothing when all packages are already installed.
+#   --fuzz   also clang-14 and libFuzzer, for the fuzz targets (bench/fuzz/run.sh)
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,12 @@ packages=(
   # Packaging checks run by the test suite: desktop entry, AppStream metainfo, man pages.
   desktop-file-utils appstream help2man file dpkg-dev
 )
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) packages+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev) ;;
+    *) echo "setup: unknown option '$arg' (known: --fuzz)" >&2; exit 1 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

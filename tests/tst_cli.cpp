@@ -278,6 +278,7 @@ private slots:
         QTest::newRow("bad dim") << QStringList{"--dim", "batch=-2"} << "must be a whole number";
         QTest::newRow("hex dim") << QStringList{"--dim", "batch=0x10"} << "must be a whole number";
         QTest::newRow("dim with trailing text") << QStringList{"--dim", "batch=12abc"} << "must be a whole number";
+        QTest::newRow("unknown dim name") << QStringList{"--dim", "batsh=3"} << "have no dimension named 'batsh'";
         QTest::newRow("threads 0") << QStringList{"--threads", "0"} << "not in range 1 to 256";
         QTest::newRow("threads 100000") << QStringList{"--threads", "100000"} << "not in range 1 to 256";
         QTest::newRow("input is a FIFO") << QStringList{"--input", "x=FIFO"} << "not a regular file";

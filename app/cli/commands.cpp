@@ -10,6 +10,7 @@
 #include "util/status.h"
 
 #include <charconv>
+#include <set>
 #include <filesystem>
 #include <iostream>
 
@@ -74,10 +75,25 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
     return Status::ok();
 }
 
+std::string oneLine(const std::string &message)
+{
+    // Names come from the model file and may hold any byte: the message stays one line.
+    std::string out;
+    for (char c : message) {
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\r' || c == '\t' || (static_cast<unsigned char>(c) < 0x20))
+            out += ' ';
+        else
+            out += c;
+    }
+    return out;
+}
+
 void printWarnings(const std::vector<std::string> &warnings)
 {
     for (const std::string &w : warnings)
-        std::cerr << "opscope-cli: warning: " << w << '\n';
+        std::cerr << "opscope-cli: warning: " << oneLine(w) << '\n';
 }
 
 Expected<double> optimizeForRun(Model &model, const std::string &level)
@@ -109,9 +125,29 @@ Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::
     return checkWritePath(externalDataPathFor(out, save), "the external data file", inputs, force);
 }
 
+Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph)
+{
+    std::set<std::string> known;
+    for (ValueId v : graph.inputs())
+        if (const auto &shape = graph.value(v).type.shape)
+            for (const Dim &d : shape->dims)
+                if (!d.symbol.empty())
+                    known.insert(d.symbol);
+    for (const auto &[name, value] : dims) {
+        if (known.count(name))
+            continue;
+        std::string list;
+        for (const std::string &k : known)
+            list += (list.empty() ? "" : ", ") + k;
+        return Status::invalid("--dim " + name + ": the model's inputs have no dimension named '" + name + "' (" +
+                               (known.empty() ? std::string("they have no symbolic dimensions") : "they have: " + list) + ")");
+    }
+    return Status::ok();
+}
+
 int reportError(const Status &status)
 {
-    std::cerr << "opscope-cli: error: " << status.message() << '\n';
+    std::cerr << "opscope-cli: error: " << oneLine(status.message()) << '\n';
     return status.kind() == ErrorKind::Internal ? ExitInternalError : ExitUserError;
 }
 

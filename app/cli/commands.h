@@ -25,6 +25,8 @@ enum ExitCode : int
 
 // Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
 int reportError(const Status &status);
+// The message with control characters (a newline in a tensor name) escaped or blanked.
+std::string oneLine(const std::string &message);
 void printWarnings(const std::vector<std::string> &warnings);
 // Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.
 // A pass failure warns and keeps the model as it was. Returns the milliseconds spent.
@@ -38,6 +40,8 @@ struct GivenInputs
 };
 Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
                                   const std::vector<std::string> &dims);
+// Refuses a --dim name that no graph input's shape uses (a typo would otherwise be ignored).
+Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph);
 // Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,

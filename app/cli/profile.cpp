@@ -68,6 +68,8 @@ int runProfile(const ProfileArgs &args)
     Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
     if (!given)
         return reportError(given.status());
+    if (Status ok = checkDimNames(given->dims, model.graph); !ok)
+        return reportError(ok);
     options.given = std::move(given->tensors);
     options.dims = given->dims;
     Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);

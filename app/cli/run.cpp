@@ -86,6 +86,8 @@ int runModel(const RunArgs &args)
     Expected<GivenInputs> parsed = parseInputs(args.inputs, args.dims);
     if (!parsed)
         return reportError(parsed.status());
+    if (Status ok = checkDimNames(parsed->dims, model.graph); !ok)
+        return reportError(ok);
     Feeds given = std::move(parsed->tensors);
     RandomInputOptions random;
     random.seed = args.seed;

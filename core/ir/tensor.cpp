@@ -75,7 +75,8 @@ bool Tensor::sameContent(const Tensor &other) const
     }
     const auto a = bytes();
     const auto b = other.bytes();
-    return a.size() == b.size() && (a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+    // memcmp of zero bytes still must not see null pointers (empty tensors have no buffer).
+    return a.size() == b.size() && (a.empty() || a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
 Tensor Tensor::fromBytes(DataType dtype, std::vector<std::int64_t> dims, std::vector<std::byte> bytes)

@@ -1,5 +1,7 @@
 #include "onnx/protoconvert.h"
 
+#include <charconv>
+
 #include <cstring>
 #include <limits>
 
@@ -174,19 +176,21 @@ Status loadExternal(onnx::TensorProto &proto, Tensor &t, ExternalFiles &files, c
 {
     ExternalSource src;
     bool hasLength = false;
+    // Whole decimal numbers only: stoull takes "12abc" as 12 and "-1" as 2^64 - 1.
+    auto number = [&](const std::string &text, std::uint64_t &out) -> Status {
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+        if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+            return Status::invalid(what + ": external data value '" + text + "' is not a whole number");
+        return Status::ok();
+    };
     for (const auto &kv : proto.external_data()) {
-        try {
-            if (kv.key() == "location")
-                src.location = kv.value();
-            else if (kv.key() == "offset")
-                src.offset = std::stoull(kv.value());
-            else if (kv.key() == "length") {
-                src.length = std::stoull(kv.value());
-                hasLength = true;
-            }
-        } catch (const std::exception &) {
-            return Status::invalid(what + ": external data '" + kv.key() + "' is not a number: '" +
-                                   kv.value() + "'");
+        if (kv.key() == "location") {
+            src.location = kv.value();
+        } else if (kv.key() == "offset") {
+            OPSCOPE_TRY(number(kv.value(), src.offset));
+        } else if (kv.key() == "length") {
+            OPSCOPE_TRY(number(kv.value(), src.length));
+            hasLength = true;
         }
     }
     const Expected<std::int64_t> count = checkedElementCount(t.dims, what);

@@ -15,6 +15,10 @@ namespace {
 
 using onnx::AttributeProto;
 
+// Ranks beyond any real model's (ONNX Runtime's kernels stop well below): a bound that keeps
+// libonnx from building millions of dims out of one bad shape tensor.
+constexpr std::int64_t kMaxTensorRank = 64;
+
 std::string canonicalDomain(const std::string &domain)
 {
     return domain == "ai.onnx" ? std::string() : domain;
@@ -201,15 +205,16 @@ private:
         }
         const std::string domain = canonicalDomain(n.domain());
         const auto opset = opsets.find(domain);
-        // Above the newest opset this libonnx knows (Debian's 1.12: 17), its schemas may be stale
-        // (ReduceMean-18 takes axes as an input): only the op-level range checks above apply.
+        // The schema whose inference function libonnx will call. Above the newest opset this
+        // libonnx knows (Debian's 1.12: 17) it may be stale (ReduceMean-18 takes axes as an
+        // input), so only what its inference dereferences is checked then: required and graph
+        // attributes.
         const onnx::OpSchema *schema =
-            opset == opsets.end() || m_functions.count({n.domain(), n.op_type()}) ||
-                    opset->second > newestKnownOpset(domain)
+            opset == opsets.end() || m_functions.count({n.domain(), n.op_type()})
                 ? nullptr
                 : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
         if (schema)
-            OPSCOPE_TRY(againstSchema(n, *schema, label));
+            OPSCOPE_TRY(againstSchema(n, *schema, label, opset->second > newestKnownOpset(domain)));
         if (n.op_type() == "Einsum" && domain.empty()) {
             for (const auto &a : n.attribute())
                 if (a.name() == "equation")
@@ -227,6 +232,8 @@ private:
                                            "outer values by name)");
         if (n.op_type() == "SplitToSequence" && domain.empty() && owner && n.input_size() > 1)
             OPSCOPE_TRY(checkSplitToSequence(n, *owner, label));
+        if (domain.empty() && owner)
+            OPSCOPE_TRY(checkShapeInputLength(n, *owner, label));
         for (const auto &a : n.attribute()) {
             if (a.has_g())
                 OPSCOPE_TRY(graph(a.g(), opsets).withContext(label + " attribute '" + a.name() + "'"));
@@ -251,8 +258,29 @@ private:
         return Status::ok();
     }
 
-    static Status againstSchema(const onnx::NodeProto &n, const onnx::OpSchema &schema, const std::string &label)
+    static Status againstSchema(const onnx::NodeProto &n, const onnx::OpSchema &schema, const std::string &label,
+                                bool stale)
     {
+        auto isGraph = [](const onnx::OpSchema::Attribute &a) {
+            return a.type == AttributeProto::GRAPH || a.type == AttributeProto::GRAPHS;
+        };
+        if (stale) {
+            // What the older schema's inference dereferences: its required and graph attributes
+            // (ScanInferenceFunction reads num_scan_inputs without a null check).
+            for (const auto &entry : schema.attributes()) {
+                if (!isGraph(entry.second) && !entry.second.required)
+                    continue;
+                const auto it = std::find_if(n.attribute().begin(), n.attribute().end(),
+                                             [&](const AttributeProto &a) { return a.name() == entry.first; });
+                if (it == n.attribute().end() && entry.second.required)
+                    return Status::invalid(label + " lacks its required attribute '" + entry.first + "'");
+                if (it != n.attribute().end() && it->type() != entry.second.type)
+                    return Status::invalid(label + ": attribute '" + shown(entry.first) + "' is " +
+                                           attributeTypeName(it->type()) + ", but " + shown(n.op_type()) +
+                                           " expects " + attributeTypeName(entry.second.type));
+            }
+            return Status::ok();
+        }
         if (n.input_size() > schema.max_input())
             return Status::invalid(label + " has " + std::to_string(n.input_size()) + " inputs; " +
                                    shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
@@ -271,8 +299,9 @@ private:
                                        attributeTypeName(a.type()) + ", but " + shown(n.op_type()) +
                                        " expects " + attributeTypeName(it->second.type));
         }
-        for (const auto &[name, info] : declared) {
-            if (!info.required)
+        for (const auto &entry : declared) {
+            const std::string &name = entry.first; // not a structured binding: clang 14 cannot capture those
+            if (!entry.second.required)
                 continue;
             const bool present = std::any_of(n.attribute().begin(), n.attribute().end(),
                                              [&](const AttributeProto &a) { return a.name() == name; });
@@ -324,6 +353,36 @@ private:
         return Status::ok();
     }
 
+    // Ops whose output rank is the length of a 1-D input: libonnx makes one dim per entry, so a
+    // declared length of 2^40 is 2^40 dims (minutes of allocation, then out of memory).
+    static Status checkShapeInputLength(const onnx::NodeProto &n, const onnx::GraphProto &g, const std::string &label)
+    {
+        static const std::map<std::string, int> shapeInputs = {
+            {"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}, {"Resize", 3}, {"Upsample", 1}, {"Tile", 1}};
+        const auto it = shapeInputs.find(n.op_type());
+        if (it == shapeInputs.end() || n.input_size() <= it->second || n.input(it->second).empty())
+            return Status::ok();
+        const std::string &name = n.input(it->second);
+        std::int64_t length = -1;
+        auto fromInfo = [&](const onnx::ValueInfoProto &vi) {
+            if (vi.name() == name && vi.type().tensor_type().shape().dim_size() == 1 &&
+                vi.type().tensor_type().shape().dim(0).has_dim_value())
+                length = vi.type().tensor_type().shape().dim(0).dim_value();
+        };
+        for (const auto &vi : g.input())
+            fromInfo(vi);
+        for (const auto &vi : g.value_info())
+            fromInfo(vi);
+        for (const auto &t : g.initializer())
+            if (t.name() == name && t.dims_size() == 1)
+                length = t.dims(0);
+        if (length > kMaxTensorRank)
+            return Status::invalid(label + ": its shape input '" + shown(name) + "' has " + std::to_string(length) +
+                                   " entries, a tensor of rank " + std::to_string(length) + "; ranks above " +
+                                   std::to_string(kMaxTensorRank) + " are not supported");
+        return Status::ok();
+    }
+
     std::map<std::string, std::int64_t> m_opsets;
     std::map<FunctionKey, const onnx::FunctionProto *> m_functions;
 };
@@ -372,8 +431,50 @@ int weightIndex(const std::string &op)
 
 constexpr const char *windowLists[] = {"kernel_shape", "strides", "dilations", "pads"};
 
+// Ops whose output rank is the length of a shape input. That length may only be known during
+// inference (a declared dim, constant data, or a value data propagation computed), and libonnx
+// makes one output dim per entry: 2^40 entries allocate for minutes, then run out of memory.
+void installShapeLengthGuards()
+{
+    static const std::pair<const char *, int> ops[] = {{"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}};
+    std::set<const onnx::OpSchema *> done;
+    for (const auto &[op, index] : ops)
+        for (int version = 1; version <= 30; ++version) {
+            const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
+            if (!s || !done.insert(s).second)
+                continue;
+            onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
+            const std::string name = op;
+            const std::size_t i = std::size_t(index);
+            const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
+                [original, name, i](onnx::InferenceContext &ctx) {
+                    std::int64_t length = -1;
+                    if (ctx.getNumInputs() > i) {
+                        const onnx::TypeProto *t = ctx.getInputType(i);
+                        if (t && t->tensor_type().shape().dim_size() == 1 &&
+                            t->tensor_type().shape().dim(0).has_dim_value())
+                            length = t->tensor_type().shape().dim(0).dim_value();
+                        if (const onnx::TensorProto *data = ctx.getInputData(i); data && data->dims_size() == 1)
+                            length = std::max(length, data->dims(0));
+                        if (const onnx::TensorShapeProto *sym = ctx.getSymbolicInput(i))
+                            length = std::max<std::int64_t>(length, sym->dim_size());
+                    }
+                    if (length > kMaxTensorRank) {
+                        const std::string problem = "its shape input has " + std::to_string(length) +
+                                                    " entries; ranks above " + std::to_string(kMaxTensorRank) +
+                                                    " are not supported";
+                        if (t_guardFindings)
+                            t_guardFindings->push_back(name + ": " + problem);
+                        fail_shape_inference(name, ": ", problem);
+                    }
+                    original(ctx);
+                });
+        }
+}
+
 void installGuards()
 {
+    installShapeLengthGuards();
     static const char *const ops[] = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
                                       "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
     std::set<const onnx::OpSchema *> done;
@@ -537,7 +638,7 @@ Status runGuardedShapeInference(onnx::ModelProto &proto, std::vector<std::string
     if (findings.empty())
         return Status::ok();
     const std::string named = nameGuardedNode(proto.graph());
-    return Status::invalid(!named.empty() ? named : "a window operator (Conv/pooling): " + findings.front());
+    return Status::invalid(!named.empty() ? named : "shape inference stopped at a " + findings.front());
 }
 
 } // namespace opscope

@@ -116,7 +116,7 @@ Expected<RuntimeTensor> readNpy(const std::filesystem::path &path)
     if (static_cast<long double>(have) != need)
         return Status::invalid(what + " holds " + std::to_string(have) + " bytes of data, but its shape (" +
                                std::string(m[1]) + ") of " + std::string(dataTypeName(dtype)) + " needs " +
-                               std::to_string(static_cast<unsigned long long>(need)));
+                               std::to_string(*count) + " × " + std::to_string(dataTypeSize(dtype)) + " bytes");
     Expected<RuntimeTensor> t = RuntimeTensor::allocate(dtype, shape);
     if (!t)
         return t.status().withContext(what);

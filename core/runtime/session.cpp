@@ -62,7 +62,9 @@ Status InferenceSession::checkFeeds(const Feeds &feeds) const
 {
     std::map<std::string, std::int64_t> symbols;
     std::map<std::string, const RuntimeTensor *> byName;
-    for (const auto &[name, tensor] : feeds) {
+    for (const auto &feed : feeds) {
+        const std::string &name = feed.first; // not a binding: clang 14 lambdas cannot capture those
+        const RuntimeTensor &tensor = feed.second;
         const auto it =
             std::find_if(m_inputs.begin(), m_inputs.end(), [&](const IoInfo &i) { return i.name == name; });
         if (it == m_inputs.end()) {

@@ -116,7 +116,11 @@ Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &x
                                               dnnl::algorithm::convolution_direct, xd, wAny, yd, strides, dil,
                                               toDims(geo.padBegin), toDims(geo.padEnd));
     ConvVariant v;
-    v.pd = dnnl::convolution_forward::primitive_desc(desc, postOps(act), cpuEngine());
+    // A scratchpad of our own per thread: with the library's, convolutions running at once on two
+    // queues (parallel schedules) crashed inside oneDNN now and then.
+    dnnl::primitive_attr attr = postOps(act);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    v.pd = dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
     v.prim = dnnl::convolution_forward(v.pd);
     if (v.pd.src_desc() != call.xUser)
         v.srcReorder = dnnl::reorder(
@@ -163,6 +167,8 @@ void runVariant(const ConvVariant &v, const ConvCall &call)
     if (call.b)
         args.emplace(DNNL_ARG_BIAS,
                      memory(v.pd.bias_desc(), cpuEngine(), const_cast<std::byte *>(call.b->bytes())));
+    if (v.pd.scratchpad_desc().get_size() > 0)
+        args.emplace(DNNL_ARG_SCRATCHPAD, dnnlScratchMemory(v.pd.scratchpad_desc(), 3));
     v.prim.execute(s, args);
     if (v.dstReorder)
         v.dstReorder->execute(s, yConv, yMem);

@@ -276,7 +276,7 @@ Status concatKernel(KernelContext &ctx)
                         t.strings()[std::size_t(o * row + k)];
         } else {
             const std::size_t es = dataTypeSize(t.dtype());
-            for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t o = 0; o < outer && row > 0; ++o) // empty inputs have no buffer to copy from
                 std::memcpy((*out)->mutableBytes() + (o * outRow + offset) * std::int64_t(es),
                             t.bytes() + o * row * std::int64_t(es), std::size_t(row) * es);
         }

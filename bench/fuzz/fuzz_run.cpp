@@ -1,0 +1,34 @@
+// Small loaded models run once on random inputs: kernels must reject bad shapes, attributes and
+// values with an error, never crash or read out of bounds. Inputs stay small (dims bound to 3)
+// and the session refuses runs that would not fit in memory.
+#include "fuzztarget.h"
+
+#include "onnx/modelio.h"
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+
+OPSCOPE_FUZZ_MODEL_MUTATOR(opscope::fuzz::MutationFocus::Structure)
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    using namespace opscope;
+    Expected<ImportResult> loaded = loadModelFromBytes(fuzz::asBytes(data, size), fuzz::scratchFolder(), {});
+    if (!loaded || loaded->model.graph.nodeCountWithSubgraphs() > 64)
+        return 0;
+    Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(loaded->model, {});
+    if (!session)
+        return 0;
+    for (const IoInfo &io : (*session)->inputs()) { // inputs beyond 1 M elements: not this target
+        if (!io.type.shape || !io.type.shape->isStatic())
+            continue;
+        const Expected<std::int64_t> count = io.type.shape->elementCount();
+        if (!count || *count > (1 << 20))
+            return 0;
+    }
+    RandomInputOptions random;
+    random.seed = size;
+    Expected<Feeds> feeds = randomFeeds(**session, {}, random);
+    if (feeds)
+        (void)(*session)->run(*feeds);
+    return 0;
+}
