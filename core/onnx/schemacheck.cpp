@@ -554,6 +554,40 @@ std::string nameGuardedNode(const onnx::GraphProto &g)
     return {};
 }
 
+// libonnx infers nodes in file order and hands an inference function a null type for an input
+// nothing has produced yet; some functions (EyeLike's, via propagateShape) dereference it. So
+// inference runs only when every node reads names defined before it, in its graph or an
+// enclosing one (dangling names and cycles are then reported by the importer in its own words).
+bool definedBeforeUse(const onnx::GraphProto &g, std::vector<std::set<std::string>> &scopes)
+{
+    scopes.emplace_back();
+    for (const auto &vi : g.input())
+        scopes.back().insert(vi.name());
+    for (const auto &t : g.initializer())
+        scopes.back().insert(t.name());
+    for (const auto &sp : g.sparse_initializer())
+        scopes.back().insert(sp.values().name());
+    bool ok = true;
+    for (const auto &n : g.node()) {
+        for (const auto &in : n.input())
+            if (!in.empty() && std::none_of(scopes.begin(), scopes.end(),
+                                            [&](const std::set<std::string> &sc) { return sc.count(in) > 0; }))
+                ok = false;
+        for (const auto &a : n.attribute()) {
+            if (a.has_g())
+                ok = definedBeforeUse(a.g(), scopes) && ok;
+            for (const auto &sub : a.graphs())
+                ok = definedBeforeUse(sub, scopes) && ok;
+        }
+        for (const auto &out : n.output())
+            scopes.back().insert(out);
+        if (!ok)
+            break;
+    }
+    scopes.pop_back();
+    return ok;
+}
+
 } // namespace
 
 Status checkModelStructure(const onnx::ModelProto &model)
@@ -624,6 +658,12 @@ void ensureShapeInferenceGuards()
 Status runGuardedShapeInference(onnx::ModelProto &proto, std::vector<std::string> &warnings)
 {
     ensureShapeInferenceGuards();
+    std::vector<std::set<std::string>> scopes;
+    if (!definedBeforeUse(proto.graph(), scopes)) {
+        warnings.push_back("shape inference skipped: a node reads a tensor that no earlier node, initializer or "
+                           "input defines (the graph is not in topological order, or a name is dangling)");
+        return Status::ok();
+    }
     std::vector<std::string> findings;
     t_guardFindings = &findings;
     try {
