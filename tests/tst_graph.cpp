@@ -2,6 +2,7 @@
 // generated names.
 
 #include "ir/compare.h"
+#include "ir/dependencies.h"
 #include "ir/fingerprint.h"
 #include "ir/graph.h"
 #include "ir/verifier.h"
@@ -136,6 +137,72 @@ private slots:
         g.node(*ifNode).attributes[1] = Attribute::makeGraph("else_branch", shadow);
         QVERIFY(verifyGraph(g).message().find("'a' shadows a tensor of an enclosing graph") !=
                 std::string::npos);
+    }
+
+    // Branches three levels down read the main graph's x and a, the first branch's m1 and the
+    // second's m2; the graphs in between have no value for what they do not read themselves.
+    void multiLevelCaptures()
+    {
+        Graph g = chain();
+        Graph l3("l3");
+        (void)l3.addNode("Add", {l3.addOuterScopeValue("x"), l3.addOuterScopeValue("m1")}, {val(l3, "s3")}, "", "s3");
+        (void)l3.addNode("Mul", {l3.findValue("s3"), l3.addOuterScopeValue("a")}, {val(l3, "t3")}, "", "t3");
+        (void)l3.addNode("Sub", {l3.findValue("t3"), l3.addOuterScopeValue("m2")}, {val(l3, "o3")}, "", "o3");
+        l3.setOutputs({l3.findValue("o3")});
+        const auto nest = [](Graph &outer, const std::string &name, const Graph &body) {
+            const ValueId c = outer.addInput(name + "_c", TypeInfo::tensor(DataType::Bool, Shape{}));
+            const NodeId n = *outer.addNode("If", {c}, {val(outer, (name + "_r").c_str())}, "", name);
+            outer.node(n).attributes.push_back(Attribute::makeGraph("then_branch", body));
+            outer.node(n).attributes.push_back(Attribute::makeGraph("else_branch", body));
+            return n;
+        };
+        Graph l2("l2");
+        (void)l2.addNode("Neg", {l2.addOuterScopeValue("m1")}, {val(l2, "m2")}, "", "m2");
+        nest(l2, "if3", l3);
+        l2.setOutputs({l2.findValue("if3_r")});
+        Graph l1("l1");
+        (void)l1.addNode("Relu", {l1.addOuterScopeValue("b")}, {val(l1, "m1")}, "", "m1");
+        nest(l1, "if2", l2);
+        l1.setOutputs({l1.findValue("if2_r")});
+        const NodeId if1 = nest(g, "if1", l1);
+        QVERIFY2(verifyGraph(g).isOk(), verifyGraph(g).message().c_str());
+
+        // What the If of the main graph reads, at any depth: x and a (from l3) and b (from l1).
+        std::vector<std::string> names;
+        for (ValueId v : implicitInputs(g, if1))
+            names.push_back(g.value(v).name);
+        std::sort(names.begin(), names.end());
+        QCOMPARE(names, (std::vector<std::string>{"a", "b", "x"}));
+        QVERIFY(readBySubgraph(g, g.findValue("a")) && readBySubgraph(g, g.findValue("x")));
+        QVERIFY(!readBySubgraph(g, g.findValue("y")));
+        const std::vector<bool> mask = subgraphReads(g);
+        QVERIFY(mask[g.findValue("a").index] && !mask[g.findValue("y").index]);
+        const Graph &first = *g.node(if1).attributes[0].g;
+        QVERIFY(readBySubgraph(first, first.findValue("m1"))); // read two levels further down
+        QVERIFY(nameUsedInTree(g, "s3") && !nameUsedInTree(g, "nowhere"));
+
+        // Truly dangling, three levels down: the main graph no longer defines a.
+        Graph broken = g;
+        broken.removeNode(broken.findNode("relu"));
+        broken.replaceAllUsesWith(broken.findValue("a"), broken.findValue("x"));
+        broken.removeValue(broken.findValue("a"));
+        Status st = verifyGraph(broken);
+        QVERIFY2(st.message().find("graph 'l3': tensor 'a' refers to an enclosing graph, which does not define it") !=
+                     std::string::npos,
+                 st.message().c_str());
+
+        // A sibling's value is not an enclosing one: l3 reading the else branch's value of l1.
+        Graph sibling = g;
+        Graph other("l1_else");
+        (void)other.addNode("Relu", {other.addOuterScopeValue("x")}, {val(other, "only_here")}, "", "r");
+        other.setOutputs({other.findValue("only_here")});
+        Graph &deep = *sibling.node(if1).attributes[0].g->node(NodeId(1)).attributes[0].g->node(NodeId(1)).attributes[0].g;
+        (void)deep.addNode("Identity", {deep.addOuterScopeValue("only_here")}, {val(deep, "o4")}, "", "o4");
+        sibling.node(if1).attributes[1] = Attribute::makeGraph("else_branch", other);
+        st = verifyGraph(sibling);
+        QVERIFY2(st.message().find("'only_here' refers to an enclosing graph, which does not define it") !=
+                     std::string::npos,
+                 st.message().c_str());
     }
 
     void snapshotSharesWeightsButNotStructure()

@@ -2,7 +2,9 @@
 // equality of the outputs before/after (several seeds and batch sizes), and the cases where a
 // rule must not fire.
 
+#include "ir/dependencies.h"
 #include "passes/passutil.h"
+#include "passes/registry.h"
 #include "passtest.h"
 #include "testsupport.h"
 
@@ -35,6 +37,94 @@ onnx::GraphProto branch(const std::string &name, const std::string &op, const st
     return g;
 }
 
+
+// A branch graph from nodes; its outputs are float with the shape left to inference.
+onnx::GraphProto body(const std::string &name, const std::vector<onnx::NodeProto> &nodes,
+                      const std::vector<std::string> &outputs)
+{
+    onnx::GraphProto g;
+    g.set_name(name);
+    for (const onnx::NodeProto &n : nodes)
+        *g.add_node() = n;
+    for (const std::string &out : outputs) {
+        *g.add_output() = tensorInfo(out, F, {});
+        g.mutable_output(g.output_size() - 1)->mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+    return g;
+}
+
+onnx::NodeProto ifNode(const std::string &cond, const std::string &out, const onnx::GraphProto &thenG,
+                       const onnx::GraphProto &elseG)
+{
+    onnx::NodeProto n = node("If", {cond}, {out});
+    *n.add_attribute() = graphAttr("then_branch", thenG);
+    *n.add_attribute() = graphAttr("else_branch", elseG);
+    return n;
+}
+
+onnx::AttributeProto tensorValue(const onnx::TensorProto &t)
+{
+    onnx::AttributeProto a;
+    a.set_name("value");
+    a.set_type(onnx::AttributeProto::TENSOR);
+    *a.mutable_t() = t;
+    return a;
+}
+
+// Three levels of If below the main graph whose branches read, from one, two and three levels up:
+// an initializer (W) and its duplicate (Wdup, read only down there), a Constant node's output, a
+// value computed in an intermediate branch (m1), a graph input, a top-level node nothing up there
+// reads (dead), a dead node whose input only a branch reads otherwise (Neg(Wdup)), and a MatMul
+// output a fusion would like to swallow (mm). The same x·x and x+W
+// appear at the top and down in the branches (their rewrites pick the same names per graph), and
+// an If on a constant condition in the first branch reads values of two levels.
+Model nestedCaptures()
+{
+    onnx::NodeProto constant = node("Constant", {}, {"/Constant_output_0"});
+    *constant.add_attribute() = tensorValue(floatTensor("", {2, 3}, {0.5f, -1.0f, 2.0f, 0.25f, -0.5f, 1.5f}));
+    onnx::NodeProto yes = node("Constant", {}, {"yes"});
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto::BOOL);
+    t.add_int32_data(1);
+    *yes.add_attribute() = tensorValue(t);
+
+    const onnx::GraphProto l3 = body("l3",
+                                     {node("Add", {"W", "/Constant_output_0"}, {"a3"}),
+                                      node("Add", {"a3", "m1"}, {"b3"}), node("Add", {"b3", "dead"}, {"c3"}),
+                                      node("Mul", {"c3", "c3"}, {"e3"}), node("Mul", {"e3", "Wdup"}, {"f3"}),
+                                      node("Add", {"f3", "x"}, {"l3_out"})},
+                                     {"l3_out"});
+    const onnx::GraphProto l3e = body("l3e", {node("Neg", {"m1"}, {"l3e_out"})}, {"l3e_out"});
+    const onnx::GraphProto l2 = body("l2",
+                                     {node("Mul", {"m1", "mm"}, {"m2"}), node("Not", {"flag"}, {"nf"}),
+                                      ifNode("nf", "r2", l3, l3e), node("Add", {"r2", "m2"}, {"l2_out"})},
+                                     {"l2_out"});
+    const onnx::GraphProto l2e = body("l2e", {node("Add", {"mm", "m1"}, {"l2e_out"})}, {"l2e_out"});
+    const onnx::GraphProto k = body("k", {node("Add", {"m1", "/Constant_output_0"}, {"k_out"})}, {"k_out"});
+    const onnx::GraphProto ke = body("ke", {node("Neg", {"m1"}, {"ke_out"})}, {"ke_out"});
+    const onnx::GraphProto l1 = body("l1",
+                                     {node("Add", {"x", "W"}, {"m1"}), yes, ifNode("yes", "kk", k, ke),
+                                      ifNode("flag", "r1", l2, l2e), node("Add", {"r1", "kk"}, {"l1_out"})},
+                                     {"l1_out"});
+    const onnx::GraphProto l1e = body("l1e", {node("Sub", {"x", "/Constant_output_0"}, {"l1e_out"})}, {"l1e_out"});
+
+    ModelBuilder b;
+    b.input("x", {2, 3}).input("flag", {}, 9);
+    b.randomConstant("W", {2, 3}).randomConstant("Wdup", {2, 3}).randomConstant("W33", {3, 3}).randomConstant("bias", {3});
+    // Wdup: the same bytes as W under another name.
+    *b.proto().mutable_graph()->mutable_initializer(1) = b.proto().graph().initializer(0);
+    b.proto().mutable_graph()->mutable_initializer(1)->set_name("Wdup");
+    *b.proto().mutable_graph()->add_node() = constant;
+    b.op("Mul", {"x", "x"}, {"sq"})
+        .op("Mul", {"x", "W"}, {"dead"})
+        .op("Neg", {"Wdup"}, {"unused"}) // truly dead; Wdup is read only three levels down
+        .op("MatMul", {"x", "W33"}, {"mm"})
+        .op("Add", {"mm", "bias"}, {"mmb"})
+        .op("Add", {"x", "W"}, {"same_top"});
+    *b.proto().mutable_graph()->add_node() = ifNode("flag", "r", l1, l1e);
+    b.op("Add", {"r", "sq"}, {"t"}).op("Add", {"t", "mmb"}, {"t2"}).op("Add", {"t2", "same_top"}, {"y"}).output("y");
+    return b.build();
+}
 } // namespace
 
 class TestPasses : public QObject
@@ -395,6 +485,54 @@ private slots:
         const PassOutcome o = runAndCompare(b.build(), {"algebraic-simplification", "dead-code-elimination"},
                                             {1, 3}, {1, 2, 7}, 1e-4, 1e-4);
         QCOMPARE(opCount(o.opsAfter, op.toStdString()), count);
+    }
+
+    // Every pass over branches that read values of one, two and three enclosing levels: the verifier
+    // stays clean, the outputs equal, and the saved model passes onnx::checker (no name shadows an
+    // enclosing one). Before: constant-folding and -propagation dropped Constant outputs only
+    // branches read, CSE merged Wdup away, DCE dropped W with its dead reader, matmul-add-fusion
+    // swallowed mm, algebraic-simplification reused the top graph's names in a branch.
+    void multiLevelCaptures_data()
+    {
+        QTest::addColumn<QStringList>("passes");
+        for (const char *p : {"constant-folding", "constant-propagation", "common-subexpression-elimination",
+                              "dead-code-elimination", "redundant-node-elimination", "algebraic-simplification",
+                              "matmul-add-fusion", "elementwise-forward", "eltwise-fusion"})
+            QTest::newRow(p) << QStringList{p};
+        for (const char *level : {"basic", "extended", "all"}) {
+            passes::PipelineSpec spec;
+            spec.level = level;
+            QStringList list;
+            const std::vector<std::string> names = passes::resolvePipeline(spec).value();
+            for (const std::string &p : names)
+                list << QString::fromStdString(p);
+            QTest::newRow(level) << list;
+        }
+    }
+    void multiLevelCaptures()
+    {
+        QFETCH(QStringList, passes);
+        std::vector<std::string> list;
+        for (const QString &p : passes)
+            list.push_back(p.toStdString());
+        const Model m = nestedCaptures();
+        const PassOutcome o = runAndCompare(m, list, {1}, {1, 2, 3, 4, 5, 7});
+        QVERIFY(o.compared);
+        const std::vector<std::string> findings = checkerFindings(o.after);
+        QVERIFY2(findings.empty(), findings.empty() ? "" : findings.front().c_str());
+    }
+
+    void readBySubgraphLooksAtEveryDepth()
+    {
+        const Model m = nestedCaptures();
+        const Graph &g = m.graph;
+        for (const char *name : {"W", "Wdup", "/Constant_output_0", "dead", "mm", "x"})
+            QVERIFY2(readBySubgraph(g, g.findValue(name)), name);
+        for (const char *name : {"sq", "mmb", "same_top", "W33"})
+            QVERIFY2(!readBySubgraph(g, g.findValue(name)), name);
+        QVERIFY(passes::keepsName(g, g.findValue("dead")));
+        QVERIFY(!passes::isUnread(g, g.findValue("Wdup")));
+        QVERIFY(!passes::hasSingleUse(g, g.findValue("mm"))); // the Add reads it, and a branch
     }
 };
 

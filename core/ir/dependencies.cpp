@@ -32,7 +32,59 @@ void outerNames(const Graph &g, std::set<std::string> &names)
         }
 }
 
+// f on the subgraphs of every live node of `g` (one level down) until it returns true.
+template <typename F> bool anySubgraph(const Graph &g, F &&f)
+{
+    for (std::uint32_t i = 0; i < g.nodeSlots(); ++i) {
+        const Node &n = g.node(NodeId(i));
+        if (!n.alive)
+            continue;
+        for (const Attribute &a : n.attributes) {
+            if (a.g && f(*a.g))
+                return true;
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub && f(*sub))
+                    return true;
+        }
+    }
+    return false;
+}
+
+// Whether `sub`, or a graph nested in it that `sub` does not shadow, reads `name` from outside `sub`.
+bool readsFromOutside(const Graph &sub, const std::string &name)
+{
+    const ValueId local = sub.findValue(name);
+    if (local.valid())
+        return sub.value(local).outerScope; // defined here: what is nested below reads this one
+    return anySubgraph(sub, [&](const Graph &inner) { return readsFromOutside(inner, name); });
+}
+
 } // namespace
+
+bool readBySubgraph(const Graph &graph, ValueId v)
+{
+    if (!v.valid() || !graph.value(v).alive)
+        return false;
+    const std::string &name = graph.value(v).name;
+    return anySubgraph(graph, [&](const Graph &sub) { return readsFromOutside(sub, name); });
+}
+
+std::vector<bool> subgraphReads(const Graph &graph)
+{
+    std::vector<bool> read(graph.valueSlots(), false);
+    for (NodeId id : graph.nodeIds())
+        if (graph.node(id).hasSubgraphs())
+            for (ValueId v : implicitInputs(graph, id))
+                read[v.index] = true;
+    return read;
+}
+
+bool nameUsedInTree(const Graph &graph, const std::string &name)
+{
+    if (graph.findValue(name).valid())
+        return true;
+    return anySubgraph(graph, [&](const Graph &sub) { return nameUsedInTree(sub, name); });
+}
 
 std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id)
 {

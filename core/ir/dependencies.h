@@ -4,12 +4,29 @@
 
 #include "ir/graph.h"
 
+#include <string>
 #include <vector>
 
 namespace opscope {
 
+// The one place that decides which values subgraphs read. A body reads a name of an enclosing
+// graph through a value marked outerScope; the name may be defined one, two or more levels up, and
+// an intermediate graph that does not read it itself has no value for it at all. So every question
+// below walks the subgraphs at every depth: a value of `graph` is read by a subgraph when some
+// graph nested in it, at any depth, reads its name and no graph in between defines that name.
+
 // Values of `graph` read (by name) inside the subgraphs of node `id`, at any depth.
 std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id);
+
+// Whether a subgraph of any node of `graph`, at any depth, reads `v` by name. Passes must treat
+// such a value as used: removing or renaming it leaves the body reading a name nothing defines.
+bool readBySubgraph(const Graph &graph, ValueId v);
+
+// readBySubgraph for every value slot of `graph`, in one walk.
+std::vector<bool> subgraphReads(const Graph &graph);
+
+// Whether `name` is the name of a value of `graph` or of any graph nested in it (live nodes only).
+bool nameUsedInTree(const Graph &graph, const std::string &name);
 
 // For every node slot: the nodes whose outputs it reads, explicitly or implicitly (deduplicated).
 std::vector<std::vector<NodeId>> nodePredecessors(const Graph &graph);

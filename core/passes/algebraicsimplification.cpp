@@ -144,7 +144,7 @@ Expected<bool> replaceWithNew(Graph &graph, NodeId old, const std::string &op, s
 void eraseIfUnused(Graph &graph, NodeId n)
 {
     const Node &node = graph.node(n);
-    if (node.alive && graph.uses(node.outputs[0]).empty() && !graph.isGraphOutput(node.outputs[0]))
+    if (node.alive && isUnread(graph, node.outputs[0]))
         eraseNode(graph, n);
 }
 

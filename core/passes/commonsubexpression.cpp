@@ -1,5 +1,6 @@
 #include "passes/commonsubexpression.h"
 
+#include "ir/dependencies.h"
 #include "passes/passutil.h"
 
 #include <map>
@@ -40,8 +41,10 @@ std::string nodeKey(const Node &node)
 void CommonSubexpressionElimination::select(const Model &, const Graph &graph,
                                             std::vector<Match> &matches) const
 {
-    // Duplicate constants: rule "constant", values = {duplicate, kept}.
+    // Duplicate constants: rule "constant", values = {duplicate, kept}. A constant a subgraph reads by
+    // name can be kept but never be the duplicate: the body would read a name that is gone.
     std::map<std::tuple<DataType, std::vector<std::int64_t>>, std::vector<ValueId>> byShape;
+    const std::vector<bool> readBelow = subgraphReads(graph);
     for (ValueId v : graph.initializers()) {
         const Value &value = graph.value(v);
         if (value.isGraphInput || graph.isGraphOutput(v) ||
@@ -49,6 +52,10 @@ void CommonSubexpressionElimination::select(const Model &, const Graph &graph,
             value.initializer->dtype == DataType::String)
             continue;
         auto &seen = byShape[{value.initializer->dtype, value.initializer->dims}];
+        if (readBelow[v.index]) {
+            seen.push_back(v);
+            continue;
+        }
         bool merged = false;
         for (ValueId kept : seen)
             if (graph.value(kept).initializer->sameContent(*value.initializer)) {
@@ -78,6 +85,8 @@ Expected<bool> CommonSubexpressionElimination::apply(Model &, Graph &graph, cons
 {
     if (match.rule == "duplicate-constant") {
         const ValueId dup = match.values[0], kept = match.values[1];
+        if (keepsName(graph, dup))
+            return false;
         graph.replaceAllUsesWith(dup, kept);
         graph.removeValue(dup);
         return true;
@@ -86,7 +95,7 @@ Expected<bool> CommonSubexpressionElimination::apply(Model &, Graph &graph, cons
     const std::vector<ValueId> dupOutputs = graph.node(dup).outputs;
     const std::vector<ValueId> keptOutputs = graph.node(kept).outputs;
     for (std::size_t i = 0; i < dupOutputs.size(); ++i)
-        if (dupOutputs[i].valid() && !keptOutputs[i].valid() && !graph.uses(dupOutputs[i]).empty())
+        if (!keptOutputs[i].valid() && !isUnread(graph, dupOutputs[i]))
             return false; // the kept node does not produce an output this one's consumers need
     for (std::size_t i = 0; i < dupOutputs.size(); ++i)
         if (dupOutputs[i].valid() && graph.isGraphOutput(dupOutputs[i]) &&
@@ -98,8 +107,7 @@ Expected<bool> CommonSubexpressionElimination::apply(Model &, Graph &graph, cons
             continue;
         if (keptOutputs[i].valid())
             OPSCOPE_TRY(replaceValue(graph, dupOutputs[i], keptOutputs[i]));
-        if (graph.value(dupOutputs[i]).alive && graph.uses(dupOutputs[i]).empty() &&
-            !graph.isGraphOutput(dupOutputs[i]))
+        if (graph.value(dupOutputs[i]).alive && isUnread(graph, dupOutputs[i]))
             graph.removeValue(dupOutputs[i]);
     }
     return true;

@@ -268,7 +268,7 @@ void replaceByConstants(Graph &graph, NodeId id, std::vector<Tensor> results)
     for (std::size_t k = 0; k < outputs.size(); ++k) {
         if (!outputs[k].valid())
             continue;
-        if (graph.uses(outputs[k]).empty() && !graph.isGraphOutput(outputs[k])) {
+        if (isUnread(graph, outputs[k])) {
             graph.removeValue(outputs[k]);
             continue;
         }

@@ -27,14 +27,6 @@ const Tensor *visibleConstant(const Scope *scope, const std::string &name)
     return nullptr;
 }
 
-bool nameUsedInScopes(const Scope *scope, const std::string &name)
-{
-    for (; scope; scope = scope->parent)
-        if (scope->graph->findValue(name).valid())
-            return true;
-    return false;
-}
-
 Expected<bool> inlineBranch(Graph &parent, NodeId ifNode, const Graph &branch)
 {
     for (NodeId n : branch.nodeIds())
@@ -42,6 +34,13 @@ Expected<bool> inlineBranch(Graph &parent, NodeId ifNode, const Graph &branch)
             return false;
     if (branch.outputs().size() != parent.node(ifNode).outputs.size())
         return false;
+    Expected<std::vector<NodeId>> order = branch.topologicalOrder();
+    if (!order)
+        return order.status();
+    // The If goes first: the names of its branches are free again for the nodes taken out of them.
+    const std::vector<ValueId> ifOutputs = parent.node(ifNode).outputs;
+    const std::vector<ValueId> ifInputs = parent.node(ifNode).inputs;
+    parent.removeNode(ifNode);
     std::vector<ValueId> map(branch.valueSlots());
     auto mapped = [&](ValueId v) -> Expected<ValueId> {
         if (!v.valid())
@@ -65,9 +64,6 @@ Expected<bool> inlineBranch(Graph &parent, NodeId ifNode, const Graph &branch)
         map[v.index] = out;
         return out;
     };
-    Expected<std::vector<NodeId>> order = branch.topologicalOrder();
-    if (!order)
-        return order.status();
     for (NodeId n : *order) {
         const Node &node = branch.node(n);
         std::vector<ValueId> ins, outs;
@@ -96,15 +92,11 @@ Expected<bool> inlineBranch(Graph &parent, NodeId ifNode, const Graph &branch)
             return m.status();
         results.push_back(*m);
     }
-    const std::vector<ValueId> ifOutputs = parent.node(ifNode).outputs;
-    const std::vector<ValueId> ifInputs = parent.node(ifNode).inputs;
-    parent.removeNode(ifNode);
     for (std::size_t i = 0; i < ifOutputs.size(); ++i) {
         if (!ifOutputs[i].valid())
             continue;
         OPSCOPE_TRY(replaceValue(parent, ifOutputs[i], results[i]));
-        if (parent.value(ifOutputs[i]).alive && parent.uses(ifOutputs[i]).empty() &&
-            !parent.isGraphOutput(ifOutputs[i]))
+        if (parent.value(ifOutputs[i]).alive && isUnread(parent, ifOutputs[i]))
             parent.removeValue(ifOutputs[i]);
     }
     for (ValueId in : ifInputs)
@@ -123,9 +115,7 @@ bool captureConstants(Graph &body, const Scope &outer)
         const Tensor *t = visibleConstant(&outer, value.name);
         if (!t)
             continue;
-        std::string name = value.name + "_const";
-        for (int i = 1; nameUsedInScopes(&outer, name) || body.findValue(name).valid(); ++i)
-            name = value.name + "_const" + std::to_string(i);
+        const std::string name = freshValueName(body, value.name + "_const"); // unique in the model
         Tensor copy = *t; // shares the bytes
         copy.name = name;
         copy.external.reset();
@@ -204,6 +194,7 @@ Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<
 
 Expected<bool> ConstantPropagation::run(Model &model, PassContext &context)
 {
+    const ModelNameScope names(model.graph);
     return propagate(model.graph, nullptr, opsetMap(model), context.options());
 }
 

@@ -45,12 +45,8 @@ bool eliminateDeadCode(Graph &graph)
             changed = true;
         }
 
-    // Implicitly read values (by subgraphs) count as used.
-    std::vector<bool> implicitlyRead(graph.valueSlots(), false);
-    for (NodeId id : graph.nodeIds())
-        if (graph.node(id).hasSubgraphs())
-            for (ValueId v : implicitInputs(graph, id))
-                implicitlyRead[v.index] = true;
+    // Values subgraphs read by name (at any depth) count as used.
+    const std::vector<bool> implicitlyRead = subgraphReads(graph);
     for (ValueId v : graph.valueIds()) {
         const Value &value = graph.value(v);
         if (!value.uses.empty() || graph.isGraphOutput(v) || value.isGraphInput || implicitlyRead[v.index] ||

@@ -84,8 +84,7 @@ std::optional<ChannelAffine> batchNormAffine(const Graph &graph, const Node &bn)
     if (!isOp(bn, "BatchNormalization") || bn.inputs.size() < 5 || attrInt(bn, "training_mode", 0) != 0)
         return std::nullopt;
     for (std::size_t i = 1; i < bn.outputs.size(); ++i)
-        if (bn.outputs[i].valid() &&
-            (!graph.uses(bn.outputs[i]).empty() || graph.isGraphOutput(bn.outputs[i])))
+        if (!isUnread(graph, bn.outputs[i]))
             return std::nullopt;
     const auto scale = constantFloats(graph, bn.inputs[1]), bias = constantFloats(graph, bn.inputs[2]);
     const auto mean = constantFloats(graph, bn.inputs[3]), var = constantFloats(graph, bn.inputs[4]);

@@ -75,7 +75,7 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
         std::set<NodeId> readers;
         for (const Use &u : graph.uses(d))
             readers.insert(u.node);
-        if (!axes || readers.size() != 2 || graph.isGraphOutput(d))
+        if (!axes || readers.size() != 2 || keepsName(graph, d))
             continue;
         // The square and the division (or multiplication by the reciprocal) read d.
         const Node *square = nullptr, *divide = nullptr;
@@ -155,8 +155,8 @@ void LayerNormFusion::selectRms(const Graph &graph, std::vector<Match> &matches)
             !hasSingleUse(graph, var.outputs[0]))
             continue;
         const Node *square = producerNode(graph, var.inputs[0]);
-        if (!square)
-            continue;
+        if (!square || (!isOp(*square, "Pow") && !isOp(*square, "Mul")) || square->inputs.size() != 2)
+            continue; // any producer, a Constant node without inputs too
         const ValueId x = square->inputs[0];
         const bool squares = (isOp(*square, "Pow") && isConstantValue(graph, square->inputs[1], 2.0f)) ||
                              (isOp(*square, "Mul") && square->inputs.size() == 2 && square->inputs[1] == x);

@@ -243,7 +243,8 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
 
     bool changed = false;
     int index = 0;
-    for (auto &[root, region] : regions) {
+    for (auto &entry : regions) {
+        Region &region = entry.second; // a plain reference: clang 14 lambdas cannot capture bindings
         ++index;
         std::set<NodeId> members(region.nodes.begin(), region.nodes.end());
         bool blockable = true;
@@ -266,7 +267,7 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
             const auto c = channels(graph, out);
             if (!c || *c % block != 0)
                 blockable = false;
-            bool outside = graph.isGraphOutput(out);
+            bool outside = keepsName(graph, out); // a graph output, or read by a subgraph
             for (const Use &u : graph.uses(out))
                 outside = outside || !members.count(u.node);
             if (outside)

@@ -229,7 +229,7 @@ Expected<bool> fuseSkipLayerNorm(Model &model, Graph &graph)
             (ln.inputs.size() > 2 && ln.inputs[2].valid() && (!beta || beta->dims != gamma->dims)))
             continue;
         // The residual sum is read elsewhere (the next block's skip): output 3 carries it.
-        const bool sumUsed = graph.isGraphOutput(sum) || graph.uses(sum).size() > 1;
+        const bool sumUsed = graph.isGraphOutput(sum) || graph.uses(sum).size() > 1 || keepsName(graph, sum);
         std::vector<ValueId> inputs{add.inputs[0], add.inputs[1], ln.inputs[1]};
         if (beta)
             inputs.push_back(ln.inputs[2]);

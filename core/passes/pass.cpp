@@ -1,9 +1,12 @@
 #include "passes/pass.h"
 
+#include "passes/passutil.h"
+
 namespace opscope::passes {
 
 Expected<bool> RewritePass::run(Model &model, PassContext &context)
 {
+    const ModelNameScope names(model.graph); // new names in bodies must not shadow enclosing ones
     return runOnGraph(model, model.graph, {}, context);
 }
 

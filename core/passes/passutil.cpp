@@ -152,9 +152,14 @@ const Node *singleUseProducer(const Graph &graph, ValueId v, std::string_view op
     return n && isOp(*n, op) && hasSingleUse(graph, v) ? n : nullptr;
 }
 
+bool isUnread(const Graph &graph, ValueId v)
+{
+    return !v.valid() || (graph.uses(v).empty() && !graph.isGraphOutput(v) && !readBySubgraph(graph, v));
+}
+
 bool hasSingleUse(const Graph &graph, ValueId v)
 {
-    return v.valid() && graph.uses(v).size() == 1 && !graph.isGraphOutput(v);
+    return v.valid() && graph.uses(v).size() == 1 && !graph.isGraphOutput(v) && !readBySubgraph(graph, v);
 }
 
 NodeId singleConsumer(const Graph &graph, ValueId v)
@@ -209,15 +214,56 @@ void removeAttribute(Node &node, std::string_view name)
     std::erase_if(node.attributes, [&](const Attribute &a) { return a.name == name; });
 }
 
+namespace {
+thread_local ModelNameScope::State t_names;
+
+void collectNames(const Graph &g, std::unordered_set<std::string> &out)
+{
+    for (ValueId v : g.valueIds())
+        out.insert(g.value(v).name);
+    for (NodeId id : g.nodeIds())
+        for (const Attribute &a : g.node(id).attributes) {
+            if (a.g)
+                collectNames(*a.g, out);
+            for (const ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    collectNames(*sub, out);
+        }
+}
+} // namespace
+
+ModelNameScope::ModelNameScope(const Graph &root)
+{
+    if (t_names.root == &root) {
+        m_nested = true;
+        return;
+    }
+    m_previous = std::make_unique<State>(std::move(t_names));
+    t_names = State{&root, {}};
+    collectNames(root, t_names.names);
+}
+
+ModelNameScope::~ModelNameScope()
+{
+    if (!m_nested)
+        t_names = std::move(*m_previous);
+}
+
+bool nameTaken(const Graph &graph, const std::string &name)
+{
+    if (graph.findValue(name).valid())
+        return true;
+    return t_names.root ? t_names.names.count(name) > 0 : nameUsedInTree(graph, name);
+}
+
 std::string freshValueName(const Graph &graph, const std::string &base)
 {
-    if (!graph.findValue(base).valid())
-        return base;
-    for (int i = 1;; ++i) {
-        std::string name = base + "_" + std::to_string(i);
-        if (!graph.findValue(name).valid())
-            return name;
-    }
+    std::string name = base;
+    for (int i = 1; nameTaken(graph, name); ++i)
+        name = base + "_" + std::to_string(i);
+    if (t_names.root)
+        t_names.names.insert(name); // handed out: taken from now on, wherever it is added
+    return name;
 }
 
 std::string freshNodeName(const Graph &graph, const std::string &base)
@@ -269,15 +315,7 @@ Expected<NodeId> addNodeWithOutputs(Graph &graph, const std::string &opType, std
 
 bool keepsName(const Graph &graph, ValueId v)
 {
-    if (graph.isGraphOutput(v))
-        return true;
-    for (NodeId id : graph.nodeIds())
-        if (graph.node(id).hasSubgraphs()) {
-            const std::vector<ValueId> read = implicitInputs(graph, id);
-            if (std::find(read.begin(), read.end(), v) != read.end())
-                return true;
-        }
-    return false;
+    return graph.isGraphOutput(v) || readBySubgraph(graph, v);
 }
 
 bool canTakeName(const Graph &graph, ValueId v)
@@ -343,7 +381,7 @@ void eraseNode(Graph &graph, NodeId node)
     const std::vector<ValueId> inputs = graph.node(node).inputs;
     graph.removeNode(node);
     for (ValueId out : outputs)
-        if (out.valid() && graph.uses(out).empty() && !graph.isGraphOutput(out))
+        if (out.valid() && isUnread(graph, out))
             graph.removeValue(out);
     for (ValueId in : inputs)
         eraseConstantIfUnused(graph, in);
@@ -357,9 +395,8 @@ void eraseUnread(Graph &graph, const std::vector<NodeId> &nodes)
             const Node &node = graph.node(n);
             if (!node.alive)
                 continue;
-            const bool unread = std::all_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) {
-                return !v.valid() || (graph.uses(v).empty() && !keepsName(graph, v));
-            });
+            const bool unread = std::all_of(node.outputs.begin(), node.outputs.end(),
+                                            [&](ValueId v) { return isUnread(graph, v); });
             if (unread) {
                 eraseNode(graph, n);
                 erased = true;
@@ -377,7 +414,7 @@ Status bypassNode(Graph &graph, NodeId node, ValueId with)
         graph.removeNode(node);
         OPSCOPE_TRY(replaceValue(graph, out, with));
         for (ValueId o : outs)
-            if (o.valid() && graph.value(o).alive && graph.uses(o).empty() && !graph.isGraphOutput(o))
+            if (o.valid() && graph.value(o).alive && isUnread(graph, o))
                 graph.removeValue(o);
         return Status::ok();
     }
@@ -391,8 +428,7 @@ void eraseConstantIfUnused(Graph &graph, ValueId v)
     if (!v.valid())
         return;
     const Value &value = graph.value(v);
-    if (value.alive && value.initializer && !value.isGraphInput && value.uses.empty() &&
-        !graph.isGraphOutput(v))
+    if (value.alive && value.initializer && !value.isGraphInput && isUnread(graph, v))
         graph.removeValue(v);
 }
 

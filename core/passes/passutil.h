@@ -7,9 +7,11 @@
 #include "util/status.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace opscope::passes {
@@ -41,7 +43,10 @@ DataType elementType(const Graph &graph, ValueId v); // Undefined when unknown
 // Same known shape, symbolic dims compared by name.
 bool sameShape(const Graph &graph, ValueId a, ValueId b);
 
-// Exactly one consumer node and not a graph output.
+// Nothing reads v: no node input, not a graph output, and no subgraph (at any depth) reads its
+// name. Every "can this value go?" question goes through here; uses() alone misses the bodies.
+bool isUnread(const Graph &graph, ValueId v);
+// Exactly one consumer node, not a graph output, and no subgraph reads it.
 bool hasSingleUse(const Graph &graph, ValueId v);
 NodeId singleConsumer(const Graph &graph, ValueId v); // invalid unless hasSingleUse
 // The node computing v, or nullptr (a graph input, an initializer, an invalid id).
@@ -59,6 +64,32 @@ std::vector<std::int64_t> attrInts(const Node &node, std::string_view name,
 void setAttribute(Node &node, Attribute attribute); // replaces one of the same name
 void removeAttribute(Node &node, std::string_view name);
 
+// Names of new values must be unique in the whole model, not only in their graph: ONNX forbids a
+// body's name that shadows one of an enclosing graph, and a name added to a graph must not be one a
+// body below it already defines. While a ModelNameScope is open on this thread (the pipeline,
+// RewritePass and constant-propagation open one around a pass), nameTaken checks every name of
+// that model (collected when the scope opens, plus each one freshValueName hands out since);
+// without one, the graph and the bodies below it. A scope opened again on the same root reuses it.
+class ModelNameScope
+{
+public:
+    explicit ModelNameScope(const Graph &root);
+    ~ModelNameScope();
+    ModelNameScope(const ModelNameScope &) = delete;
+    ModelNameScope &operator=(const ModelNameScope &) = delete;
+
+    struct State
+    {
+        const Graph *root = nullptr;
+        std::unordered_set<std::string> names;
+    };
+
+private:
+    std::unique_ptr<State> m_previous; // the scope this one replaced; null when nested on the same root
+    bool m_nested = false;
+};
+bool nameTaken(const Graph &graph, const std::string &name);
+// `base`, or `base_1`, `base_2`, … : the first that nameTaken does not know.
 std::string freshValueName(const Graph &graph, const std::string &base);
 std::string freshNodeName(const Graph &graph, const std::string &base);
 ValueId addConstant(Graph &graph, const std::string &baseName, Tensor tensor);
@@ -81,13 +112,13 @@ bool canTakeName(const Graph &graph, ValueId v);
 // Bypassing `node` by `with` needs no Identity to keep a name (rules that remove an Identity-like
 // node check this, or they would put an Identity back and never reach a fixed point).
 bool canBypass(const Graph &graph, NodeId node, ValueId with);
-// Removes a node and those of its outputs nothing uses any more.
+// Removes a node and those of its outputs nothing reads any more (isUnread).
 void eraseNode(Graph &graph, NodeId node);
 // Erases those of `nodes` nothing reads any more, repeatedly (a chain goes in any order).
 void eraseUnread(Graph &graph, const std::vector<NodeId> &nodes);
 // Node computes output 0 = `with`: rewires its consumers to `with` and erases the node.
 Status bypassNode(Graph &graph, NodeId node, ValueId with);
-// Removes an initializer nothing uses.
+// Removes an initializer nothing uses (isUnread).
 void eraseConstantIfUnused(Graph &graph, ValueId v);
 
 // v = Transpose(w) swapping only the last two axes of w (known rank ≥ 2): the Transpose, else null.

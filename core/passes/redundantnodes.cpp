@@ -110,8 +110,7 @@ std::optional<std::vector<std::int64_t>> sliceParam(const Graph &graph, const No
 
 bool unusedOutput(const Graph &graph, const Node &node, std::size_t i)
 {
-    return node.outputs.size() <= i || !node.outputs[i].valid() ||
-           (graph.uses(node.outputs[i]).empty() && !graph.isGraphOutput(node.outputs[i]));
+    return node.outputs.size() <= i || isUnread(graph, node.outputs[i]);
 }
 
 void selectSingle(const Graph &graph, const Node &node, std::vector<Match> &matches)
