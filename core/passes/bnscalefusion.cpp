@@ -17,8 +17,10 @@ std::optional<std::vector<float>> channelOperand(const Graph &graph, const Node 
             continue;
         const Node &b = graph.node(p);
         const auto affine = batchNormAffine(graph, b);
+        if (!affine) // any producer, a Constant node without inputs too
+            continue;
         const auto rank = knownRank(graph, b.inputs[0]);
-        if (!affine || !rank || *rank < 2)
+        if (!rank || *rank < 2)
             continue;
         const auto values = perChannelValues(graph, node.inputs[1 - side],
                                              static_cast<std::int64_t>(affine->scale.size()), *rank, 1);

@@ -43,7 +43,12 @@ void ElementwiseForward::select(const Model &, const Graph &graph, std::vector<M
         if (!e.valid() || singleConsumer(graph, s.inputs[0]) != id)
             continue;
         const Node &op = graph.node(e);
-        if (unaryElementwise(op) || scalarBinary(graph, op))
+        // After the move the constant broadcasts against the Slice/Gather output, whose rank a Gather
+        // lowers: a one-element [1,1] constant would raise it back.
+        const auto outRank = knownRank(graph, s.outputs[0]);
+        const bool binaryFits = scalarBinary(graph, op) && outRank &&
+                                constantTensor(graph, op.inputs[1])->dims.size() <= *outRank;
+        if (unaryElementwise(op) || binaryFits)
             matches.push_back({op.opType + "→" + s.opType, {id, e}, {}, {}});
     }
 }
