@@ -3,6 +3,7 @@
 // after it with equal outputs.
 
 #include "ir/fingerprint.h"
+#include "ir/verifier.h"
 #include "onnx/modelio.h"
 #include "passes/registry.h"
 #include "passtest.h"
@@ -144,6 +145,61 @@ private slots:
         QVERIFY2(r.status.message().find("invalid") != std::string::npos, r.status.message().c_str());
         QCOMPARE(r.passes.size(), std::size_t(2)); // conv-bn-fusion never ran
         QCOMPARE(fingerprint(m), fingerprint(*r.passes[0].snapshot));
+    }
+
+    // What run, profile and the app ask for: the broken pass is rolled back, named in a warning, and
+    // the next pass runs on the graph as it was before it.
+    void brokenPassIsRolledBackAndSkipped()
+    {
+        Model m = convBnRelu();
+        std::vector<std::unique_ptr<passes::Pass>> list;
+        list.push_back(passes::createPass("redundant-node-elimination"));
+        list.push_back(std::make_unique<BreakingPass>());
+        list.push_back(std::make_unique<ThrowingPass>());
+        list.push_back(passes::createPass("conv-bn-fusion"));
+        passes::PipelineOptions options;
+        options.verify = true;
+        options.onFailure = passes::OnPassFailure::SkipPass;
+        const passes::PipelineResult r = passes::runPasses(m, list, options);
+        QVERIFY2(r.status.isOk(), r.status.message().c_str());
+        QCOMPARE(r.passes.size(), std::size_t(4));
+        QCOMPARE(r.warnings.size(), std::size_t(2));
+        QVERIFY2(r.warnings[0].find("test-breaker") != std::string::npos, r.warnings[0].c_str());
+        QVERIFY2(r.warnings[0].find("invalid") != std::string::npos, r.warnings[0].c_str());
+        QVERIFY2(r.warnings[1].find("boom") != std::string::npos, r.warnings[1].c_str());
+        QVERIFY(!r.passes[1].failure.empty() && !r.passes[1].changed && !r.passes[1].snapshot);
+        QVERIFY(r.passes[0].failure.empty());
+        QVERIFY(r.passes[3].changed); // conv-bn-fusion ran on the graph as it was before the breaker
+        QCOMPARE(opCount(countOps(m), "BatchNormalization"), 0);
+        QVERIFY(verifyGraph(m.graph));
+        QCOMPARE(fingerprint(m), fingerprint(*r.passes[3].snapshot));
+    }
+
+    void invalidModelIsNotBlamedOnThePasses()
+    {
+        Model m = convBnRelu();
+        m.graph.removeNode(m.graph.findNode("Relu_0")); // y is no longer produced
+        passes::PipelineOptions options;
+        options.verify = true;
+        options.onFailure = passes::OnPassFailure::SkipPass;
+        const passes::PipelineResult r = passes::runPipeline(m, {"dead-code-elimination"}, options);
+        QVERIFY(!r.status.isOk());
+        QVERIFY2(r.status.message().find("before any pass") != std::string::npos, r.status.message().c_str());
+        QVERIFY(r.passes.empty());
+    }
+
+    void optimizeForExecutionVerifiesEveryPass()
+    {
+        Model m = convBnRelu();
+        passes::PipelineResult r = passes::optimizeForExecution(m, "extended");
+        QVERIFY2(r.status.isOk(), r.status.message().c_str());
+        QVERIFY(r.warnings.empty());
+        QVERIFY(verifyGraph(m.graph));
+        QVERIFY(opCount(countOps(m), "ai.opscope::FusedConv") == 1); // target none: opscope's own ops stay
+        const std::uint64_t before = fingerprint(m);
+        r = passes::optimizeForExecution(m, "turbo");
+        QVERIFY(!r.status.isOk());
+        QCOMPARE(fingerprint(m), before);
     }
 
     void throwingPassIsReportedNotFatal()

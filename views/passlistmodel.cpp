@@ -134,11 +134,16 @@ QVariant PassListModel::data(const QModelIndex &index, int role) const
     }
     if (role == Qt::TextAlignmentRole && index.column() >= NodesColumn)
         return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && r.result && !r.result->failure.empty())
+        return tr("Rolled back: %1").arg(QString::fromStdString(r.result->failure));
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
     case PassColumn: return QString::fromStdString(r.name);
-    case ChangedColumn: return r.result ? (r.result->changed ? tr("yes") : tr("no")) : QVariant();
+    case ChangedColumn:
+        if (!r.result)
+            return {};
+        return !r.result->failure.empty() ? tr("rolled back") : r.result->changed ? tr("yes") : tr("no");
     case NodesColumn:
         return r.result ? QStringLiteral("%1 → %2").arg(r.result->nodesBefore).arg(r.result->nodesAfter)
                         : QVariant();

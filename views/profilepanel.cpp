@@ -168,16 +168,12 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
     watcher->setFuture(QtConcurrent::run([model, o, cancel]() -> Result {
         (void)cancel; // kept alive for the job
         Model optimized = *model;
-        passes::PipelineSpec spec;
-        spec.level = "extended";
-        spec.target = "none";
-        if (Expected<std::vector<std::string>> list = passes::resolvePipeline(spec)) {
-            passes::PipelineOptions po;
-            po.keepSnapshots = false;
-            Model candidate = optimized;
-            if (passes::runPipeline(candidate, *list, po).status)
-                optimized = std::move(candidate);
-        }
+        passes::PipelineOptions po;
+        po.keepSnapshots = false;
+        // Verified after every pass like `opscope-cli run`: a pass that breaks the graph is skipped.
+        Model candidate = optimized;
+        if (passes::optimizeForExecution(candidate, "extended", po).status)
+            optimized = std::move(candidate);
         return schedule::profileModel(optimized, o);
     }));
 }

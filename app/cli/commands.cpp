@@ -103,17 +103,18 @@ Expected<double> optimizeForRun(Model &model, const std::string &level)
     passes::PipelineSpec spec;
     spec.level = level;
     spec.target = "none";
-    Expected<std::vector<std::string>> pipeline = passes::resolvePipeline(spec);
-    if (!pipeline)
+    if (Expected<std::vector<std::string>> pipeline = passes::resolvePipeline(spec); !pipeline)
         return pipeline.status();
     Model optimized = model;
     passes::PipelineOptions options;
     options.keepSnapshots = false;
-    const passes::PipelineResult r = passes::runPipeline(optimized, *pipeline, options);
+    // Verified after every pass, like optimize; a pass that breaks the graph is rolled back and named.
+    const passes::PipelineResult r = passes::optimizeForExecution(optimized, level, options);
+    printWarnings(r.warnings);
     if (r.status)
         model = std::move(optimized);
     else
-        std::cerr << "opscope-cli: warning: running the model unoptimized: " << r.status.message() << '\n';
+        printWarnings({"running the model unoptimized: " + r.status.message()});
     return r.totalMs;
 }
 

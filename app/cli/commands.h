@@ -29,7 +29,8 @@ int reportError(const Status &status);
 std::string oneLine(const std::string &message);
 void printWarnings(const std::vector<std::string> &warnings);
 // Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.
-// A pass failure warns and keeps the model as it was. Returns the milliseconds spent.
+// The verifier runs after every pass (passes::optimizeForExecution): a pass that fails or breaks
+// the graph is rolled back and named in a warning, the others still apply. Returns the ms spent.
 Expected<double> optimizeForRun(Model &model, const std::string &level);
 
 // --input NAME=FILE.npy|FILE.pb and --dim NAME=VALUE, shared by run and profile.

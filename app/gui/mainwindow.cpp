@@ -483,6 +483,12 @@ void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions pa
                                 : QString::fromStdString(m_result->status.message()));
         if (!m_result->status && m_result->status.message().find("cancelled") == std::string::npos)
             showError(tr("Optimization stopped"), QString::fromStdString(m_result->status.message()));
+        else if (!m_result->warnings.empty()) {
+            QStringList lines;
+            for (const std::string &w : m_result->warnings)
+                lines << QString::fromStdString(w);
+            showError(tr("Passes skipped"), lines.join(QStringLiteral("\n\n")));
+        }
         if (!steps.empty())
             showStep(steps.front());
         emit pipelineFinished();
@@ -493,7 +499,8 @@ void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions pa
         Model working = *model;
         passes::PipelineOptions options;
         options.passOptions = passOptions;
-        options.verify = true;
+        options.verify = true; // a pass that breaks the graph is rolled back, named, and skipped
+        options.onFailure = passes::OnPassFailure::SkipPass;
         options.cancel = cancel.get();
         *result = passes::runPipeline(working, list, options);
         return result;

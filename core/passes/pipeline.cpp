@@ -3,6 +3,7 @@
 #include "ir/fingerprint.h"
 #include "ir/verifier.h"
 #include "onnx/shaperefresh.h"
+#include "passes/passutil.h"
 #include "passes/registry.h"
 
 #include <cstdlib>
@@ -119,6 +120,13 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
     auto current = std::make_shared<const Model>(model);
     result.initial = current;
     std::uint64_t currentPrint = fingerprint(model);
+    if (options.verify) {
+        // Otherwise the first pass would be blamed for what the model brought along.
+        if (const Status verified = verifyGraph(model.graph); !verified) {
+            result.status = Status::invalid("the model is invalid before any pass ran: " + verified.message());
+            return result;
+        }
+    }
 
     for (const std::unique_ptr<Pass> &pass : passes) {
         if (options.cancel && options.cancel->load()) {
@@ -138,6 +146,7 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
             ++iterations;
             Expected<bool> ran = false;
             try {
+                const ModelNameScope names(model.graph);
                 ran = pass->run(model, context);
             } catch (const std::exception &e) {
                 ran = Status::internal(std::string("unexpected exception: ") + e.what());
@@ -161,12 +170,18 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
                 failure = Status::internal("the graph it produced is invalid: " + verified.message());
         }
         if (!failure.isOk()) {
-            model = *current; // back to the last good graph
-            result.status = Status::error(failure.kind(), "pass '" + name + "' failed: " + failure.message());
+            model = *current; // back to the graph as it was before this pass
             record.nodesAfter = record.nodesBefore;
+            record.failure = failure.message();
             result.passes.push_back(std::move(record));
             if (options.onPass)
                 options.onPass(result.passes.back());
+            if (options.onFailure == OnPassFailure::SkipPass) {
+                result.warnings.push_back("pass '" + name + "' was skipped (its change rolled back): " +
+                                          failure.message());
+                continue;
+            }
+            result.status = Status::error(failure.kind(), "pass '" + name + "' failed: " + failure.message());
             break;
         }
         record.changed = print != currentPrint;
@@ -189,6 +204,23 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
     }
     result.totalMs = std::chrono::duration<double, std::milli>(Clock::now() - pipelineStart).count();
     return result;
+}
+
+PipelineResult optimizeForExecution(Model &model, const std::string &level, PipelineOptions options)
+{
+    PipelineSpec spec;
+    spec.level = level;
+    spec.target = "none";
+    Expected<std::vector<std::string>> list = resolvePipeline(spec);
+    if (!list) {
+        PipelineResult result;
+        result.initial = std::make_shared<const Model>(model);
+        result.status = list.status();
+        return result;
+    }
+    options.verify = true;
+    options.onFailure = OnPassFailure::SkipPass;
+    return runPipeline(model, *list, options);
 }
 
 } // namespace opscope::passes

@@ -2,8 +2,10 @@
 // Runs passes in order and instruments each one, MLIR-style: the pass only rewrites; around it the
 // pipeline times it, decides whether it changed the model (structural fingerprint), diffs the graph
 // before/after into a change record, keeps a snapshot of the model after every changing pass
-// (structure only: weights are shared buffers), and verifies the IR. A pass that breaks the graph
-// stops the pipeline; the model is left as it was after the last good pass.
+// (structure only: weights are shared buffers), and verifies the IR. A pass that fails or breaks the
+// graph is rolled back: the model is left as it was before that pass. Then, by PipelineOptions::
+// onFailure, the pipeline stops (optimize: a broken graph is never written) or goes on with the
+// next pass and says which pass it skipped (a model about to run: run, profile, the app).
 
 #include "passes/pass.h"
 
@@ -39,12 +41,22 @@ struct PassRecord
     ChangeRecord changes;
     std::vector<std::string> notes;        // decisions the pass reported (PassContext::note)
     std::shared_ptr<const Model> snapshot; // the model after this pass; null when it changed nothing
+    std::string failure; // why its change was rolled back (it failed or broke the graph); "" when it did not
+};
+
+// What a pass that fails (an error, an exception) or leaves an invalid graph does to the pipeline.
+// Either way its change is rolled back first.
+enum class OnPassFailure
+{
+    Stop,     // result.status names the pass; later passes do not run
+    SkipPass, // result.warnings names the pass; the next pass runs on the graph as it was before it
 };
 
 struct PipelineOptions
 {
     PassOptions passOptions;
-    bool verify = false; // run the verifier after every pass (tests and debug builds turn it on)
+    bool verify = false; // run the verifier after every pass (optimize, run, the app and tests turn it on)
+    OnPassFailure onFailure = OnPassFailure::Stop;
     bool keepSnapshots = true;
     bool refreshShapes = true; // re-run ONNX shape inference after every changing pass
     int maxIterations = 8;     // fixed-point passes stop after this many runs
@@ -56,7 +68,8 @@ struct PipelineResult
 {
     std::shared_ptr<const Model> initial; // the model before the first pass
     std::vector<PassRecord> passes;
-    Status status; // a pass that failed or broke the graph, by name; cancellation
+    Status status; // a pass that failed or broke the graph, by name (OnPassFailure::Stop); cancellation
+    std::vector<std::string> warnings; // a pass rolled back and skipped, by name (OnPassFailure::SkipPass)
     double totalMs = 0.0;
 };
 
@@ -69,5 +82,12 @@ PipelineResult runPasses(Model &model, const std::vector<std::unique_ptr<Pass>> 
 
 // Whether verification is on by default (debug builds, or OPSCOPE_VERIFY_PASSES=1).
 bool verifyPassesByDefault();
+
+// The pipeline for a model about to run or be profiled (opscope-cli run and profile, the app's
+// profile panel): the passes of `level` without an export lowering (opscope runs its own fused
+// ops), the verifier after every pass, a pass that breaks the graph rolled back and skipped with a
+// warning. `options` supplies the rest (cancel, pass options); verify and onFailure are set here.
+// An unknown level is an error in result.status and leaves the model as it was.
+PipelineResult optimizeForExecution(Model &model, const std::string &level, PipelineOptions options = {});
 
 } // namespace opscope::passes
