@@ -438,6 +438,8 @@ private slots:
         QTest::newRow("x·2 + x·3 (one term)") << "same" << 1;
         QTest::newRow("a + b (no: nothing scaled)") << "plain" << 0;
         QTest::newRow("a·B (no: B not a scalar)") << "tensor-coef" << 0;
+        // The [1,1] factor makes v·c [1,6]; absorbed, the sum would stay [6] (found by tst_passfuzz).
+        QTest::newRow("v[6]·c[1,1] + v (no: the factor raises the rank)") << "rank-raising" << 0;
     }
     void eltwise()
     {
@@ -462,6 +464,9 @@ private slots:
             b.op("Mul", {"a", "two"}, {"t1"})
                 .op("Mul", {"a", "three"}, {"t2"})
                 .op("Add", {"t1", "t2"}, {"y"});
+        } else if (form == "rank-raising") {
+            b.constant("c11", {1, 1}, {0.5f});
+            b.op("Mul", {"v", "c11"}, {"t1"}).op("Add", {"t1", "v"}, {"y"});
         } else if (form == "plain") {
             b.op("Add", {"a", "b"}, {"y"});
         } else {

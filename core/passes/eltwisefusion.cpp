@@ -23,6 +23,17 @@ struct Terms
     int scaled = 0; // Mul/Div/Neg absorbed
 };
 
+// The value of a one-element float constant `c` scaling `x`, when it does not raise x's rank (a
+// [1,1] factor of a [3] operand makes the product [1,3]; absorbed, the sum would stay [3]).
+std::optional<float> scaleOf(const Graph &graph, ValueId c, ValueId x)
+{
+    const std::optional<float> f = scalarFloat(graph, c);
+    const auto rank = knownRank(graph, x);
+    if (!f || !rank || constantTensor(graph, c)->dims.size() > *rank)
+        return std::nullopt;
+    return f;
+}
+
 // Expands v = Σ cᵢ·xᵢ through Add/Sub/Mul/Div/Neg nodes it alone reads (the root always).
 void collect(const Graph &graph, ValueId v, double coef, bool root, Terms &t)
 {
@@ -37,14 +48,15 @@ void collect(const Graph &graph, ValueId v, double coef, bool root, Terms &t)
         }
         if (isOp(n, "Mul") && n.inputs.size() == 2)
             for (int side = 0; side < 2; ++side)
-                if (const auto c = scalarFloat(graph, n.inputs[side]);
+                if (const auto c = scaleOf(graph, n.inputs[side], n.inputs[1 - side]);
                     c && !scalarFloat(graph, n.inputs[1 - side])) {
                     t.nodes.push_back(p);
                     ++t.scaled;
                     collect(graph, n.inputs[1 - side], coef * *c, false, t);
                     return;
                 }
-        if (const auto c = isOp(n, "Div") ? scalarFloat(graph, n.inputs[1]) : std::nullopt; c && *c != 0.0) {
+        if (const auto c = isOp(n, "Div") ? scaleOf(graph, n.inputs[1], n.inputs[0]) : std::nullopt;
+            c && *c != 0.0) {
             t.nodes.push_back(p);
             ++t.scaled;
             collect(graph, n.inputs[0], coef / *c, false, t);
