@@ -2,6 +2,7 @@
 
 #include "infoformat.h"
 #include "ir/summary.h"
+#include "ir/tensorwalk.h"
 #include "onnx/modelio.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
@@ -25,36 +26,19 @@ bool samePath(const std::filesystem::path &a, const std::filesystem::path &b)
            std::filesystem::equivalent(a, b, ec);
 }
 
-void addExternalFiles(const Graph &g, const std::filesystem::path &dir, std::vector<std::filesystem::path> &out)
-{
-    auto add = [&](const Tensor &t) {
-        if (t.external)
-            out.push_back(dir / t.external->location);
-    };
-    for (ValueId v : g.initializers())
-        add(*g.value(v).initializer);
-    for (NodeId id : g.nodeIds())
-        for (const Attribute &a : g.node(id).attributes) {
-            add(a.t);
-            for (const Tensor &t : a.tensors)
-                add(t);
-            if (a.g)
-                addExternalFiles(*a.g, dir, out);
-            for (const ClonePtr<Graph> &sub : a.graphs)
-                if (sub)
-                    addExternalFiles(*sub, dir, out);
-        }
-}
-
 } // namespace
 
 std::vector<std::filesystem::path> modelFiles(const std::filesystem::path &in, const Model &model)
 {
     std::vector<std::filesystem::path> files{in};
     const std::filesystem::path dir = std::filesystem::absolute(in).parent_path();
-    addExternalFiles(model.graph, dir, files);
+    const auto add = [&](const Tensor &t) {
+        if (t.external)
+            files.push_back(dir / t.external->location);
+    };
+    forEachTensor(model.graph, add);
     for (const Function &f : model.functions)
-        addExternalFiles(f.body, dir, files);
+        forEachTensor(f.body, add);
     return files;
 }
 

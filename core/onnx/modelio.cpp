@@ -1,5 +1,6 @@
 #include "onnx/modelio.h"
 
+#include "ir/tensorwalk.h"
 #include "onnx/exporter.h"
 #include "util/atomicfile.h"
 #include "util/mappedfile.h"
@@ -52,19 +53,7 @@ struct TensorTally
     }
     void add(const Graph &g)
     {
-        for (ValueId v : g.initializers())
-            add(*g.value(v).initializer);
-        for (NodeId id : g.nodeIds())
-            for (const Attribute &a : g.node(id).attributes) {
-                add(a.t);
-                for (const Tensor &t : a.tensors)
-                    add(t);
-                if (a.g)
-                    add(*a.g);
-                for (const ClonePtr<Graph> &sub : a.graphs)
-                    if (sub)
-                        add(*sub);
-            }
+        forEachTensor(g, [this](const Tensor &t) { add(t); });
     }
 };
 

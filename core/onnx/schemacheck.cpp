@@ -19,6 +19,11 @@ using onnx::AttributeProto;
 // libonnx from building millions of dims out of one bad shape tensor.
 constexpr std::int64_t kMaxTensorRank = 64;
 
+// Ops whose output rank is the length of a 1-D input (by input index): libonnx makes one dim per
+// entry. Checked on declared lengths before inference and guarded during it.
+const std::map<std::string, int> shapeInputs = {{"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1},
+                                                {"Resize", 3},          {"Upsample", 1}, {"Tile", 1}};
+
 std::string canonicalDomain(const std::string &domain)
 {
     return domain == "ai.onnx" ? std::string() : domain;
@@ -357,8 +362,6 @@ private:
     // declared length of 2^40 is 2^40 dims (minutes of allocation, then out of memory).
     static Status checkShapeInputLength(const onnx::NodeProto &n, const onnx::GraphProto &g, const std::string &label)
     {
-        static const std::map<std::string, int> shapeInputs = {
-            {"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}, {"Resize", 3}, {"Upsample", 1}, {"Tile", 1}};
         const auto it = shapeInputs.find(n.op_type());
         if (it == shapeInputs.end() || n.input_size() <= it->second || n.input(it->second).empty())
             return Status::ok();
@@ -431,82 +434,70 @@ int weightIndex(const std::string &op)
 
 constexpr const char *windowLists[] = {"kernel_shape", "strides", "dilations", "pads"};
 
-// Ops whose output rank is the length of a shape input. That length may only be known during
-// inference (a declared dim, constant data, or a value data propagation computed), and libonnx
-// makes one output dim per entry: 2^40 entries allocate for minutes, then run out of memory.
-void installShapeLengthGuards()
+// Wraps the inference function of every registered version of `op`: `problem` looks at the
+// context first; a non-empty answer is recorded for runGuardedShapeInference and fails this
+// node's inference instead of letting libonnx's function run on it. The registry's schemas are
+// not const objects, it only hands out const pointers; installed once (call_once below), before
+// any inference runs.
+void guardInference(const std::string &op, std::function<std::string(onnx::InferenceContext &)> problem)
 {
-    static const std::pair<const char *, int> ops[] = {{"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}};
     std::set<const onnx::OpSchema *> done;
-    for (const auto &[op, index] : ops)
-        for (int version = 1; version <= 30; ++version) {
-            const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
-            if (!s || !done.insert(s).second)
-                continue;
-            onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
-            const std::string name = op;
-            const std::size_t i = std::size_t(index);
-            const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
-                [original, name, i](onnx::InferenceContext &ctx) {
-                    std::int64_t length = -1;
-                    if (ctx.getNumInputs() > i) {
-                        const onnx::TypeProto *t = ctx.getInputType(i);
-                        if (t && t->tensor_type().shape().dim_size() == 1 &&
-                            t->tensor_type().shape().dim(0).has_dim_value())
-                            length = t->tensor_type().shape().dim(0).dim_value();
-                        if (const onnx::TensorProto *data = ctx.getInputData(i); data && data->dims_size() == 1)
-                            length = std::max(length, data->dims(0));
-                        if (const onnx::TensorShapeProto *sym = ctx.getSymbolicInput(i))
-                            length = std::max<std::int64_t>(length, sym->dim_size());
-                    }
-                    if (length > kMaxTensorRank) {
-                        const std::string problem = "its shape input has " + std::to_string(length) +
-                                                    " entries; ranks above " + std::to_string(kMaxTensorRank) +
-                                                    " are not supported";
-                        if (t_guardFindings)
-                            t_guardFindings->push_back(name + ": " + problem);
-                        fail_shape_inference(name, ": ", problem);
-                    }
-                    original(ctx);
-                });
-        }
+    for (int version = 1; version <= 30; ++version) {
+        const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
+        if (!s || !done.insert(s).second)
+            continue;
+        onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
+        const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
+            [original, op, problem](onnx::InferenceContext &ctx) {
+                if (const std::string p = problem(ctx); !p.empty()) {
+                    if (t_guardFindings)
+                        t_guardFindings->push_back(op + ": " + p);
+                    fail_shape_inference(op, ": ", p);
+                }
+                original(ctx);
+            });
+    }
+}
+
+// The length of a shape input may only be known during inference (a declared dim, constant
+// data, or a value data propagation computed): the same bound as checkShapeInputLength's.
+std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
+{
+    std::int64_t length = -1;
+    if (ctx.getNumInputs() > i) {
+        const onnx::TypeProto *t = ctx.getInputType(i);
+        if (t && t->tensor_type().shape().dim_size() == 1 && t->tensor_type().shape().dim(0).has_dim_value())
+            length = t->tensor_type().shape().dim(0).dim_value();
+        if (const onnx::TensorProto *data = ctx.getInputData(i); data && data->dims_size() == 1)
+            length = std::max(length, data->dims(0));
+        if (const onnx::TensorShapeProto *sym = ctx.getSymbolicInput(i))
+            length = std::max<std::int64_t>(length, sym->dim_size());
+    }
+    if (length <= kMaxTensorRank)
+        return {};
+    return "its shape input has " + std::to_string(length) + " entries; ranks above " +
+           std::to_string(kMaxTensorRank) + " are not supported";
 }
 
 void installGuards()
 {
-    installShapeLengthGuards();
-    static const char *const ops[] = {"Conv",    "ConvInteger", "QLinearConv", "ConvTranspose",
-                                      "MaxPool", "AveragePool", "LpPool",      "MaxUnpool"};
-    std::set<const onnx::OpSchema *> done;
-    for (const char *op : ops)
-        for (int version = 1; version <= 30; ++version) {
-            const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
-            if (!s || !done.insert(s).second)
-                continue;
-            onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
-            const std::string name = op;
-            const int wIndex = weightIndex(name);
-            // The registry's schemas are not const objects; the registry only hands out const
-            // pointers. Installed once, before any inference runs (call_once below).
-            const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
-                [original, name, wIndex](onnx::InferenceContext &ctx) {
-                    const int inRank = ctx.getNumInputs() > 0 ? rankOf(ctx.getInputType(0)) : -1;
-                    const int wRank = wIndex >= 0 && ctx.getNumInputs() > std::size_t(wIndex)
-                                          ? rankOf(ctx.getInputType(std::size_t(wIndex)))
-                                          : -1;
-                    std::map<std::string, int> sizes;
-                    for (const char *list : windowLists)
-                        if (const AttributeProto *a = ctx.getAttribute(list))
-                            sizes[list] = a->ints_size();
-                    const std::string problem = windowRankProblem(name, inRank, wRank, sizes);
-                    if (!problem.empty()) {
-                        if (t_guardFindings)
-                            t_guardFindings->push_back(problem);
-                        fail_shape_inference(name, ": ", problem);
-                    }
-                    original(ctx);
-                });
-        }
+    for (const auto &[op, index] : shapeInputs)
+        guardInference(op, [i = std::size_t(index)](onnx::InferenceContext &ctx) { return shapeInputTooLong(ctx, i); });
+    for (const char *op : {"Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
+                           "MaxUnpool"}) {
+        const std::string name = op;
+        const int wIndex = weightIndex(name);
+        guardInference(name, [name, wIndex](onnx::InferenceContext &ctx) {
+            const int inRank = ctx.getNumInputs() > 0 ? rankOf(ctx.getInputType(0)) : -1;
+            const int wRank =
+                wIndex >= 0 && ctx.getNumInputs() > std::size_t(wIndex) ? rankOf(ctx.getInputType(std::size_t(wIndex))) : -1;
+            std::map<std::string, int> sizes;
+            for (const char *list : windowLists)
+                if (const AttributeProto *a = ctx.getAttribute(list))
+                    sizes[list] = a->ints_size();
+            return windowRankProblem(name, inRank, wRank, sizes);
+        });
+    }
 }
 
 // After inference: the rank of every named value the graph knows.
@@ -678,7 +669,7 @@ Status runGuardedShapeInference(onnx::ModelProto &proto, std::vector<std::string
     if (findings.empty())
         return Status::ok();
     const std::string named = nameGuardedNode(proto.graph());
-    return Status::invalid(!named.empty() ? named : "shape inference stopped at a " + findings.front());
+    return Status::invalid(!named.empty() ? named : "shape inference stopped at " + findings.front());
 }
 
 } // namespace opscope
