@@ -97,7 +97,6 @@ void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph
     m_graphs = {graph, nullptr};
     m_diff = {};
     m_alias.clear();
-    m_cache.clear();
     m_fitAfterLayout = true;
     setMode(Mode::Single);
     rebuildGrouping();
@@ -113,10 +112,8 @@ void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph 
     m_graphs = {beforeGraph, afterGraph};
     m_alias = std::move(alias);
     m_diff = diffGraphsByName(*beforeGraph, *afterGraph);
-    if (!sameGraphs) {
-        m_cache.clear();
+    if (!sameGraphs)
         rebuildGrouping();
-    }
     m_fitAfterLayout = !sameGraphs || m_mode == Mode::Single;
     setMode(mode == Mode::Single ? Mode::SideBySide : mode);
     relayout();
@@ -135,11 +132,8 @@ void GraphPane::setMode(Mode mode)
     m_titles[1]->setText(tr("AFTER"));
     m_legend->setShowDiff(mode != Mode::Single);
     m_legend->move(12, mode == Mode::Single ? 12 : 36);
-    if (!m_presentation.items.empty() && !layoutPending()) {
-        const auto cached = m_cache.value(cacheKey());
-        if (cached)
-            applyLayout(*cached);
-    }
+    if (m_current && !layoutPending())
+        applyLayout(*m_current);
 }
 
 void GraphPane::rebuildGrouping()
@@ -148,32 +142,27 @@ void GraphPane::rebuildGrouping()
     m_expanded = m_grouping.initialExpansion(kVisibleBudget);
 }
 
-QString GraphPane::cacheKey() const
-{
-    QString key =
-        QString::number(quintptr(m_graphs[0])) + QLatin1Char('|') + QString::number(quintptr(m_graphs[1]));
-    for (const std::string &g : m_expanded)
-        key += QLatin1Char('|') + QString::fromStdString(g);
-    return key;
-}
-
 void GraphPane::relayout()
 {
     if (!m_graphs[0])
         return;
     m_presentation = layout::present(graphList(), m_grouping, m_expanded, m_alias);
-    if (const auto cached = m_cache.value(cacheKey())) {
+    m_current.reset(); // the scene shows the previous presentation until the new layout lands
+    layout::LayoutRequest request = layout::layoutRequest(m_presentation, visualItemSize);
+    // The service's cache is keyed by content: a pass step seen before lays out at once.
+    if (const auto cached = m_layouts->cached(request)) {
         m_pendingTicket = 0;
+        m_current = cached;
         applyLayout(*cached);
-        emit layoutFinished(0.0, int(m_presentation.items.size()));
+        emit layoutFinished(0.0, int(m_presentation.items.size()), m_layouts->cachedNote(request));
         return;
     }
-    m_pendingTicket = m_layouts->request(layout::layoutRequest(m_presentation, visualItemSize));
+    m_pendingTicket = m_layouts->request(this, std::move(request));
     emit layoutStarted(int(m_presentation.items.size()));
 }
 
 void GraphPane::onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
-                                 const QString &error, double ms)
+                                 const QString &error, double ms, const QString &note)
 {
     if (ticket != m_pendingTicket)
         return; // another pane's request, or superseded
@@ -182,9 +171,9 @@ void GraphPane::onLayoutFinished(quint64 ticket, QSharedPointer<const layout::La
         emit layoutFailed(error);
         return;
     }
-    m_cache.insert(cacheKey(), result);
+    m_current = result;
     applyLayout(*result);
-    emit layoutFinished(ms, int(m_presentation.items.size()));
+    emit layoutFinished(ms, int(m_presentation.items.size()), note);
 }
 
 void GraphPane::applyLayout(const layout::LayoutResult &result)

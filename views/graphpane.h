@@ -80,7 +80,8 @@ public:
 
 signals:
     void layoutStarted(int items);
-    void layoutFinished(double milliseconds, int items);
+    // `note` is non-empty when the quick layered layout stands in for dot's (and says why).
+    void layoutFinished(double milliseconds, int items, const QString &note);
     void layoutFailed(const QString &message);
     void nodeSelected(int side, const opscope::Graph *graph, opscope::NodeId node);
     void tensorSelected(int side, const opscope::Graph *graph, const QString &tensor);
@@ -94,13 +95,12 @@ private:
     void rebuildGrouping();
     void relayout();
     void onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
-                          const QString &error, double ms);
+                          const QString &error, double ms, const QString &note);
     void applyLayout(const layout::LayoutResult &result);
     void onActivated(int side, const QString &key);
     void onSelectionChanged(int side);
     void showContextMenu(int side, const QPoint &pos);
     void showHit();
-    QString cacheKey() const;
     std::vector<const Graph *> graphList() const;
 
     LayoutService *m_layouts;
@@ -112,7 +112,7 @@ private:
     layout::Grouping m_grouping;
     std::set<std::string> m_expanded;
     layout::Presentation m_presentation;
-    QHash<QString, QSharedPointer<const layout::LayoutResult>> m_cache;
+    QSharedPointer<const layout::LayoutResult> m_current; // the layout on screen, once it landed
     quint64 m_pendingTicket = 0;
     bool m_fitAfterLayout = true;
     std::string m_centerKey; // keep this item in view after the next layout

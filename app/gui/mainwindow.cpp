@@ -94,8 +94,9 @@ MainWindow::MainWindow(QWidget *parent)
 
     connect(m_graph, &GraphPane::layoutStarted, this,
             [this](int items) { setBusy(tr("Laying out %1 items…").arg(items), true); });
-    connect(m_graph, &GraphPane::layoutFinished, this, [this](double ms, int items) {
-        m_statusText->setText(tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0));
+    connect(m_graph, &GraphPane::layoutFinished, this, [this](double ms, int items, const QString &note) {
+        m_statusText->setText(note.isEmpty() ? tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0)
+                                             : tr("%1 (%2 items)").arg(note).arg(items));
         updateBusy();
     });
     connect(m_graph, &GraphPane::layoutFailed, this, [this](const QString &m) {

@@ -51,6 +51,7 @@ public:
 
     // For tests and --screenshot.
     GraphPane *graphPane() const { return m_graph; }
+    LayoutService *layoutService() const { return m_layouts; }
     PassPanel *passPanel() const { return m_passes; }
     ProfilePanel *profilePanel() const { return m_profile; }
     InspectorModel *inspector() const { return m_inspector; }

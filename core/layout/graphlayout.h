@@ -13,6 +13,7 @@ namespace opscope::layout {
 struct Point
 {
     double x = 0.0, y = 0.0;
+    friend bool operator==(const Point &, const Point &) = default;
 };
 
 struct LayoutRequest

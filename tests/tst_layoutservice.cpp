@@ -1,0 +1,319 @@
+// The app never hangs on a layout. LayoutService runs dot in a helper process it can kill: past its
+// time budget and on Cancel the request is answered with the quick layered layout (and a note for
+// the status bar), destroying the service ends every helper, a superseded request's layout is
+// cached, and a helper that dies or answers garbage is a note, never a crash. A helper that never
+// answers is a shell script that sleeps: the same as dot stuck on a U-Net for an hour.
+//
+// Then the whole app on models shaped like the third-party exports it hung on
+// (bench/make_realworld_shapes.py: Paddle-style Constant weights and hardswish chains, a U-Net with
+// long skips, tf2onnx's long names): every changing pass step lays out within the budget.
+
+#include "graphpane.h"
+#include "graphscene.h"
+#include "layout/layoutio.h"
+#include "layoutservice.h"
+#include "mainwindow.h"
+#include "passes/pipeline.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <memory>
+
+using namespace opscope;
+
+namespace {
+
+layout::LayoutRequest chain(std::size_t n)
+{
+    layout::LayoutRequest r;
+    r.nodes.assign(n, {120, 36});
+    for (std::size_t i = 0; i + 1 < n; ++i)
+        r.edges.push_back({i, i + 1});
+    return r;
+}
+
+// A helper that writes its pid and then never answers, like dot stuck for minutes.
+QString hungHelper(const QTemporaryDir &dir)
+{
+    const QString path = dir.filePath(QStringLiteral("hung-layout"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(QStringLiteral("#!/bin/sh\necho $$ > '%1'\nexec sleep 600\n").arg(dir.filePath(QStringLiteral("pid"))).toUtf8());
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
+qint64 helperPid(const QTemporaryDir &dir)
+{
+    QFile f(dir.filePath(QStringLiteral("pid")));
+    for (int i = 0; i < 200 && !f.exists(); ++i)
+        QTest::qWait(10);
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    return f.readAll().trimmed().toLongLong();
+}
+
+bool processGone(qint64 pid)
+{
+    return pid > 0 && ::kill(pid_t(pid), 0) != 0;
+}
+
+struct Answer
+{
+    quint64 ticket = 0;
+    QSharedPointer<const layout::LayoutResult> result;
+    QString error, note;
+};
+
+Answer next(QSignalSpy &spy, int ms = 20000)
+{
+    if (spy.isEmpty() && !spy.wait(ms))
+        return {};
+    const QList<QVariant> args = spy.takeFirst();
+    return {args[0].toULongLong(), args[1].value<QSharedPointer<const layout::LayoutResult>>(), args[2].toString(),
+            args[4].toString()};
+}
+
+QString realWorld(const char *name)
+{
+    return QStringLiteral(OPSCOPE_REALWORLD_DIR "/%1.onnx").arg(QLatin1String(name));
+}
+
+bool waitIdle(MainWindow &w, int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms) {
+        QTest::qWait(20);
+        if (!w.isBusy())
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+class TestLayoutService : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("opscope-tests"));
+        QStandardPaths::setTestModeEnabled(true);
+    }
+
+    void dotLaysOutAndTheCacheAnswersAgain()
+    {
+        LayoutService service;
+        QVERIFY2(!service.helperPath().isEmpty(), "opscope-layout is built next to the tests");
+        QSignalSpy spy(&service, &LayoutService::finished);
+        const quint64 t = service.request(this, chain(30));
+        const Answer a = next(spy);
+        QCOMPARE(a.ticket, t);
+        QVERIFY(a.result);
+        QVERIFY2(a.note.isEmpty(), qPrintable(a.note)); // dot itself, well inside the budget
+        QCOMPARE(a.result->centers.size(), std::size_t(30));
+        QVERIFY(service.cached(chain(30)));
+        const quint64 again = service.request(this, chain(30));
+        const Answer b = next(spy);
+        QCOMPARE(b.ticket, again);
+        QCOMPARE(b.result.data(), a.result.data());
+        QCOMPARE(service.runningHelpers(), 0);
+    }
+
+    void aHungDotIsKilledAtTheBudget()
+    {
+        QTemporaryDir dir;
+        LayoutService service;
+        service.setHelperPath(hungHelper(dir));
+        service.setBudgetMs(300);
+        QSignalSpy spy(&service, &LayoutService::finished);
+        service.request(this, chain(40));
+        const qint64 pid = helperPid(dir);
+        const Answer a = next(spy);
+        QVERIFY(a.result);
+        QVERIFY2(a.note.contains(QStringLiteral("did not finish within")), qPrintable(a.note));
+        QVERIFY(a.note.contains(QStringLiteral("quick layered layout")));
+        QCOMPARE(a.result->centers.size(), std::size_t(40));
+        QCOMPARE(service.runningHelpers(), 0);
+        QTRY_VERIFY(processGone(pid));
+        // The quick layout is cached with its note: the step does not wait the budget again.
+        QVERIFY(service.cached(chain(40)));
+        QVERIFY(service.cachedNote(chain(40)).contains(QStringLiteral("did not finish")));
+    }
+
+    void cancelAnswersAtOnceWithTheQuickLayout()
+    {
+        QTemporaryDir dir;
+        LayoutService service;
+        service.setHelperPath(hungHelper(dir));
+        service.setBudgetMs(600000);
+        QSignalSpy spy(&service, &LayoutService::finished);
+        const quint64 t = service.request(this, chain(25));
+        const qint64 pid = helperPid(dir);
+        service.cancelAll();
+        const Answer a = next(spy, 5000);
+        QCOMPARE(a.ticket, t);
+        QVERIFY(a.result);
+        QVERIFY2(a.note.contains(QStringLiteral("cancelled")), qPrintable(a.note));
+        QCOMPARE(service.runningHelpers(), 0);
+        QTRY_VERIFY(processGone(pid));
+    }
+
+    void destroyingTheServiceEndsEveryHelper()
+    {
+        // What quitting the app does: no dot keeps burning CPU after the window closed.
+        QTemporaryDir dir;
+        auto service = std::make_unique<LayoutService>();
+        service->setHelperPath(hungHelper(dir));
+        service->setBudgetMs(600000);
+        service->request(this, chain(10));
+        const qint64 pid = helperPid(dir);
+        QVERIFY(pid > 0);
+        QCOMPARE(service->runningHelpers(), 1);
+        service.reset();
+        QTRY_VERIFY(processGone(pid));
+    }
+
+    void aSupersededLayoutIsCachedNotDelivered()
+    {
+        LayoutService service;
+        QSignalSpy spy(&service, &LayoutService::finished);
+        const layout::LayoutRequest first = chain(120), second = chain(121);
+        const quint64 a = service.request(this, first);
+        const quint64 b = service.request(this, second);
+        const Answer answer = next(spy);
+        QCOMPARE(answer.ticket, b);
+        QTRY_VERIFY(service.cached(first)); // finished after all, for stepping back
+        QTest::qWait(50);
+        for (const auto &args : spy)
+            QVERIFY(args[0].toULongLong() != a);
+        // Stepping back: answered from the cache, no helper started.
+        const quint64 c = service.request(this, first);
+        QCOMPARE(service.runningHelpers(), 0);
+        QCOMPARE(next(spy).ticket, c);
+    }
+
+    void eachClientsLatestRequestIsAnswered()
+    {
+        // The main graph and a body view share the service; one does not starve the other.
+        LayoutService service;
+        QObject other;
+        QSignalSpy spy(&service, &LayoutService::finished);
+        const quint64 a = service.request(this, chain(12));
+        const quint64 b = service.request(&other, chain(13));
+        std::set<quint64> answered{next(spy).ticket, next(spy).ticket};
+        QCOMPARE(answered, (std::set<quint64>{a, b}));
+    }
+
+    void aBrokenHelperIsANoteNotACrash_data()
+    {
+        QTest::addColumn<QString>("script");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("garbage answer") << QStringLiteral("#!/bin/sh\ncat > /dev/null\necho garbage\n")
+                                        << QStringLiteral("not a layout");
+        QTest::newRow("dies") << QStringLiteral("#!/bin/sh\ncat > /dev/null\necho 'out of memory' >&2\nexit 3\n")
+                              << QStringLiteral("out of memory");
+        QTest::newRow("killed") << QStringLiteral("#!/bin/sh\nkill -9 $$\n") << QStringLiteral("Graphviz failed");
+        QTest::newRow("missing") << QString() << QStringLiteral("could not start");
+    }
+
+    void aBrokenHelperIsANoteNotACrash()
+    {
+        QFETCH(QString, script);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("helper"));
+        if (!script.isEmpty()) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(script.toUtf8());
+            f.close();
+            f.setPermissions(QFile::ReadOwner | QFile::ExeOwner);
+        }
+        LayoutService service;
+        service.setHelperPath(path);
+        QSignalSpy spy(&service, &LayoutService::finished);
+        service.request(this, chain(8));
+        const Answer a = next(spy);
+        QVERIFY(a.result);
+        QVERIFY2(a.note.contains(expected), qPrintable(a.note));
+    }
+
+    void everyChangingPassStepOfRealWorldShapesLaysOut_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char *m : {"paddle_det", "unet_skips", "tf2onnx_long"})
+            QTest::newRow(m) << realWorld(m);
+    }
+
+    void everyChangingPassStepOfRealWorldShapesLaysOut()
+    {
+        // Each step is answered within the budget plus a margin for the quick layout — by dot or
+        // by the fallback — and shows a graph; before the helper process, hardswish-fusion on a
+        // Paddle detector ran dot for 15 minutes and Cancel did nothing.
+        QFETCH(QString, file);
+        constexpr int budgetMs = 1500, marginMs = 15000;
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.layoutService()->setBudgetMs(budgetMs);
+        w.openFile(file);
+        QVERIFY(waitIdle(w, 60000));
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        w.runPipeline();
+        QVERIFY(waitIdle(w, 120000));
+        QVERIFY(w.pipelineResult() && w.pipelineResult()->status);
+        int changing = 0;
+        for (std::size_t i = 0; i < w.pipelineResult()->passes.size(); ++i) {
+            if (!w.pipelineResult()->passes[i].changed)
+                continue;
+            ++changing;
+            w.showStep(int(i));
+            QVERIFY2(waitIdle(w, budgetMs + marginMs),
+                     qPrintable(QStringLiteral("step %1 (%2) did not lay out")
+                                    .arg(i)
+                                    .arg(QString::fromStdString(w.pipelineResult()->passes[i].name))));
+            QVERIFY(!w.graphPane()->scene(0)->nodeItems().empty());
+            QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        }
+        QVERIFY(changing >= 3);
+        w.showStep(-1); // original vs final
+        QVERIFY(waitIdle(w, budgetMs + marginMs));
+    }
+
+    void cancelDuringAStepShowsTheQuickLayout()
+    {
+        // With a budget no layout reaches, Cancel in the status bar is what ends each wait.
+        MainWindow w;
+        w.show();
+        w.layoutService()->setBudgetMs(600000);
+        QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+        w.openFile(realWorld("paddle_det"));
+        QVERIFY(loaded.wait(60000));
+        w.cancelWork();
+        QVERIFY(waitIdle(w, 10000));
+        QSignalSpy optimized(&w, &MainWindow::pipelineFinished);
+        w.runPipeline();
+        QVERIFY(optimized.wait(120000));
+        for (std::size_t i = 0; i < w.pipelineResult()->passes.size(); ++i)
+            if (w.pipelineResult()->passes[i].name == "hardswish-fusion")
+                w.showStep(int(i));
+        w.cancelWork();
+        QVERIFY(waitIdle(w, 10000));
+        QVERIFY(!w.graphPane()->scene(0)->nodeItems().empty());
+        QCOMPARE(w.layoutService()->runningHelpers(), 0);
+    }
+};
+
+QTEST_MAIN(TestLayoutService)
+#include "tst_layoutservice.moc"
