@@ -9,7 +9,9 @@
 // long skips, tf2onnx's long names): every changing pass step lays out within the budget.
 
 #include "graphpane.h"
+#include "graphitems.h"
 #include "graphscene.h"
+#include "graphview.h"
 #include "layout/layoutio.h"
 #include "layoutservice.h"
 #include "mainwindow.h"
@@ -289,6 +291,43 @@ private slots:
         QVERIFY(changing >= 3);
         w.showStep(-1); // original vs final
         QVERIFY(waitIdle(w, budgetMs + marginMs));
+    }
+
+    void theFirstViewIsReadable_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QString>("weight");
+        QTest::newRow("paddle_det") << realWorld("paddle_det") << "x" << "conv2d_3.w_0";
+        QTest::newRow("unet_skips") << realWorld("unet_skips") << "input" << "batch_norm_7.b_0";
+        QTest::newRow("tf2onnx_long") << realWorld("tf2onnx_long") << "input_1" << "block_5_depthwise_conv2d";
+    }
+
+    void theFirstViewIsReadable()
+    {
+        // The input is on screen at 100 % (not the bounding box's empty centre), Constant weights
+        // are inside their readers, long names are elided, and a weight's name is searchable.
+        QFETCH(QString, file);
+        QFETCH(QString, input);
+        QFETCH(QString, weight);
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openFile(file);
+        QVERIFY(waitIdle(w, 60000));
+        QTest::qWait(50); // showInitial runs again once the view has its size
+        GraphScene *scene = w.graphPane()->scene(0);
+        GraphView *view = w.graphPane()->view(0);
+        const NodeItem *in = scene->itemForKey("in:" + input.toStdString());
+        QVERIFY(in);
+        const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+        QVERIFY2(visible.contains(in->sceneBoundingRect()), "the graph's input is not in the first view");
+        QVERIFY(view->zoom() >= 0.99 || visible.contains(scene->itemsBoundingRect()));
+        for (const NodeItem *n : scene->nodeItems()) {
+            QVERIFY2(n->visual().title != "Constant", "a Constant weight drawn as a box");
+            QVERIFY2(n->boundingRect().width() < 520, qPrintable(QString::fromStdString(n->visual().key)));
+        }
+        QVERIFY(w.graphPane()->find(weight) >= 1);
     }
 
     void cancelDuringAStepShowsTheQuickLayout()

@@ -118,6 +118,32 @@ private slots:
         QVERIFY(d.modified.empty());
     }
 
+    void constantWeightsAreDrawnInsideTheirReaders()
+    {
+        // Paddle2ONNX writes weights as Constant nodes: each one would be a box of its own and
+        // the first view rows of them. Drawn inside their readers, like initializers; a Constant
+        // that is a graph output (or unread) stays an item.
+        Graph g("paddle");
+        const ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 3, 8, 8})));
+        const ValueId w = *g.createValue("conv2d_0.w_0");
+        g.value(w).type = TypeInfo::tensor(DataType::Float, Shape::fromSizes({4, 3, 3, 3}));
+        (void)g.addNode("Constant", {}, {w}, {}, "conv2d_0.w_0_const");
+        const ValueId y = add(g, "conv2d_0", "Conv", {x, w});
+        const ValueId k = *g.createValue("kept");
+        (void)g.addNode("Constant", {}, {k}, {}, "kept_const");
+        g.setOutputs({y, k});
+        const Grouping grouping = Grouping::build({&g});
+        const Presentation p = present({&g}, grouping, grouping.initialExpansion(100));
+        QVERIFY(!p.index.count("conv2d_0.w_0_const"));
+        QVERIFY(p.index.count("kept_const"));
+        const VisualItem &conv = p.items[p.index.at("conv2d_0")];
+        QCOMPARE(conv.constants.size(), std::size_t(1));
+        QCOMPARE(conv.constants[0], std::string("conv2d_0.w_0  float32[4,3,3,3]"));
+        QCOMPARE(p.inlined.at("conv2d_0.w_0_const"), std::string("conv2d_0"));
+        for (const VisualEdge &e : p.edges)
+            QVERIFY(e.tensor != "conv2d_0.w_0"); // no edge from a box that is not drawn
+    }
+
     void graphvizPlacesEveryItem()
     {
         const Graph g = scoped();

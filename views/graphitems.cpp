@@ -30,19 +30,29 @@ QFont monoFont()
     return QFont(QStringLiteral("DejaVu Sans Mono"), 7);
 }
 
+// Long names (tf2onnx writes constant names of hundreds of characters) are cut in the middle: the
+// start says where, the end says what ("StatefulPartitionedCall/mo…/block_3_depthwise/Pad"). The
+// full name is in the tooltip and the inspector.
+QString elided(const QString &s, int max = 48)
+{
+    if (s.size() <= max)
+        return s;
+    const int head = max / 3;
+    return s.left(head) + QChar(0x2026) + s.right(max - head - 1);
+}
+
 QStringList constantLines(const layout::VisualItem &item)
 {
     QStringList lines;
-    for (std::size_t i = 0; i < item.constants.size() && i < kMaxConstants; ++i)
-        lines << QString::fromStdString(item.constants[i]);
+    for (std::size_t i = 0; i < item.constants.size() && i < kMaxConstants; ++i) {
+        // "name  type": each part bounded, so a box never grows past a few hundred points.
+        const QString line = QString::fromStdString(item.constants[i]);
+        const qsizetype gap = line.indexOf(QStringLiteral("  "));
+        lines << (gap < 0 ? elided(line, 56) : elided(line.left(gap), 36) + QStringLiteral("  ") + elided(line.mid(gap + 2), 24));
+    }
     if (item.constants.size() > kMaxConstants)
         lines << QStringLiteral("+%1 more").arg(item.constants.size() - kMaxConstants);
     return lines;
-}
-
-QString elided(const QString &s, int max = 48)
-{
-    return s.size() > max ? s.left(max - 1) + QChar(0x2026) : s;
 }
 
 QString titleText(const layout::VisualItem &item)

@@ -223,6 +223,8 @@ void GraphPane::setGroupExpanded(const std::string &path, bool expanded)
 
 std::string GraphPane::visibleKeyFor(const std::string &nodeName) const
 {
+    if (const auto it = m_presentation.inlined.find(nodeName); it != m_presentation.inlined.end())
+        return it->second; // a Constant drawn inside its reader
     if (const auto it = m_alias.find(nodeName); it != m_alias.end() && m_presentation.index.count(it->second))
         return it->second;
     return m_grouping.visibleKey(nodeName, m_expanded);
@@ -324,8 +326,13 @@ int GraphPane::find(const QString &text)
         for (const Graph *g : graphList())
             for (NodeId id : g->nodeIds()) {
                 const Node &n = g->node(id);
-                const bool match = QString::fromStdString(n.name).contains(text, Qt::CaseInsensitive) ||
-                                   QString::fromStdString(n.opType).contains(text, Qt::CaseInsensitive);
+                bool match = QString::fromStdString(n.name).contains(text, Qt::CaseInsensitive) ||
+                             QString::fromStdString(n.opType).contains(text, Qt::CaseInsensitive);
+                for (ValueId in : n.inputs) // its weights: initializers and Constant values
+                    match = match || (in.valid() && (g->value(in).isConstant() || g->value(in).producer.valid()) &&
+                                      QString::fromStdString(g->value(in).name).contains(text, Qt::CaseInsensitive) &&
+                                      (g->value(in).isConstant() ||
+                                       layout::isInlinedConstant(*g, g->node(g->value(in).producer))));
                 const std::string key = visibleKeyFor(n.name);
                 if (match && key != n.name && std::find(m_hits.begin(), m_hits.end(), key) == m_hits.end())
                     m_hits.push_back(key);
@@ -398,9 +405,24 @@ void GraphPane::fit()
 
 void GraphPane::showInitial()
 {
-    m_views[0]->showInitial();
-    if (m_splitter->widget(1)->isVisible())
-        m_views[1]->showInitial();
+    for (int side = 0; side < 2; ++side) {
+        if (side == 1 && !m_splitter->widget(1)->isVisible())
+            break;
+        // Where a reader starts: the first graph input, else the topmost item.
+        std::optional<QRectF> anchor;
+        const GraphScene *scene = m_scenes[std::size_t(side)];
+        if (const Graph *g = m_graphs[std::size_t(side)] ? m_graphs[std::size_t(side)] : m_graphs[0])
+            for (ValueId in : g->inputs())
+                if (const NodeItem *item = scene->itemForKey("in:" + g->value(in).name)) {
+                    anchor = item->sceneBoundingRect();
+                    break;
+                }
+        if (!anchor)
+            for (const NodeItem *item : scene->nodeItems())
+                if (!anchor || item->sceneBoundingRect().top() < anchor->top())
+                    anchor = item->sceneBoundingRect();
+        m_views[std::size_t(side)]->showInitial(anchor);
+    }
 }
 
 void GraphPane::zoomIn()

@@ -100,6 +100,12 @@ std::vector<std::string> GraphScene::search(const QString &text) const
         const layout::VisualItem &v = n->visual();
         if (matches(v.title) || matches(v.subtitle) || matches(v.key) || matches(v.name))
             hit(n);
+        else // weights: initializers and inlined Constants are found at the node that reads them
+            for (const std::string &line : v.constants)
+                if (matches(line.substr(0, line.find("  ")))) {
+                    hit(n);
+                    break;
+                }
     }
     for (EdgeItem *e : m_edges) // a tensor is found at its producer
         if (matches(e->visual().tensor))

@@ -38,7 +38,7 @@ void GraphView::fit()
     emit viewChanged();
 }
 
-void GraphView::showInitial()
+void GraphView::showInitial(std::optional<QRectF> anchor)
 {
     if (!scene())
         return;
@@ -49,9 +49,14 @@ void GraphView::showInitial()
         fit();
         return;
     }
-    const double z = std::clamp(v.width() / r.width(), 0.6, 1.0);
-    setTransform(QTransform::fromScale(z, z));
-    centerOn(QPointF(r.center().x(), r.top() + v.height() / (2 * z)));
+    if (anchor) {
+        setTransform(QTransform());
+        centerOn(QPointF(anchor->center().x(), anchor->top() - 30 + v.height() / 2.0));
+    } else {
+        const double z = std::clamp(v.width() / r.width(), 0.6, 1.0);
+        setTransform(QTransform::fromScale(z, z));
+        centerOn(QPointF(r.center().x(), r.top() + v.height() / (2 * z)));
+    }
     emit viewChanged();
 }
 

@@ -3,6 +3,7 @@
 // minimap that shows the whole scene with the view's visible area.
 
 #include <QGraphicsView>
+#include <optional>
 
 namespace opscope {
 
@@ -16,7 +17,10 @@ public:
     void fit();
     // The first view of a new layout: everything when that stays readable, else the top at a
     // readable zoom (a 10,000-node chain fitted whole is a line of dots).
-    void showInitial();
+    // The first view: the whole graph when it is readable that way, else 100 % with `anchor` (the
+    // graph's input) at the top centre — not the bounding box's centre, which on a wide model is
+    // empty canvas.
+    void showInitial(std::optional<QRectF> anchor = std::nullopt);
     double zoom() const { return transform().m11(); }
     void centerOnItem(QGraphicsItem *item);
     // Another view follows this one's pan and zoom (the pass stepper's BEFORE | AFTER).

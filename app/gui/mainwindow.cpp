@@ -157,16 +157,24 @@ void MainWindow::buildDocks()
     auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
     inspectorDock->setObjectName(QStringLiteral("inspector"));
     m_inspectorTabs = new QTabWidget(inspectorDock);
-    auto *selection = new QTreeView(m_inspectorTabs);
-    selection->setModel(m_inspector);
-    selection->setAlternatingRowColors(true);
-    selection->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    connect(m_inspector, &QAbstractItemModel::modelReset, selection, &QTreeView::expandAll);
-    auto *summary = new QTreeView(m_inspectorTabs);
-    summary->setModel(m_summary);
-    summary->setAlternatingRowColors(true);
-    summary->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    connect(m_summary, &QAbstractItemModel::modelReset, summary, &QTreeView::expandAll);
+    // The property column fits its content up to 45 % of the view, so long initializer names
+    // (tf2onnx: hundreds of characters) never push the values off screen; they elide in the middle.
+    auto propertyTree = [this](QAbstractItemModel *model) {
+        auto *tree = new QTreeView(m_inspectorTabs);
+        tree->setModel(model);
+        tree->setAlternatingRowColors(true);
+        tree->setTextElideMode(Qt::ElideMiddle);
+        tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+        connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
+            tree->expandAll();
+            tree->resizeColumnToContents(0);
+            const int cap = std::max(200, int(tree->viewport()->width() * 0.45)); // before the first show too
+            tree->setColumnWidth(0, std::min(tree->columnWidth(0), cap));
+        });
+        return tree;
+    };
+    auto *selection = propertyTree(m_inspector);
+    auto *summary = propertyTree(m_summary);
     m_inspectorTabs->addTab(selection, tr("Selection"));
     m_inspectorTabs->addTab(summary, tr("Model"));
     inspectorDock->setWidget(m_inspectorTabs);

@@ -34,7 +34,7 @@ std::vector<std::string> nodeOrder(const std::vector<const Graph *> &graphs)
         Expected<std::vector<NodeId>> topo = g->topologicalOrder();
         const std::vector<NodeId> ids = topo ? *topo : g->nodeIds();
         for (NodeId id : ids)
-            if (seen.insert(g->node(id).name).second)
+            if (!isInlinedConstant(*g, g->node(id)) && seen.insert(g->node(id).name).second)
                 order.push_back(g->node(id).name);
     }
     return order;
@@ -43,6 +43,13 @@ std::vector<std::string> nodeOrder(const std::vector<const Graph *> &graphs)
 std::string shortType(const TypeInfo &t)
 {
     return t.isKnown() ? t.toString() : std::string();
+}
+
+// A Constant read by ops as a weight, written as a node by Paddle2ONNX and tracers (hundreds of
+// them): its value's line, as an initializer's.
+std::string constantNodeLine(const Value &v)
+{
+    return v.name + "  " + (v.type.isKnown() ? v.type.toString() : std::string("constant"));
 }
 
 std::string constantLine(const Value &v)
@@ -54,6 +61,15 @@ std::string constantLine(const Value &v)
 }
 
 } // namespace
+
+bool isInlinedConstant(const Graph &g, const Node &n)
+{
+    if (n.opType != "Constant" || !(n.domain.empty() || n.domain == "ai.onnx") || !n.inputs.empty() ||
+        n.outputs.size() != 1 || !n.outputs[0].valid() || n.hasSubgraphs())
+        return false;
+    const ValueId out = n.outputs[0];
+    return !g.isGraphOutput(out) && !g.value(out).uses.empty();
+}
 
 Grouping Grouping::build(const std::vector<const Graph *> &graphs, std::size_t blockSize,
                          std::size_t minGroup)
@@ -248,9 +264,14 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
         }
         for (NodeId id : g.nodeIds()) {
             const Node &n = g.node(id);
+            if (isInlinedConstant(g, n))
+                continue; // drawn inside its readers
             const std::string rep = keyFor(gi, n.name);
             const bool first = !p.index.count(rep) || !(p.items[p.index.at(rep)].presentIn & ~bit);
             VisualItem &it = item(rep, bit);
+            for (ValueId in : n.inputs)
+                if (in.valid() && g.value(in).producer.valid() && isInlinedConstant(g, g.node(g.value(in).producer)))
+                    p.inlined.emplace(g.node(g.value(in).producer).name, rep);
             const OpCategory cat = opCategory(n.opType, n.domain);
             if (!rep.starts_with("group:")) {
                 VisualContent &c = it.content[gi];
@@ -259,9 +280,16 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
                 c.subtitle = n.name;
                 c.category = cat;
                 c.hasSubgraphs = n.hasSubgraphs();
-                for (ValueId in : n.inputs)
-                    if (in.valid() && g.value(in).initializer && !g.value(in).isGraphInput)
-                        c.constants.push_back(constantLine(g.value(in)));
+                for (ValueId in : n.inputs) {
+                    if (!in.valid())
+                        continue;
+                    const Value &value = g.value(in);
+                    if (value.initializer && !value.isGraphInput) {
+                        c.constants.push_back(constantLine(value));
+                    } else if (value.producer.valid() && isInlinedConstant(g, g.node(value.producer))) {
+                        c.constants.push_back(constantNodeLine(value));
+                    }
+                }
                 it.kind = VisualItem::Kind::Node;
                 it.node[gi] = id;
                 if (first) { // the item's own face: graph 0's when it has the node

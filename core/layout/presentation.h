@@ -73,7 +73,14 @@ struct Presentation
     std::vector<VisualEdge> edges;
     std::unordered_map<std::string, std::size_t> index; // key → item
     std::unordered_map<std::string, std::string> alias; // graph-1 node name → the item key it shares
+    // Constant nodes drawn inside a reader (isInlinedConstant) → the item of their first reader.
+    std::unordered_map<std::string, std::string> inlined;
 };
+
+// A Constant node whose value only ops read (not a graph output): a weight written as a node.
+// It is drawn inside its readers like an initializer, not as an item (Paddle exports have hundreds,
+// which otherwise fill the first view with rows of Constant boxes).
+bool isInlinedConstant(const Graph &g, const Node &n);
 
 class Grouping
 {
