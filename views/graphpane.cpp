@@ -42,12 +42,12 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
         v->addWidget(m_titles[side]);
         v->addWidget(m_views[side]);
         m_splitter->addWidget(box);
-        connect(m_scenes[side], &GraphScene::itemActivated, this, [this, side](const QString &key) {
-            onActivated(side, key);
-            m_views[side]->setContextMenuPolicy(Qt::CustomContextMenu);
-            connect(m_views[side], &QWidget::customContextMenuRequested, this,
-                    [this, side](const QPoint &pos) { showContextMenu(side, pos); });
-        });
+        connect(m_scenes[side], &GraphScene::itemActivated, this,
+                [this, side](const QString &key) { onActivated(side, key); });
+        // The context menu (open/close groups, open every group) is there from the start.
+        m_views[side]->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(m_views[side], &QWidget::customContextMenuRequested, this,
+                [this, side](const QPoint &pos) { showContextMenu(side, pos); });
         connect(m_scenes[side], &QGraphicsScene::selectionChanged, this,
                 [this, side] { onSelectionChanged(side); });
         connect(m_scenes[side], &GraphScene::tensorClicked, this, [this, side](const QString &tensor) {

@@ -8,50 +8,98 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
+#include <cstdio>
 #include <QTimer>
 
 #ifndef OPSCOPE_VERSION
 #define OPSCOPE_VERSION "0.0.0"
 #endif
 
+namespace {
+
+struct Options
+{
+    QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window and exit"),
+                                  QStringLiteral("file")};
+    QCommandLineOption run{QStringLiteral("run"), QStringLiteral("Run the pass pipeline after loading")};
+    QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Show this pass (by name) after --run"),
+                            QStringLiteral("pass")};
+    QCommandLineOption select{QStringLiteral("select"), QStringLiteral("Select and inspect this node"),
+                              QStringLiteral("node")};
+    QCommandLineOption compare{QStringLiteral("compare"), QStringLiteral("Compare with another model"),
+                               QStringLiteral("model")};
+    QCommandLineOption profile{QStringLiteral("profile"),
+                               QStringLiteral("Profile serial, parallel and greedy on N CPU devices after loading"),
+                               QStringLiteral("devices")};
+    QCommandLineOption partition{QStringLiteral("partition"),
+                                 QStringLiteral("Show the graph partitioned for N CPU devices"), QStringLiteral("devices")};
+    QCommandLineOption level{QStringLiteral("level"), QStringLiteral("Pass level for --run: basic, extended, layout or all"),
+                             QStringLiteral("level")};
+    QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
+                            QStringLiteral("1600x1000")};
+
+    void addTo(QCommandLineParser &parser) const
+    {
+        parser.setApplicationDescription(QStringLiteral("See every optimization pass as a visual diff."));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, size});
+    }
+};
+
+void describe(QCoreApplication &app)
+{
+    app.setApplicationName(QStringLiteral("opscope"));
+    app.setOrganizationName(QStringLiteral("opscope"));
+    app.setApplicationVersion(QStringLiteral(OPSCOPE_VERSION));
+}
+
+// --help and --version answer without a display (man pages are made from them on build machines,
+// and a user on an ssh session without X must not get "could not connect to display" and abort).
+bool wantsTextOnly(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version" || a == "-?")
+            return true;
+        if (a == "--")
+            break;
+    }
+    return false;
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
+    const Options o;
+    if (wantsTextOnly(argc, argv)) {
+        QCoreApplication text(argc, argv);
+        describe(text);
+        QCommandLineParser parser;
+        o.addTo(parser);
+        parser.process(text); // prints and exits
+        return 0;
+    }
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        // Qt would abort with "could not connect to display": say what to do instead.
+        std::fprintf(stderr, "opscope: no display (neither DISPLAY nor WAYLAND_DISPLAY is set). Run it in a desktop "
+                             "session, with QT_QPA_PLATFORM=offscreen for --screenshot, or use opscope-cli.\n");
+        return 1;
+    }
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("opscope"));
-    QApplication::setOrganizationName(QStringLiteral("opscope"));
-    QApplication::setApplicationVersion(QStringLiteral(OPSCOPE_VERSION));
-
+    describe(app);
+    QApplication::setDesktopFileName(QStringLiteral("io.opscope.opscope")); // Wayland: icon, grouping
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/opscope.svg")));
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("See every optimization pass as a visual diff."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QStringLiteral("Save a PNG of the window and exit"),
-                                        QStringLiteral("file"));
-    const QCommandLineOption run(QStringLiteral("run"),
-                                 QStringLiteral("Run the pass pipeline after loading"));
-    const QCommandLineOption step(QStringLiteral("step"),
-                                  QStringLiteral("Show this pass (by name) after --run"),
-                                  QStringLiteral("pass"));
-    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("Select and inspect this node"),
-                                    QStringLiteral("node"));
-    const QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare with another model"),
-                                     QStringLiteral("model"));
-    const QCommandLineOption profile(
-        QStringLiteral("profile"),
-        QStringLiteral("Profile serial, parallel and greedy on N CPU devices after loading"),
-        QStringLiteral("devices"));
-    const QCommandLineOption partition(QStringLiteral("partition"),
-                                       QStringLiteral("Show the graph partitioned for N CPU devices"),
-                                       QStringLiteral("devices"));
-    const QCommandLineOption level(QStringLiteral("level"),
-                                   QStringLiteral("Pass level for --run: basic, extended, layout or all"),
-                                   QStringLiteral("level"));
-    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"),
-                                  QStringLiteral("size"), QStringLiteral("1600x1000"));
-    parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, size});
+    o.addTo(parser);
     parser.process(app);
+    const QCommandLineOption &screenshot = o.screenshot, &run = o.run, &step = o.step, &select = o.select,
+                             &compare = o.compare, &profile = o.profile, &partition = o.partition,
+                             &level = o.level, &size = o.size;
 
     // Screenshots start from the default layout, not from a user's saved window state.
     if (parser.isSet(screenshot))
