@@ -328,6 +328,40 @@ private slots:
             QVERIFY2(n->boundingRect().width() < 520, qPrintable(QString::fromStdString(n->visual().key)));
         }
         QVERIFY(w.graphPane()->find(weight) >= 1);
+        QCOMPARE(view->contextMenuPolicy(), Qt::CustomContextMenu); // before any double-click
+        // The legend fades when a node lies under it, and is opaque again when none does.
+        view->setTransform(QTransform::fromScale(12, 12)); // one node fills the view, legend included
+        view->centerOn(in->sceneBoundingRect().center());
+        QTRY_VERIFY(w.graphPane()->overlayFaded(0));
+        view->setTransform(QTransform::fromScale(0.01, 0.01)); // the graph a thin line in the middle
+        view->centerOn(scene->itemsBoundingRect().center());
+        QTRY_VERIFY(!w.graphPane()->overlayFaded(0));
+    }
+
+    void aFusedNodeIsDrawnInTheSlotOfWhatItReplaced()
+    {
+        // The Paddle detector has no name scopes: it is grouped in topological blocks. The
+        // HardSwish nodes a pass adds must land in the block (and the slot) of the chain they
+        // replaced, not in a closed last block where the AFTER side shows only a long edge.
+        MainWindow w;
+        w.resize(1400, 900);
+        w.show();
+        w.openFile(realWorld("paddle_det"));
+        QVERIFY(waitIdle(w, 60000));
+        QSignalSpy optimized(&w, &MainWindow::pipelineFinished);
+        w.runPipeline();
+        QVERIFY(optimized.wait(120000));
+        QVERIFY(waitIdle(w, 30000));
+        for (std::size_t i = 0; i < w.pipelineResult()->passes.size(); ++i)
+            if (w.pipelineResult()->passes[i].name == "hardswish-fusion")
+                w.showStep(int(i));
+        QVERIFY(waitIdle(w, 30000));
+        const NodeItem *after = w.graphPane()->scene(1)->itemForKey("hard_swish_0");
+        const NodeItem *before = w.graphPane()->scene(0)->itemForKey("hard_swish_0");
+        QVERIFY(after && before);
+        QCOMPARE(after->visual().title, std::string("HardSwish"));
+        QCOMPARE(before->visual().title, std::string("Div"));
+        QCOMPARE(after->pos(), before->pos());
     }
 
     void cancelDuringAStepShowsTheQuickLayout()

@@ -144,6 +144,22 @@ private slots:
             QVERIFY(e.tensor != "conv2d_0.w_0"); // no edge from a box that is not drawn
     }
 
+    void aPassesNewNodesJoinTheBlockOfWhatTheyReplace()
+    {
+        // Unscoped names are grouped in topological blocks of the union of BEFORE and AFTER; a
+        // node only AFTER has comes right after its predecessor, not at the end of the union.
+        Graph before("chain"), after("chain");
+        for (Graph *g : {&before, &after}) {
+            ValueId x = g->addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({4})));
+            for (int i = 0; i < 300; ++i)
+                x = add(*g, (g == &after && i == 40) ? "n40_Fused" : "n" + std::to_string(i), "Relu", {x});
+            g->setOutputs({x});
+        }
+        const Grouping grouping = Grouping::build({&before, &after});
+        QCOMPARE(grouping.groupOf("n40_Fused"), grouping.groupOf("n39"));
+        QVERIFY(grouping.groupOf("n39") != grouping.groupOf("n299"));
+    }
+
     void graphvizPlacesEveryItem()
     {
         const Graph g = scoped();

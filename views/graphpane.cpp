@@ -4,7 +4,9 @@
 #include "legend.h"
 #include "passes/partitionpass.h"
 
+#include <QEvent>
 #include <QGraphicsItem>
+#include <QGraphicsOpacityEffect>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
@@ -63,6 +65,15 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
     m_minimap = new MiniMap(m_views[0], this);
     m_minimap->setFixedSize(180, 140);
     m_minimap->raise();
+    // Overlays never hide nodes: over a node they fade, under the mouse they come back.
+    for (QWidget *overlay : {static_cast<QWidget *>(m_legend), static_cast<QWidget *>(m_minimap)}) {
+        auto *effect = new QGraphicsOpacityEffect(overlay);
+        effect->setOpacity(1.0);
+        overlay->setGraphicsEffect(effect);
+        overlay->installEventFilter(this);
+    }
+    for (GraphView *v : m_views)
+        connect(v, &GraphView::viewChanged, this, &GraphPane::updateOverlays);
     connect(m_layouts, &LayoutService::finished, this, &GraphPane::onLayoutFinished);
     setMode(Mode::Single);
 }
@@ -71,6 +82,53 @@ void GraphPane::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
     m_minimap->move(width() - m_minimap->width() - 12, height() - m_minimap->height() - 12);
+    updateOverlays();
+}
+
+bool GraphPane::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() == QEvent::Enter || event->type() == QEvent::Leave) {
+        m_hovered = event->type() == QEvent::Enter ? watched : nullptr;
+        updateOverlays();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+bool GraphPane::overlayCoversNodes(const QWidget *overlay) const
+{
+    if (!overlay->isVisible())
+        return false;
+    for (int side = 0; side < 2; ++side) {
+        const GraphView *view = m_views[std::size_t(side)];
+        if (!view->isVisible())
+            continue;
+        const QRect inView(view->viewport()->mapFrom(this, overlay->geometry().topLeft()), overlay->size());
+        const QPolygonF area = view->mapToScene(inView);
+        for (const QGraphicsItem *item : m_scenes[std::size_t(side)]->items(area))
+            if (dynamic_cast<const NodeItem *>(item))
+                return true;
+    }
+    return false;
+}
+
+void GraphPane::updateOverlays()
+{
+    for (QWidget *overlay : {static_cast<QWidget *>(m_legend), static_cast<QWidget *>(m_minimap)}) {
+        auto *effect = static_cast<QGraphicsOpacityEffect *>(overlay->graphicsEffect());
+        const bool faded = overlay != m_hovered && overlayCoversNodes(overlay);
+        effect->setOpacity(faded ? 0.25 : 1.0);
+    }
+}
+
+bool GraphPane::overlayFaded(int which) const
+{
+    const QWidget *overlay = which == 0 ? static_cast<const QWidget *>(m_legend) : m_minimap;
+    return static_cast<const QGraphicsOpacityEffect *>(overlay->graphicsEffect())->opacity() < 1.0;
+}
+
+void GraphPane::setShowMinimap(bool on)
+{
+    m_minimap->setVisible(on);
 }
 
 GraphScene *GraphPane::scene(int side) const
@@ -97,6 +155,7 @@ void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph
     m_graphs = {graph, nullptr};
     m_diff = {};
     m_alias.clear();
+    m_current.reset(); // other graphs: the layout on screen no longer matches them
     m_fitAfterLayout = true;
     setMode(Mode::Single);
     rebuildGrouping();
@@ -112,8 +171,10 @@ void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph 
     m_graphs = {beforeGraph, afterGraph};
     m_alias = std::move(alias);
     m_diff = diffGraphsByName(*beforeGraph, *afterGraph);
-    if (!sameGraphs)
+    if (!sameGraphs) {
+        m_current.reset(); // setMode must not redraw the previous step's layout with this diff
         rebuildGrouping();
+    }
     m_fitAfterLayout = !sameGraphs || m_mode == Mode::Single;
     setMode(mode == Mode::Single ? Mode::SideBySide : mode);
     relayout();
@@ -197,6 +258,7 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
         if (m_models[std::size_t(side)])
             m_scenes[std::size_t(side)]->applyDevices(passes::placementOf(*m_models[std::size_t(side)]));
     m_minimap->refresh();
+    updateOverlays();
     if (m_fitAfterLayout) {
         m_fitAfterLayout = false;
         showInitial();
@@ -438,6 +500,7 @@ void GraphPane::zoomOut()
 void GraphPane::setShowLegend(bool on)
 {
     m_legend->setVisible(on);
+    updateOverlays();
 }
 
 void GraphPane::setShowEdgeLabels(bool on)

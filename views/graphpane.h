@@ -75,6 +75,9 @@ public:
     void zoomOut();
     void setShowEdgeLabels(bool on);
     void setShowLegend(bool on);
+    void setShowMinimap(bool on);
+    // 0 legend, 1 minimap: faded because it lies over nodes (for tests).
+    bool overlayFaded(int which) const;
     bool exportSvg(const QString &path) const;
     bool exportPng(const QString &path) const;
 
@@ -90,9 +93,12 @@ signals:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void rebuildGrouping();
+    bool overlayCoversNodes(const QWidget *overlay) const;
+    void updateOverlays();
     void relayout();
     void onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
                           const QString &error, double ms, const QString &note);
@@ -124,6 +130,7 @@ private:
     MiniMap *m_minimap = nullptr;
     Legend *m_legend = nullptr;
     bool m_edgeLabels = true;
+    const QObject *m_hovered = nullptr; // the overlay under the mouse
 
     std::vector<std::string> m_hits;
     int m_hit = -1;

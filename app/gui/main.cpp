@@ -122,6 +122,10 @@ int main(int argc, char **argv)
         auto stage = std::make_shared<int>(0);
         const QString out = parser.value(screenshot);
         auto advance = [&, stage, out] {
+            // Two idle signals can arrive back to back (a layout answered from the cache): a stage
+            // runs only while nothing is in flight, so the grab never catches a half-built step.
+            if (window.isBusy())
+                return;
             switch ((*stage)++) {
             case 0:
                 if (parser.isSet(compare)) {

@@ -231,10 +231,20 @@ void MainWindow::buildMenus()
     labels->setCheckable(true);
     labels->setChecked(true);
     connect(labels, &QAction::toggled, m_graph, &GraphPane::setShowEdgeLabels);
-    QAction *legend = view->addAction(tr("Colour &legend"));
-    legend->setCheckable(true);
-    legend->setChecked(true);
-    connect(legend, &QAction::toggled, m_graph, &GraphPane::setShowLegend);
+    // The overlays fade over nodes; they can be hidden too, and stay as the user left them.
+    auto overlayToggle = [this, view](const QString &text, const QString &key, void (GraphPane::*show)(bool)) {
+        QAction *a = view->addAction(text);
+        a->setCheckable(true);
+        const bool on = QSettings().value(key, true).toBool();
+        a->setChecked(on);
+        (m_graph->*show)(on);
+        connect(a, &QAction::toggled, this, [this, key, show](bool checked) {
+            QSettings().setValue(key, checked);
+            (m_graph->*show)(checked);
+        });
+    };
+    overlayToggle(tr("Colour &legend"), QStringLiteral("view/legend"), &GraphPane::setShowLegend);
+    overlayToggle(tr("&Minimap"), QStringLiteral("view/minimap"), &GraphPane::setShowMinimap);
 
     QAction *heat = view->addAction(tr("Colour nodes by measured &time"));
     heat->setCheckable(true);

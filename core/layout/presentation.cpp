@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <list>
 
 namespace opscope::layout {
 
@@ -26,18 +27,30 @@ std::vector<std::string> prefixes(const std::string &scope)
     return out;
 }
 
+// The union's order: graph 0's topological order, with each node only graph 1 has inserted right
+// after the node it follows in graph 1. Appending them instead put a pass's new nodes (a fused
+// HardSwish) into the last topological block, far from the nodes they replaced, and closed.
 std::vector<std::string> nodeOrder(const std::vector<const Graph *> &graphs)
 {
-    std::vector<std::string> order;
-    std::set<std::string> seen;
-    for (const Graph *g : graphs) {
+    std::list<std::string> order;
+    std::unordered_map<std::string, std::list<std::string>::iterator> at;
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+        const Graph *g = graphs[gi];
         Expected<std::vector<NodeId>> topo = g->topologicalOrder();
         const std::vector<NodeId> ids = topo ? *topo : g->nodeIds();
-        for (NodeId id : ids)
-            if (!isInlinedConstant(*g, g->node(id)) && seen.insert(g->node(id).name).second)
-                order.push_back(g->node(id).name);
+        auto cursor = order.begin(); // insert before this: the start until a known node is seen
+        for (NodeId id : ids) {
+            const Node &n = g->node(id);
+            if (isInlinedConstant(*g, n))
+                continue;
+            if (const auto it = at.find(n.name); it != at.end()) {
+                cursor = std::next(it->second);
+                continue;
+            }
+            at.emplace(n.name, order.insert(gi == 0 ? order.end() : cursor, n.name));
+        }
     }
-    return order;
+    return {order.begin(), order.end()};
 }
 
 std::string shortType(const TypeInfo &t)
