@@ -3,13 +3,17 @@
 // and out, and one paint of a million spans (QBENCHMARK; the target is < 16 ms).
 
 #include "optotalsmodel.h"
+#include "profiledialog.h"
 #include "profilepanel.h"
+#include "runtime/npy.h"
 #include "testsupport.h"
 #include "timelineview.h"
 #include "trace/chrometrace.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>
+#include <QLineEdit>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -109,14 +113,68 @@ private slots:
         // Every node's time for the graph's heat overlay.
         QVERIFY(panel.timePerNode().size() >= 10);
 
-        // Saved as one Chrome trace, and read back as a run.
+        // Saved as one Chrome trace and reopened as it was saved: the same runs in the same order,
+        // each with its lanes in order, on its own clock (it reopened as one merged run once).
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("session.json"));
         QVERIFY(panel.saveTrace(path));
+        const std::vector<schedule::ProfileRun> saved = panel.runs();
         panel.clearRuns();
         QVERIFY(panel.openTrace(path));
-        QCOMPARE(panel.runs().size(), std::size_t(1));
-        QCOMPARE(panel.runs()[0].trace.lanes.size(), lanes);
+        QCOMPARE(panel.runs().size(), saved.size());
+        for (std::size_t r = 0; r < saved.size(); ++r) {
+            const schedule::ProfileRun &a = saved[r], &b = panel.runs()[r];
+            QCOMPARE(b.name, a.name);
+            QCOMPARE(b.trace.lanes.size(), a.trace.lanes.size());
+            for (std::size_t l = 0; l < a.trace.lanes.size(); ++l) {
+                QCOMPARE(b.trace.lanes[l].device, a.trace.lanes[l].device);
+                QCOMPARE(b.trace.lanes[l].spans.size(), a.trace.lanes[l].spans.size());
+            }
+            QCOMPARE(b.trace.transfers.size(), a.trace.transfers.size());
+            QVERIFY2(std::abs(b.trace.duration() - a.trace.duration()) < 1e-6,
+                     qPrintable(QStringLiteral("%1: %2 s saved, %3 s reopened")
+                                    .arg(QString::fromStdString(a.name))
+                                    .arg(a.trace.duration())
+                                    .arg(b.trace.duration())));
+            QVERIFY(std::abs(b.makespanMs - a.trace.duration() * 1e3) < 1e-3);
+        }
+        QCOMPARE(view->rowCount(), int(3 + lanes));
+    }
+
+    void profileDialogBindsDimsAndInputs()
+    {
+        // What the CLI's --dim and --input give, in the dialog; unbound dims are called out.
+        auto model = std::make_shared<Model>();
+        Shape shape;
+        shape.dims = {Dim::symbolic("batch"), Dim::known(3), Dim::symbolic("height"), Dim::symbolic("height")};
+        const ValueId x = model->graph.addInput("x", TypeInfo::tensor(DataType::Float, shape));
+        Shape other;
+        other.dims = {Dim::symbolic("tokens")};
+        const ValueId t = model->graph.addInput("t", TypeInfo::tensor(DataType::Float, other));
+        const ValueId y = *model->graph.createValue("y");
+        (void)model->graph.addNode("Relu", {x}, {y}, {}, "relu");
+        const ValueId u = *model->graph.createValue("u");
+        (void)model->graph.addNode("Relu", {t}, {u}, {}, "relu_t");
+        model->graph.setOutputs({y, u});
+        ProfileDialog dialog(model);
+        QCOMPARE(dialog.symbols(), (std::vector<std::string>{"batch", "height", "tokens"}));
+        QVERIFY(dialog.dimWarning().contains(QStringLiteral("batch, height, tokens left at 1")));
+        dialog.dimBox("height")->setValue(224);
+        QVERIFY(dialog.dimWarning().contains(QStringLiteral("batch, tokens left at 1")));
+        // An input from a file needs none of its dims bound.
+        QTemporaryDir dir;
+        const QString npy = dir.filePath(QStringLiteral("t.npy"));
+        QVERIFY(writeNpy(npy.toStdString(), *RuntimeTensor::zeros(DataType::Float, {5})));
+        dialog.inputFile("t")->setText(npy);
+        QVERIFY(dialog.dimWarning().contains(QStringLiteral("batch left at 1")));
+        Expected<schedule::ProfileOptions> o = dialog.options();
+        QVERIFY(o);
+        QCOMPARE(o->dims, (std::map<std::string, std::int64_t>{{"height", 224}}));
+        QCOMPARE(o->given.size(), std::size_t(1));
+        QCOMPARE(o->given[0].first, std::string("t"));
+        QVERIFY(!o->allCoresSerial); // only the runs asked for
+        dialog.inputFile("t")->setText(dir.filePath(QStringLiteral("missing.npy")));
+        QVERIFY(!dialog.options()); // a bad file is an error, not a random input
     }
 
     void paintsAMillionSpans_data()

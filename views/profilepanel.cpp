@@ -1,6 +1,7 @@
 #include "profilepanel.h"
 
 #include "optotalsmodel.h"
+#include "profiledialog.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "timelineview.h"
@@ -80,49 +81,15 @@ void ProfilePanel::showProfileDialog()
     const std::shared_ptr<const Model> model = currentModel ? currentModel() : nullptr;
     if (!model || m_running)
         return;
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Profiling session"));
-    auto *form = new QFormLayout(&dialog);
-    QCheckBox *boxes[4];
-    const char *names[] = {"serial", "parallel", "greedy", "round-robin"};
-    auto *schedules = new QHBoxLayout;
-    for (int i = 0; i < 4; ++i) {
-        boxes[i] = new QCheckBox(QString::fromLatin1(names[i]), &dialog);
-        boxes[i]->setChecked(i < 3);
-        schedules->addWidget(boxes[i]);
-    }
-    form->addRow(tr("Schedules"), schedules);
-    auto *devices = new QSpinBox(&dialog);
-    devices->setRange(1, 64);
-    devices->setValue(2);
-    form->addRow(tr("CPU devices"), devices);
-    auto *threads = new QSpinBox(&dialog);
-    threads->setRange(1, 64);
-    form->addRow(tr("Threads per device"), threads);
-    auto *iterations = new QSpinBox(&dialog);
-    iterations->setRange(1, 1000);
-    iterations->setValue(10);
-    form->addRow(tr("Iterations"), iterations);
-    auto *measured = new QCheckBox(tr("Plan parallel and greedy with the op times serial measured"), &dialog);
-    measured->setChecked(true);
-    measured->setToolTip(tr("Off: plan from the cost model's FLOP/byte estimates"));
-    form->addRow(tr("Costs"), measured);
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-    form->addRow(buttons);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    ProfileDialog dialog(model, this);
     if (dialog.exec() != QDialog::Accepted)
         return;
-    schedule::ProfileOptions options;
-    options.strategies.clear();
-    for (int i = 0; i < 4; ++i)
-        if (boxes[i]->isChecked())
-            options.strategies.push_back(*schedule::strategyFromName(names[i]));
-    options.devices = devices->value();
-    options.threadsPerDevice = threads->value();
-    options.iterations = iterations->value();
-    options.measuredCosts = measured->isChecked();
-    profile(model, options);
+    Expected<schedule::ProfileOptions> options = dialog.options();
+    if (!options) {
+        QMessageBox::critical(this, tr("Cannot profile"), QString::fromStdString(options.status().message()));
+        return;
+    }
+    profile(model, *options);
 }
 
 void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::ProfileOptions &options)
@@ -225,13 +192,10 @@ Status ProfilePanel::openTrace(const QString &path)
     Expected<trace::Trace> t = trace::readChromeTrace(path.toStdString());
     if (!t)
         return t.status();
-    schedule::ProfileRun run;
-    run.name = t->name;
-    run.trace = std::move(*t);
-    run.measured = true;
-    schedule::summarizeRun(run);
-    run.makespanMs = run.trace.duration() * 1e3;
-    addRun(std::move(run));
+    // A session the app saved reopens as the runs it held, each on its own clock.
+    for (schedule::ProfileRun &run : schedule::splitSession(*t))
+        m_runs.push_back(std::move(run));
+    showRuns();
     return Status::ok();
 }
 

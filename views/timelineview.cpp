@@ -307,6 +307,20 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event)
         }
 }
 
+void TimelineView::fitRun(std::size_t run)
+{
+    if (run < m_runs.size() && m_runs[run].trace->duration() > 0)
+        setVisibleRange(0.0, m_runs[run].trace->duration());
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    if (const auto row = rowAt(event->pos().y()))
+        fitRun(row->first);
+    else
+        QAbstractScrollArea::mouseDoubleClickEvent(event);
+}
+
 void TimelineView::resizeEvent(QResizeEvent *event)
 {
     QAbstractScrollArea::resizeEvent(event);

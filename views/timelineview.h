@@ -43,6 +43,8 @@ public:
     double visibleStart() const { return m_t0; }
     double visibleEnd() const;
     void fit();
+    // Zooms to one run (runs differ by orders of magnitude: a 90 ms run makes a 0.3 ms one a sliver).
+    void fitRun(std::size_t run);
     void zoomAt(double factor, double x);
 
     struct Hit
@@ -64,6 +66,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override; // on a run: zoom to it
     void resizeEvent(QResizeEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     bool viewportEvent(QEvent *event) override;

@@ -136,6 +136,7 @@ int main(int argc, char **argv)
                     opscope::schedule::ProfileOptions o;
                     o.devices = parser.value(profile).toInt();
                     o.iterations = 5;
+                    o.allCoresSerial = false; // only the runs asked for
                     window.profilePanel()->profile(window.model(), o);
                     return;
                 }

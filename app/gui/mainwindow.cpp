@@ -223,7 +223,14 @@ void MainWindow::buildMenus()
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), m_graph, &GraphPane::fit);
+    // Ctrl+0 fits what has the focus: the timeline when it does, else the graph.
+    view->addAction(tr("&Fit"), QKeySequence(Qt::CTRL | Qt::Key_0), this, [this] {
+        TimelineView *timeline = m_profile->timeline();
+        if (QWidget *f = QApplication::focusWidget(); f && (f == timeline || timeline->isAncestorOf(f)))
+            timeline->fit();
+        else
+            m_graph->fit();
+    });
     view->addAction(tr("Zoom &in"), QKeySequence(Qt::Key_Plus), m_graph, &GraphPane::zoomIn);
     view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_Minus), m_graph, &GraphPane::zoomOut);
     new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Equal), this, [this] { m_graph->zoomIn(); });

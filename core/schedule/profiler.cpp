@@ -6,6 +6,7 @@
 #include "schedule/partition.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <map>
 
@@ -89,6 +90,65 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
         }
     }
     return all;
+}
+
+std::vector<ProfileRun> splitSession(const trace::Trace &combined)
+{
+    const bool session = !combined.lanes.empty() &&
+                         std::all_of(combined.lanes.begin(), combined.lanes.end(),
+                                     [](const trace::Lane &l) { return l.device.find('/') != std::string::npos; });
+    std::vector<ProfileRun> runs;
+    std::map<std::string, std::size_t> runOf;
+    std::vector<std::pair<std::size_t, std::uint32_t>> laneAt(combined.lanes.size()); // run, lane there
+    for (std::size_t i = 0; i < combined.lanes.size(); ++i) {
+        const trace::Lane &l = combined.lanes[i];
+        const std::size_t slash = session ? l.device.find('/') : std::string::npos;
+        const std::string runName = session ? l.device.substr(0, slash) : combined.name;
+        const auto [it, inserted] = runOf.emplace(runName, runs.size());
+        if (inserted) {
+            runs.emplace_back();
+            runs.back().name = runName;
+            runs.back().measured = true;
+            runs.back().trace.name = runName;
+        }
+        trace::Trace &t = runs[it->second].trace;
+        trace::Lane lane{session ? l.device.substr(slash + 1) : l.device, l.queue, {}};
+        lane.spans.reserve(l.spans.size());
+        for (trace::Span s : l.spans) {
+            s.name = t.intern(combined.strings[s.name]);
+            s.op = t.intern(combined.strings[s.op]);
+            if (s.shapes != trace::kNoString)
+                s.shapes = t.intern(combined.strings[s.shapes]);
+            lane.spans.push_back(s);
+        }
+        laneAt[i] = {it->second, std::uint32_t(t.lanes.size())};
+        t.lanes.push_back(std::move(lane));
+    }
+    for (const trace::Transfer &x : combined.transfers) {
+        if (x.fromLane >= laneAt.size() || x.toLane >= laneAt.size() || laneAt[x.fromLane].first != laneAt[x.toLane].first)
+            continue;
+        trace::Transfer y = x;
+        y.fromLane = laneAt[x.fromLane].second;
+        y.toLane = laneAt[x.toLane].second;
+        runs[laneAt[x.fromLane].first].trace.transfers.push_back(y);
+    }
+    for (ProfileRun &r : runs) {
+        // Each run on its own clock: its first span starts at 0 as when it was recorded.
+        double t0 = std::numeric_limits<double>::max();
+        for (const trace::Lane &l : r.trace.lanes)
+            if (!l.spans.empty())
+                t0 = std::min(t0, l.spans.front().start);
+        if (t0 != std::numeric_limits<double>::max() && t0 != 0.0) {
+            for (trace::Lane &l : r.trace.lanes)
+                for (trace::Span &s : l.spans)
+                    s.start -= t0, s.end -= t0;
+            for (trace::Transfer &x : r.trace.transfers)
+                x.start -= t0, x.end -= t0;
+        }
+        summarizeRun(r);
+        r.makespanMs = r.trace.duration() * 1e3;
+    }
+    return runs;
 }
 
 std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace)

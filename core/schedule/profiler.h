@@ -62,5 +62,8 @@ void summarizeRun(ProfileRun &run);
 
 // Every run in one trace, devices prefixed with the run's name ("greedy/cpu:1").
 trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::string &name);
+// The inverse, for a saved session read back: one run per name prefix, in the order saved, each
+// on its own clock, summarized. A trace whose devices carry no prefix (another tool's) is one run.
+std::vector<ProfileRun> splitSession(const trace::Trace &combined);
 
 } // namespace opscope::schedule

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <tuple>
 #include <map>
 #include <simdjson.h>
 #include <unordered_map>
@@ -49,9 +52,13 @@ void appendNumber(std::string &out, double v)
 
 std::string toChromeJson(const Trace &trace)
 {
+    // Processes numbered in lane order (not by name), with sort indices, so this reader, Chrome
+    // and Perfetto show them in the order they were recorded: run by run, device by device.
     std::map<std::string, int> pids;
+    std::vector<std::string> devices;
     for (const Lane &l : trace.lanes)
-        pids.emplace(l.device, int(pids.size()) + 1);
+        if (pids.emplace(l.device, int(pids.size()) + 1).second)
+            devices.push_back(l.device);
     std::string out;
     out.reserve(64 + 130 * trace.lanes.size() + [&] {
         std::size_t n = 0;
@@ -66,12 +73,15 @@ std::string toChromeJson(const Trace &trace)
             out += ",\n";
         first = false;
     };
-    for (const auto &[device, pid] : pids) {
+    for (const std::string &device : devices) {
+        const std::string pid = std::to_string(pids[device]);
         begin();
-        out +=
-            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"args\":{\"name\":";
+        out += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"args\":{\"name\":";
         appendString(out, device);
         out += "}}";
+        begin();
+        out += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid + ",\"args\":{\"sort_index\":" +
+               pid + "}}";
     }
     for (const Lane &l : trace.lanes) {
         const std::string ids =
@@ -192,6 +202,7 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
             "not a Chrome trace: expected an array of events or an object with \"traceEvents\"");
 
     std::map<std::string, std::string> processNames;
+    std::map<std::string, std::int64_t> processOrder; // process_sort_index
     std::vector<Raw> raws;
     raws.reserve(events.size());
     std::map<std::pair<std::string, std::string>, std::vector<Raw>> open; // B events per thread
@@ -223,8 +234,12 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
             readArgs(o, raws.back());
         } else if (ph == "M") {
             dom::object args;
+            std::int64_t index = 0;
             if (stringField(o, "name") == "process_name" && !o["args"].get_object().get(args))
                 processNames[pid] = stringField(args, "name");
+            else if (stringField(o, "name") == "process_sort_index" && !o["args"].get_object().get(args) &&
+                     !args["sort_index"].get_int64().get(index))
+                processOrder[pid] = index;
         } else if (ph == "B") {
             open[{pid, tid}].push_back(
                 {ts, ts, pid, tid, stringField(o, "name"), stringField(o, "cat"), {}, {}});
@@ -279,7 +294,7 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
     // Lanes: per (pid, tid), nested spans on deeper lanes.
     std::map<std::pair<std::string, std::string>, std::vector<double>> stackEnds;
     std::map<std::tuple<std::string, std::string, std::size_t>, std::size_t> laneIndex;
-    std::map<std::string, std::uint32_t> queueOf;
+    std::map<std::string, std::uint32_t> queueOf, queuesOf;
     std::unordered_map<std::string, std::uint8_t> categories;
     for (const Raw &r : raws) {
         auto &ends = stackEnds[{r.pid, r.tid}];
@@ -295,7 +310,8 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
             const auto p = processNames.find(r.pid);
             const std::string device = p != processNames.end() ? p->second : "process " + r.pid;
             const std::string threadKey = r.pid + "/" + r.tid + (depth ? "#" + std::to_string(depth) : "");
-            const auto q = queueOf.emplace(threadKey, std::uint32_t(queueOf.size())).first->second;
+            // Queues count per process: a device's first thread is its queue 0 again after a round trip.
+            const auto q = queueOf.emplace(threadKey, queuesOf[r.pid]++).first->second;
             t.lanes.push_back({device, q, {}});
             it = laneIndex.emplace(key, t.lanes.size() - 1).first;
         }
@@ -314,6 +330,36 @@ Expected<Trace> parse(const simdjson::padded_string &text, const std::string &na
         if (from != laneIndex.end() && to != laneIndex.end())
             t.transfers.push_back(
                 {f.start - t0, f.end - t0, f.bytes, std::uint32_t(from->second), std::uint32_t(to->second)});
+    }
+    // Lanes were made in the order of their first event, which interleaves processes whose events
+    // start together (the runs of a saved session all start at 0). Order them as the file says:
+    // process sort index, else numeric pid, then thread and nesting depth.
+    auto numeric = [](const std::string &id) {
+        char *end = nullptr;
+        const long long v = std::strtoll(id.c_str(), &end, 10);
+        return end && *end == '\0' && !id.empty() ? v : std::numeric_limits<long long>::max();
+    };
+    using Key = std::tuple<long long, long long, std::string, long long, std::string, std::size_t>;
+    std::vector<std::pair<Key, std::size_t>> keyed;
+    for (const auto &[k, lane] : laneIndex) {
+        const auto &[pid, tid, depth] = k;
+        const auto order = processOrder.find(pid);
+        keyed.push_back({Key(order != processOrder.end() ? order->second : numeric(pid), numeric(pid), pid,
+                             numeric(tid), tid, depth),
+                         lane});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<std::uint32_t> newIndex(t.lanes.size());
+    std::vector<Lane> sorted;
+    sorted.reserve(t.lanes.size());
+    for (const auto &[key, lane] : keyed) {
+        newIndex[lane] = std::uint32_t(sorted.size());
+        sorted.push_back(std::move(t.lanes[lane]));
+    }
+    t.lanes = std::move(sorted);
+    for (Transfer &x : t.transfers) {
+        x.fromLane = newIndex[x.fromLane];
+        x.toLane = newIndex[x.toLane];
     }
     return t;
 }
