@@ -160,6 +160,33 @@ private slots:
         QVERIFY(grouping.groupOf("n39") != grouping.groupOf("n299"));
     }
 
+    void renamedNodesAreMatchedByTensorIdentity()
+    {
+        // Original vs final after an export lowering: FusedConv(Relu) became Conv ──► Relu under
+        // new names. The Relu writes the original's tensor, the Conv reads its activation (with
+        // new, folded weights) and feeds the matched Relu; the Sigmoid really is new.
+        Graph before("g"), after("g");
+        for (Graph *g : {&before, &after}) {
+            const ValueId x = g->addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 4})));
+            const bool lowered = g == &after;
+            const ValueId c = add(*g, lowered ? "conv_FusedConv_Conv" : "conv", "Conv", {x});
+            const ValueId r = *g->createValue("r");
+            (void)g->addNode("Relu", {c}, {r}, {}, lowered ? "conv_FusedConv_Relu" : "relu");
+            const ValueId y = add(*g, lowered ? "head_new" : "head", lowered ? "Sigmoid" : "Tanh", {r});
+            g->setOutputs({y});
+        }
+        const auto same = matchRenamedNodes(before, after);
+        QCOMPARE(same.size(), std::size_t(2));
+        QCOMPARE(same.at("conv_FusedConv_Relu"), std::string("relu"));
+        QCOMPARE(same.at("conv_FusedConv_Conv"), std::string("conv"));
+        const GraphDiff d = diffGraphsByName(before, after, same);
+        QCOMPARE(d.removed, (std::unordered_set<std::string>{"head"}));
+        QCOMPARE(d.added, (std::unordered_set<std::string>{"head_new"}));
+        // The intermediate tensor between them is new: both are modified, listed under both names.
+        QVERIFY(d.modified.count("conv") && d.modified.count("conv_FusedConv_Conv"));
+        QVERIFY(d.modified.count("relu") && d.modified.count("conv_FusedConv_Relu"));
+    }
+
     void graphvizPlacesEveryItem()
     {
         const Graph g = scoped();

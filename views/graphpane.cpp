@@ -164,13 +164,14 @@ void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph
 
 void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
                                std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
-                               std::unordered_map<std::string, std::string> alias)
+                               std::unordered_map<std::string, std::string> alias, bool aliasIsSameNode)
 {
     const bool sameGraphs = m_graphs[0] == beforeGraph && m_graphs[1] == afterGraph;
     m_models = {std::move(before), std::move(after)};
     m_graphs = {beforeGraph, afterGraph};
     m_alias = std::move(alias);
-    m_diff = diffGraphsByName(*beforeGraph, *afterGraph);
+    m_diff = diffGraphsByName(*beforeGraph, *afterGraph,
+                              aliasIsSameNode ? m_alias : std::unordered_map<std::string, std::string>{});
     if (!sameGraphs) {
         m_current.reset(); // setMode must not redraw the previous step's layout with this diff
         rebuildGrouping();

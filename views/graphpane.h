@@ -39,9 +39,10 @@ public:
     // The models are kept alive; the graphs point into them (a body graph for nested views).
     void showGraph(std::shared_ptr<const Model> model, const Graph *graph);
     // `alias`: AFTER nodes drawn in the slot of the BEFORE node they replaced (a pass's matches).
+    // `aliasIsSameNode`: the pairs are one node renamed (original vs final), diffed as such.
     void showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
                         std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
-                        std::unordered_map<std::string, std::string> alias = {});
+                        std::unordered_map<std::string, std::string> alias = {}, bool aliasIsSameNode = false);
     void setMode(Mode mode);
     Mode mode() const { return m_mode; }
     const Graph *graph(int side) const { return m_graphs[std::size_t(side)]; }

@@ -596,9 +596,12 @@ void MainWindow::showStep(int record)
             if (!alias.count(m.replacementNames[0]))
                 slot(m.replacementNames[0], m.matchedNames[0]);
         }
+    // Original vs final: the export lowering renamed what it rebuilt; match by tensor identity.
+    if (record < 0)
+        alias = matchRenamedNodes(before->graph, after->graph);
     m_graph->showComparison(before, &before->graph, after, &after->graph,
                             m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
-                            std::move(alias));
+                            std::move(alias), record < 0);
     m_passes->model()->setCurrentRow(record < 0 ? -1 : m_passes->model()->rowOfRecord(record));
     const auto steps = changingSteps();
     m_passes->setStepEnabled(!steps.empty() && (record < 0 || record > steps.front()),

@@ -3,6 +3,7 @@
 #include "ir/fingerprint.h"
 
 #include <unordered_map>
+#include <vector>
 
 namespace opscope {
 
@@ -37,16 +38,30 @@ std::string signature(const Graph &g, const Node &n)
 
 } // namespace
 
-GraphDiff diffGraphsByName(const Graph &before, const Graph &after)
+GraphDiff diffGraphsByName(const Graph &before, const Graph &after,
+                           const std::unordered_map<std::string, std::string> &same)
 {
     GraphDiff d;
     std::unordered_map<std::string, NodeId> inAfter;
     for (NodeId id : after.nodeIds())
         inAfter.emplace(after.node(id).name, id);
+    std::unordered_map<std::string, std::string> sameBefore; // before name → after name
+    for (const auto &[a, b] : same)
+        if (inAfter.count(a))
+            sameBefore.emplace(b, a);
     std::unordered_set<std::string> seen;
     for (NodeId id : before.nodeIds()) {
         const Node &b = before.node(id);
         seen.insert(b.name);
+        if (const auto s = sameBefore.find(b.name); s != sameBefore.end() && !inAfter.count(b.name)) {
+            seen.insert(s->second);
+            const Node &a = after.node(inAfter.at(s->second));
+            if (signature(before, b) != signature(after, a)) {
+                d.modified.insert(b.name);
+                d.modified.insert(a.name);
+            }
+            continue;
+        }
         const auto it = inAfter.find(b.name);
         if (it == inAfter.end())
             d.removed.insert(b.name);
@@ -57,6 +72,111 @@ GraphDiff diffGraphsByName(const Graph &before, const Graph &after)
         if (!seen.count(name))
             d.added.insert(name);
     return d;
+}
+
+std::unordered_map<std::string, std::string> matchRenamedNodes(const Graph &before, const Graph &after)
+{
+    std::unordered_map<std::string, std::string> match; // after → before
+    std::unordered_set<std::string> taken;             // before names matched
+    std::vector<NodeId> openAfter;
+    std::unordered_set<std::string> afterNames;
+    for (NodeId id : after.nodeIds())
+        afterNames.insert(after.node(id).name);
+    auto isOpenBefore = [&](const Node &n) { return !afterNames.count(n.name) && !taken.count(n.name); };
+    for (NodeId id : after.nodeIds())
+        if (!before.findNode(after.node(id).name).valid())
+            openAfter.push_back(id);
+    auto op = [](const Node &n) { return n.domain + "::" + n.opType; };
+    auto names = [](const Graph &g, const std::vector<ValueId> &vs, bool activationsOnly) {
+        std::string s;
+        for (ValueId v : vs)
+            if (v.valid() && !(activationsOnly && g.value(v).isConstant()))
+                s += g.value(v).name + '\x1f';
+        return s;
+    };
+    // One pass of matching by a key: taken only when the key is unique among the open nodes of
+    // both graphs.
+    auto byKey = [&](auto key) {
+        std::unordered_map<std::string, std::vector<NodeId>> b, a;
+        for (NodeId id : before.nodeIds())
+            if (const Node &n = before.node(id); isOpenBefore(n))
+                if (std::string k = key(before, n); !k.empty())
+                    b[k].push_back(id);
+        for (NodeId id : openAfter)
+            if (!match.count(after.node(id).name))
+                if (std::string k = key(after, after.node(id)); !k.empty())
+                    a[k].push_back(id);
+        for (const auto &[k, ids] : a)
+            if (const auto it = b.find(k); ids.size() == 1 && it != b.end() && it->second.size() == 1) {
+                const std::string &bn = before.node(it->second.front()).name;
+                match.emplace(after.node(ids.front()).name, bn);
+                taken.insert(bn);
+            }
+    };
+    byKey([&](const Graph &g, const Node &n) {
+        const std::string outs = names(g, n.outputs, false);
+        return outs.empty() ? std::string() : op(n) + "|" + outs;
+    });
+    byKey([&](const Graph &g, const Node &n) {
+        const std::string ins = names(g, n.inputs, true);
+        return ins.empty() ? std::string() : op(n) + "<" + ins;
+    });
+    // Through the wiring, from the outputs up: an open after node feeding a matched node in some
+    // input slot is the open before node of the same op feeding that slot of its partner (a
+    // lowered Conv above its matched Relu; intermediate tensors are renamed, only the graph's
+    // outputs keep theirs).
+    for (int round = 0; round < 64; ++round) { // one level of the graph per round, at most
+        const std::size_t matched = match.size();
+        for (NodeId id : openAfter) {
+            const Node &n = after.node(id);
+            if (match.count(n.name))
+                continue;
+            std::unordered_set<std::string> candidates;
+            for (ValueId out : n.outputs)
+                if (out.valid())
+                    for (const Use &u : after.value(out).uses) {
+                        const std::string &reader = after.node(u.node).name;
+                        const auto m = match.find(reader);
+                        const NodeId partner = before.findNode(m != match.end() ? m->second : reader);
+                        if (!partner.valid())
+                            continue;
+                        // The partner's input in the same slot: a Concat reads four Relus.
+                        const auto &ins = before.node(partner).inputs;
+                        if (u.inputIndex >= ins.size())
+                            continue;
+                        const ValueId in = ins[u.inputIndex];
+                        if (in.valid() && before.value(in).producer.valid())
+                            if (const Node &p = before.node(before.value(in).producer); isOpenBefore(p) && op(p) == op(n))
+                                candidates.insert(p.name);
+                    }
+            // And from the inputs down: reading slot k from a matched producer's output j, it is
+            // the open reader of the same op in slot k of the partner's output j.
+            if (candidates.empty())
+                for (std::size_t slot = 0; slot < n.inputs.size(); ++slot) {
+                    const ValueId in = n.inputs[slot];
+                    if (!in.valid() || !after.value(in).producer.valid())
+                        continue;
+                    const Node &producer = after.node(after.value(in).producer);
+                    const auto m = match.find(producer.name);
+                    const NodeId partner = before.findNode(m != match.end() ? m->second : producer.name);
+                    const std::uint32_t j = after.value(in).producerOutput;
+                    if (!partner.valid() || j >= before.node(partner).outputs.size() ||
+                        !before.node(partner).outputs[j].valid())
+                        continue;
+                    for (const Use &u : before.value(before.node(partner).outputs[j]).uses)
+                        if (const Node &r = before.node(u.node);
+                            u.inputIndex == slot && isOpenBefore(r) && op(r) == op(n))
+                            candidates.insert(r.name);
+                }
+            if (candidates.size() == 1) {
+                match.emplace(n.name, *candidates.begin());
+                taken.insert(*candidates.begin());
+            }
+        }
+        if (match.size() == matched)
+            break;
+    }
+    return match;
 }
 
 } // namespace opscope
