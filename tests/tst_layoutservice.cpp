@@ -10,11 +10,13 @@
 
 #include "graphpane.h"
 #include "graphitems.h"
+#include "ir/verifier.h"
 #include "graphscene.h"
 #include "graphview.h"
 #include "layout/layoutio.h"
 #include "layoutservice.h"
 #include "mainwindow.h"
+#include "passpanel.h"
 #include "passes/pipeline.h"
 #include "testsupport.h"
 
@@ -406,6 +408,43 @@ private slots:
             QVERIFY2(!removed.count({node.opType, w.graphPane()->graph(1)->value(node.outputs[0]).name}),
                      n.c_str());
         }
+    }
+
+    void savingAStepWritesStandardOnnxForTheTarget()
+    {
+        // A mid-pipeline step holds FusedConv: with target onnx it is lowered before writing;
+        // with target none the ops only opscope runs are named (the dialog asks before writing).
+        MainWindow w;
+        w.show();
+        w.openFile(realWorld("paddle_det"));
+        QVERIFY(waitIdle(w, 60000));
+        QSignalSpy optimized(&w, &MainWindow::pipelineFinished);
+        w.runPipeline();
+        QVERIFY(optimized.wait(120000));
+        for (std::size_t i = 0; i < w.pipelineResult()->passes.size(); ++i)
+            if (w.pipelineResult()->passes[i].name == "conv-activation-fusion")
+                w.showStep(int(i));
+        QVERIFY(waitIdle(w, 30000));
+        QVERIFY(w.suggestedSaveName().endsWith(QStringLiteral("/paddle_det.conv-activation-fusion.onnx")));
+        auto opscopeOps = [](const Model &m) {
+            int n = 0;
+            for (NodeId id : m.graph.nodeIds())
+                n += m.graph.node(id).domain == "ai.opscope";
+            return n;
+        };
+        w.passPanel()->setTarget(QStringLiteral("none"));
+        QStringList only;
+        Expected<std::shared_ptr<const Model>> raw = w.exportableModel(&only);
+        QVERIFY(raw);
+        QVERIFY(opscopeOps(**raw) > 0);
+        QVERIFY2(only.join(QLatin1Char(' ')).contains(QStringLiteral("FusedConv")), qPrintable(only.join(QLatin1Char(' '))));
+        w.passPanel()->setTarget(QStringLiteral("onnx"));
+        only.clear();
+        Expected<std::shared_ptr<const Model>> lowered = w.exportableModel(&only);
+        QVERIFY(lowered);
+        QCOMPARE(opscopeOps(**lowered), 0);
+        QVERIFY(only.isEmpty());
+        QVERIFY(verifyGraph((*lowered)->graph));
     }
 
     void cancelDuringAStepShowsTheQuickLayout()

@@ -1,5 +1,7 @@
 #include "passlistmodel.h"
 
+#include "passes/passdocs.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -134,8 +136,19 @@ QVariant PassListModel::data(const QModelIndex &index, int role) const
     }
     if (role == Qt::TextAlignmentRole && index.column() >= NodesColumn)
         return int(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::ToolTipRole && r.result && !r.result->failure.empty())
-        return tr("Rolled back: %1").arg(QString::fromStdString(r.result->failure));
+    if (role == Qt::ToolTipRole) {
+        // The pass's own one-line description (its header's first sentence), and why it was
+        // rolled back when it was; the full name too, since the column may elide it.
+        QString tip = QStringLiteral("<b>%1</b><br>%2")
+                          .arg(QString::fromStdString(r.name).toHtmlEscaped(),
+                               QString::fromStdString(passes::passSummary(r.name)).toHtmlEscaped());
+        if (r.result && !r.result->failure.empty())
+            tip += QStringLiteral("<br><br>") +
+                   tr("Rolled back: %1").arg(QString::fromStdString(r.result->failure).toHtmlEscaped());
+        return tip;
+    }
+    if (role == DocumentationRole)
+        return QString::fromStdString(std::string(passes::passDocumentation(r.name)));
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {

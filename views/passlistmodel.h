@@ -42,6 +42,9 @@ public:
     int recordOf(int row) const;
     int rowOfRecord(int record) const;
 
+    // The pass's documentation (its header comment with the ASCII diagram), for the panel below.
+    static constexpr int DocumentationRole = Qt::UserRole + 1;
+
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;

@@ -3,7 +3,9 @@
 #include "passes/registry.h"
 
 #include <QComboBox>
+#include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QPlainTextEdit>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -43,6 +45,22 @@ PassPanel::PassPanel(QWidget *parent) : QWidget(parent), m_model(new PassListMod
     for (int c = 1; c < PassListModel::ColumnCount; ++c)
         m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     layout->addWidget(m_table);
+    // "What does this pass do": the selected pass's own description and rewrite diagram.
+    m_about = new QPlainTextEdit(this);
+    m_about->setReadOnly(true);
+    m_about->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_about->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_about->setPlaceholderText(tr("Select a pass to see what it does"));
+    m_about->setMaximumHeight(170);
+    layout->addWidget(m_about);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                m_about->setPlainText(current.isValid()
+                                          ? current.siblingAtColumn(PassListModel::PassColumn)
+                                                .data(PassListModel::DocumentationRole)
+                                                .toString()
+                                          : QString());
+            });
 
     auto *order = new QHBoxLayout;
     m_up = new QPushButton(tr("Move up"), this);
@@ -109,6 +127,11 @@ PassPanel::PassPanel(QWidget *parent) : QWidget(parent), m_model(new PassListMod
     setStepEnabled(false, false);
 }
 
+QString PassPanel::aboutText() const
+{
+    return m_about->toPlainText();
+}
+
 QString PassPanel::level() const
 {
     return m_level->currentText();
@@ -118,6 +141,12 @@ void PassPanel::setLevel(const QString &level)
 {
     if (m_level->findText(level) >= 0)
         m_level->setCurrentText(level);
+}
+
+void PassPanel::setTarget(const QString &target)
+{
+    if (const int i = m_target->findText(target); i >= 0)
+        m_target->setCurrentIndex(i);
 }
 
 QString PassPanel::target() const

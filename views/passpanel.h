@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QPlainTextEdit;
 class QLabel;
 class QPushButton;
 class QTableView;
@@ -21,9 +22,11 @@ public:
 
     PassListModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }
+    QString aboutText() const; // the "What does this pass do" panel
     QString level() const;
     void setLevel(const QString &level); // one of passes::levelNames(); others are ignored
     QString target() const;
+    void setTarget(const QString &target); // onnx, ort or none; others are ignored
     bool overlay() const;
     void setRunning(bool running);
     void setStatus(const QString &text);
@@ -46,6 +49,7 @@ private:
     PassListModel *m_model;
     QTableView *m_table;
     QComboBox *m_level, *m_target, *m_mode;
+    QPlainTextEdit *m_about = nullptr;
     QPushButton *m_run, *m_prev, *m_next, *m_up, *m_down, *m_final, *m_prevMatch, *m_nextMatch;
     QLabel *m_status;
     bool m_running = false;

@@ -133,11 +133,11 @@ int main(int argc, char **argv)
                     return;
                 }
                 if (parser.isSet(profile)) {
-                    opscope::schedule::ProfileOptions o;
-                    o.devices = parser.value(profile).toInt();
-                    o.iterations = 5;
-                    o.allCoresSerial = false; // only the runs asked for
-                    window.profilePanel()->profile(window.model(), o);
+                    opscope::schedule::ProfileOptions po;
+                    po.devices = parser.value(profile).toInt();
+                    po.iterations = 5;
+                    po.allCoresSerial = false; // only the runs asked for
+                    window.profilePanel()->profile(window.model(), po);
                     return;
                 }
                 if (parser.isSet(partition)) {

@@ -7,12 +7,15 @@
 #include "layoutservice.h"
 #include "modelsummarymodel.h"
 #include "onnx/modelio.h"
+#include "passes/passutil.h"
+#include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "passpanel.h"
 #include "profilepanel.h"
 #include "timelineview.h"
 
 #include <QApplication>
+#include <QTableView>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFile>
@@ -602,7 +605,10 @@ void MainWindow::showStep(int record)
     m_graph->showComparison(before, &before->graph, after, &after->graph,
                             m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
                             std::move(alias), record < 0);
-    m_passes->model()->setCurrentRow(record < 0 ? -1 : m_passes->model()->rowOfRecord(record));
+    const int row = record < 0 ? -1 : m_passes->model()->rowOfRecord(record);
+    m_passes->model()->setCurrentRow(row);
+    if (row >= 0) // the table's current row too: the "What does this pass do" panel follows it
+        m_passes->table()->setCurrentIndex(m_passes->model()->index(row, 0));
     const auto steps = changingSteps();
     m_passes->setStepEnabled(!steps.empty() && (record < 0 || record > steps.front()),
                              !steps.empty() && record < steps.back());
@@ -715,20 +721,72 @@ void MainWindow::showBody(std::shared_ptr<const Model> model, const Graph *body,
     pane->showGraph(std::move(model), body);
 }
 
-void MainWindow::saveAtStep()
+Expected<std::shared_ptr<const Model>> MainWindow::exportableModel(QStringList *opscopeOnly) const
 {
     if (!m_model)
+        return Status::invalid("no model is open");
+    std::shared_ptr<const Model> model = m_result ? modelAfter(m_step >= -1 ? m_step : -1) : m_model;
+    // A mid-pipeline snapshot holds opscope's fused ops: for an onnx/ort target it is lowered as
+    // the pipeline's last step would; for "none" the caller is told which ops only opscope runs.
+    const QString target = m_passes->target();
+    std::map<std::string, int> internal;
+    for (NodeId id : model->graph.nodeIds())
+        if (model->graph.node(id).domain == passes::kOpscopeDomain)
+            ++internal[model->graph.node(id).opType];
+    if (internal.empty())
+        return model;
+    if (target == QStringLiteral("onnx") || target == QStringLiteral("ort")) {
+        Model lowered = *model;
+        passes::PipelineOptions options;
+        options.keepSnapshots = false;
+        options.verify = true;
+        const passes::PipelineResult r = passes::runPipeline(
+            lowered, {target == QStringLiteral("onnx") ? "lower-to-onnx" : "lower-to-ort"}, options);
+        if (!r.status)
+            return r.status.withContext("lowering for " + target.toStdString());
+        return std::shared_ptr<const Model>(std::make_shared<Model>(std::move(lowered)));
+    }
+    if (opscopeOnly)
+        for (const auto &[op, n] : internal)
+            *opscopeOnly << QStringLiteral("%1 ×%2").arg(QString::fromStdString(op)).arg(n);
+    return model;
+}
+
+QString MainWindow::suggestedSaveName() const
+{
+    // Beside the input: model.hardswish-fusion.onnx, model.optimized.onnx (original vs final).
+    const QString stepName = m_result && m_step >= 0
+                                 ? QString::fromStdString(m_result->passes[std::size_t(m_step)].name)
+                                 : QStringLiteral("optimized");
+    if (m_source.isEmpty() || m_source.startsWith(QLatin1Char(':')))
+        return stepName + QStringLiteral(".onnx");
+    const QFileInfo source(m_source);
+    return source.dir().filePath(source.completeBaseName() + QLatin1Char('.') + stepName + QStringLiteral(".onnx"));
+}
+
+void MainWindow::saveAtStep()
+{
+    QStringList opscopeOnly;
+    Expected<std::shared_ptr<const Model>> model = exportableModel(&opscopeOnly);
+    if (!model) {
+        showError(tr("Cannot save"), QString::fromStdString(model.status().message()));
         return;
-    const std::shared_ptr<const Model> model =
-        m_result ? (m_step >= -1 ? modelAfter(m_step) : modelAfter(-1)) : m_model;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save model"), {}, tr("ONNX models (*.onnx)"));
+    }
+    if (!opscopeOnly.isEmpty() &&
+        QMessageBox::question(this, tr("Save opscope-only ops?"),
+                              tr("This model uses ops only opscope runs (%1); ONNX Runtime and other tools "
+                                 "will not load it. Choose target onnx or ort to save standard ONNX. Save anyway?")
+                                  .arg(opscopeOnly.join(QStringLiteral(", ")))) != QMessageBox::Yes)
+        return;
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save model"), suggestedSaveName(), tr("ONNX models (*.onnx)"));
     if (path.isEmpty())
         return;
     if (QFileInfo(path) == QFileInfo(m_source) &&
         QMessageBox::question(this, tr("Overwrite the input model?"),
                               tr("%1 is the model you opened. Replace it?").arg(path)) != QMessageBox::Yes)
         return;
-    Expected<SaveResult> saved = saveModel(*model, path.toStdString());
+    Expected<SaveResult> saved = saveModel(**model, path.toStdString());
     if (!saved)
         showError(tr("Cannot save"), QString::fromStdString(saved.status().message()));
     else
@@ -737,8 +795,12 @@ void MainWindow::saveAtStep()
 
 void MainWindow::exportGraph()
 {
+    const QFileInfo source(m_source);
+    const QString suggested = m_source.isEmpty() || m_source.startsWith(QLatin1Char(':'))
+                                  ? QStringLiteral("graph.svg")
+                                  : source.dir().filePath(source.completeBaseName() + QStringLiteral(".svg"));
     const QString path =
-        QFileDialog::getSaveFileName(this, tr("Export graph"), {}, tr("SVG (*.svg);;PNG (*.png)"));
+        QFileDialog::getSaveFileName(this, tr("Export graph"), suggested, tr("SVG (*.svg);;PNG (*.png)"));
     if (path.isEmpty())
         return;
     const bool ok = path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive) ? m_graph->exportPng(path)

@@ -286,12 +286,18 @@ void replaceByConstants(Graph &graph, NodeId id, std::vector<Tensor> results)
 } // namespace
 
 Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets,
-                             const PassOptions &options)
+                             const PassOptions &options, std::vector<PatternMatch> *folded)
 {
     Expected<std::vector<NodeId>> order = graph.topologicalOrder();
     if (!order)
         return order.status();
     bool changed = false;
+    // Each folded node is a match of its own (the passes panel counts them, Next match visits
+    // them); its replacement is an initializer, not a node.
+    auto record = [&](NodeId id, const char *rule) {
+        if (folded)
+            folded->push_back({rule, {}, {id}, {graph.node(id).name}, {}, {}});
+    };
     for (NodeId id : *order) {
         const Node &node = graph.node(id);
         if (!node.alive || neverFolded(node))
@@ -299,6 +305,7 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
         if (isOp(node, "Constant")) {
             const Attribute *value = node.attribute("value");
             if (value && value->type == AttributeType::Tensor && node.outputs.size() == 1) {
+                record(id, "Constant → initializer");
                 replaceByConstants(graph, id, {value->t});
                 changed = true;
                 continue;
@@ -306,12 +313,14 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
         }
         if (std::optional<Tensor> shape = constantReshapeShape(graph, node)) {
             const ValueId old = node.inputs[1];
+            record(id, "Reshape shape → constant");
             graph.setNodeInput(id, 1,
                                addConstant(graph, graph.value(old).name + "_const", std::move(*shape)));
             changed = true;
             continue;
         }
         if (std::optional<Tensor> shape = foldShapeOnly(graph, node)) {
+            record(id, "static shape → constant");
             replaceByConstants(graph, id, {std::move(*shape)});
             changed = true;
             continue;
@@ -332,6 +341,7 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
             bytes += t.byteSize();
         if (bytes > options.foldSizeLimit)
             continue;
+        record(id, "evaluated once");
         replaceByConstants(graph, id, std::move(*results));
         changed = true;
     }
@@ -340,7 +350,11 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
 
 Expected<bool> ConstantFolding::run(Model &model, PassContext &context)
 {
-    return foldConstants(model.graph, opsetMap(model), context.options());
+    std::vector<PatternMatch> folded;
+    Expected<bool> changed = foldConstants(model.graph, opsetMap(model), context.options(), &folded);
+    for (PatternMatch &m : folded)
+        context.recordMatch(std::move(m));
+    return changed;
 }
 
 } // namespace opscope::passes

@@ -28,6 +28,7 @@ public:
 
 // Folds one graph (not its subgraphs). Used by constant-propagation for If/Loop bodies.
 Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &opsets,
-                             const PassOptions &options);
+                             const PassOptions &options,
+                             std::vector<PatternMatch> *folded = nullptr);
 
 } // namespace opscope::passes
