@@ -226,27 +226,71 @@ private slots:
         QVERIFY(lit >= 2);
     }
 
-    void groupsOpenAndBodiesOpenAsNestedViews()
+    void groupsOpenAndBodiesOpenInPlaceWithBreadcrumbs()
     {
-        const std::filesystem::path ifModel =
-            std::filesystem::path(OPSCOPE_ONNX_TESTDATA) / "node/test_if/model.onnx";
-        if (!std::filesystem::exists(ifModel))
-            QSKIP("libonnx-testdata is not installed");
+        // x ─► If(c) { then: Relu(x) (x read from outside)  else: Neg(x) } ─► y
+        onnx::ModelProto m = test::smallModel();
+        auto *proto = m.mutable_graph();
+        proto->clear_node();
+        proto->clear_initializer();
+        proto->clear_output();
+        *proto->add_input() = test::tensorInfo("c", onnx::TensorProto::BOOL, {});
+        *proto->add_node() = test::node("Relu", {"x"}, {"xr"}, "pre");
+        onnx::NodeProto *ifNode = proto->add_node();
+        *ifNode = test::node("If", {"c"}, {"y"}, "If_0");
+        for (const char *branch : {"then_branch", "else_branch"}) {
+            onnx::AttributeProto *a = ifNode->add_attribute();
+            a->set_name(branch);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            onnx::GraphProto *body = a->mutable_g();
+            body->set_name(branch);
+            *body->add_node() = test::node(branch[0] == 't' ? "Relu" : "Neg", {"xr"}, {std::string(branch) + "_y"},
+                                           std::string(branch) + "_op");
+            *body->add_output() = test::tensorInfo(std::string(branch) + "_y", onnx::TensorProto::FLOAT, {2, 3});
+        }
+        *proto->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("if.onnx"));
+        test::writeProto(path.toStdString(), m);
+
         MainWindow w;
         w.show();
-        w.openFile(QString::fromStdString(ifModel.string()));
+        w.openFile(path);
         QVERIFY(waitIdle(w));
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
         GraphPane *pane = w.graphPane();
-        std::string ifKey;
-        for (const NodeItem *n : pane->scene(0)->nodeItems())
-            if (n->visual().title == "If")
-                ifKey = n->visual().key;
-        QVERIFY(!ifKey.empty());
-        QSignalSpy bodies(pane, &GraphPane::bodyRequested);
-        emit pane->scene(0)->itemActivated(QString::fromStdString(ifKey));
-        QCOMPARE(bodies.count(), 2); // then_branch and else_branch
+        QVERIFY(pane->scene(0)->itemForKey("If_0"));
+        // Double-click: the then_branch in the main graph area, not a dock.
+        emit pane->scene(0)->itemActivated(QStringLiteral("If_0"));
         QVERIFY(waitIdle(w));
-        QVERIFY(w.findChildren<GraphPane *>().size() >= 3); // the two bodies as nested views
+        QCOMPARE(pane->depth(), 1);
+        QCOMPARE(pane->breadcrumbs(), (QStringList{QStringLiteral("small"), QStringLiteral("If_0 ▸ then_branch")}));
+        QVERIFY(pane->scene(0)->itemForKey("then_branch_op"));
+        QCOMPARE(w.findChildren<GraphPane *>().size(), qsizetype(1));
+        // The captured value is an input of the body, wired to the op reading it.
+        const NodeItem *capture = pane->scene(0)->itemForKey("in:xr");
+        QVERIFY(capture);
+        QVERIFY(capture->visual().outerScope);
+        // Both branches one click apart.
+        pane->switchBody(0);
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pane->breadcrumbs().last(), QStringLiteral("If_0 ▸ else_branch"));
+        QVERIFY(pane->scene(0)->itemForKey("else_branch_op"));
+        // Back, forward, and the crumb of the model.
+        pane->back();
+        QVERIFY(waitIdle(w));
+        QVERIFY(pane->scene(0)->itemForKey("then_branch_op"));
+        pane->forward();
+        QVERIFY(waitIdle(w));
+        QVERIFY(pane->scene(0)->itemForKey("else_branch_op"));
+        // Double-clicking the capture goes to its producer in the enclosing graph.
+        emit pane->scene(0)->itemActivated(QStringLiteral("in:xr"));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pane->depth(), 0);
+        QCOMPARE(pane->currentHit(), 0);
+        QVERIFY(pane->scene(0)->itemForKey("pre"));
+        pane->navigateTo(0);
+        QCOMPARE(pane->depth(), 0);
 
         // A generated chain of 600 unscoped nodes opens as blocks; double-clicking one opens it.
         Graph g("chain");

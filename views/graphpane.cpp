@@ -1,5 +1,6 @@
 #include "graphpane.h"
 
+#include "breadcrumbbar.h"
 #include "layoutservice.h"
 #include "legend.h"
 #include "passes/partitionpass.h"
@@ -12,6 +13,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPainter>
+#include <QShortcut>
 #include <QSplitter>
 #include <QSvgGenerator>
 #include <QTimer>
@@ -29,6 +31,21 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
 {
     auto *outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
+    outer->setSpacing(0);
+    m_crumbs = new BreadcrumbBar(this);
+    m_crumbs->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    m_crumbs->hide();
+    outer->addWidget(m_crumbs);
+    connect(m_crumbs, &BreadcrumbBar::levelChosen, this, &GraphPane::navigateTo);
+    connect(m_crumbs, &BreadcrumbBar::siblingChosen, this, &GraphPane::switchBody);
+    connect(m_crumbs, &BreadcrumbBar::back, this, &GraphPane::back);
+    connect(m_crumbs, &BreadcrumbBar::forward, this, &GraphPane::forward);
+    for (const auto &[key, slot] : {std::pair{QKeySequence(Qt::ALT | Qt::Key_Left), &GraphPane::back},
+                                    std::pair{QKeySequence(Qt::ALT | Qt::Key_Right), &GraphPane::forward}}) {
+        auto *shortcut = new QShortcut(key, this);
+        shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(shortcut, &QShortcut::activated, this, slot);
+    }
     m_splitter = new QSplitter(Qt::Horizontal, this);
     for (int side = 0; side < 2; ++side) {
         auto *box = new QWidget(m_splitter);
@@ -58,7 +75,7 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
         });
     }
     m_views[0]->syncWith(m_views[1]);
-    outer->addWidget(m_splitter);
+    outer->addWidget(m_splitter, 1);
     m_legend = new Legend(this);
     m_legend->move(12, 12);
     m_legend->raise();
@@ -151,34 +168,216 @@ std::vector<const Graph *> GraphPane::graphList() const
 
 void GraphPane::showGraph(std::shared_ptr<const Model> model, const Graph *graph)
 {
-    m_models = {std::move(model), nullptr};
-    m_graphs = {graph, nullptr};
-    m_diff = {};
-    m_alias.clear();
-    m_current.reset(); // other graphs: the layout on screen no longer matches them
-    m_fitAfterLayout = true;
-    setMode(Mode::Single);
-    rebuildGrouping();
-    relayout();
+    Frame root;
+    root.label = model && !graph->name().empty() ? QString::fromStdString(graph->name()) : tr("model");
+    root.models = {std::move(model), nullptr};
+    root.graphs = {graph, nullptr};
+    m_path = {std::move(root)};
+    m_backStack.clear();
+    m_forwardStack.clear();
+    display();
 }
 
 void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph *beforeGraph,
                                std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
                                std::unordered_map<std::string, std::string> alias, bool aliasIsSameNode)
 {
-    const bool sameGraphs = m_graphs[0] == beforeGraph && m_graphs[1] == afterGraph;
-    m_models = {std::move(before), std::move(after)};
-    m_graphs = {beforeGraph, afterGraph};
-    m_alias = std::move(alias);
-    m_diff = diffGraphsByName(*beforeGraph, *afterGraph,
-                              aliasIsSameNode ? m_alias : std::unordered_map<std::string, std::string>{});
+    Frame root;
+    root.label = !beforeGraph->name().empty() ? QString::fromStdString(beforeGraph->name()) : tr("model");
+    root.models = {std::move(before), std::move(after)};
+    root.graphs = {beforeGraph, afterGraph};
+    root.alias = std::move(alias);
+    root.aliasIsSameNode = aliasIsSameNode;
+    root.mode = mode == Mode::Single ? Mode::SideBySide : mode;
+    m_path = {std::move(root)};
+    m_backStack.clear();
+    m_forwardStack.clear();
+    display();
+}
+
+void GraphPane::display()
+{
+    const Frame &f = m_path.back();
+    const bool sameGraphs = m_graphs == f.graphs;
+    m_models = f.models;
+    m_graphs = f.graphs;
+    m_alias = f.alias;
+    m_diff = f.graphs[1] ? diffGraphsByName(*f.graphs[0], *f.graphs[1],
+                                            f.aliasIsSameNode ? m_alias : std::unordered_map<std::string, std::string>{})
+                         : GraphDiff{};
     if (!sameGraphs) {
-        m_current.reset(); // setMode must not redraw the previous step's layout with this diff
+        m_current.reset(); // setMode must not redraw the previous graphs' layout with this diff
         rebuildGrouping();
     }
-    m_fitAfterLayout = !sameGraphs || m_mode == Mode::Single;
-    setMode(mode == Mode::Single ? Mode::SideBySide : mode);
+    m_fitAfterLayout = !sameGraphs || !f.graphs[1] || m_mode == Mode::Single;
+    setMode(f.graphs[1] ? f.mode : Mode::Single);
     relayout();
+    updateBreadcrumbs();
+}
+
+std::optional<GraphPane::Frame> GraphPane::bodyFrame(const Frame &parent, const std::string &owner,
+                                                     std::size_t body) const
+{
+    // The owner in each side's graph; a body compared BEFORE | AFTER when both sides have it.
+    std::array<const Node *, 2> nodes{nullptr, nullptr};
+    for (int side = 0; side < 2; ++side)
+        if (const Graph *g = parent.graphs[std::size_t(side)])
+            if (const NodeId id = g->findNode(owner); id.valid())
+                nodes[std::size_t(side)] = &g->node(id);
+    const Node *any = nodes[0] ? nodes[0] : nodes[1];
+    if (!any)
+        return std::nullopt;
+    Frame f;
+    for (const Attribute &a : any->attributes) {
+        if (a.g)
+            f.bodies.emplace_back(a.name, 0);
+        for (std::size_t i = 0; i < a.graphs.size(); ++i)
+            f.bodies.emplace_back(a.name, i);
+    }
+    // An If opens on its then_branch, whatever order the file lists its attributes in.
+    std::stable_sort(f.bodies.begin(), f.bodies.end(),
+                     [](const auto &a, const auto &b) { return a.first == "then_branch" && b.first != "then_branch"; });
+    if (body >= f.bodies.size())
+        return std::nullopt;
+    f.owner = owner;
+    f.body = body;
+    const auto &[attribute, index] = f.bodies[body];
+    auto bodyOf = [&](const Node *n) -> const Graph * {
+        const Attribute *a = n ? n->attribute(attribute) : nullptr;
+        if (!a)
+            return nullptr;
+        return a->g ? a->g.get() : index < a->graphs.size() ? a->graphs[index].get() : nullptr;
+    };
+    const Graph *before = bodyOf(nodes[0]), *after = bodyOf(nodes[1]);
+    if (before && after) {
+        f.models = parent.models;
+        f.graphs = {before, after};
+        f.mode = parent.mode;
+    } else {
+        const int side = before ? 0 : 1;
+        f.models = {parent.models[std::size_t(side)], nullptr};
+        f.graphs = {before ? before : after, nullptr};
+    }
+    f.label = QString::fromStdString(owner + " ▸ " + attribute +
+                                     (!any->attribute(attribute)->graphs.empty() ? "[" + std::to_string(index) + "]" : ""));
+    return f;
+}
+
+bool GraphPane::enterBody(const std::string &node, int side)
+{
+    (void)side;
+    std::optional<Frame> f = bodyFrame(m_path.back(), node, 0);
+    if (!f)
+        return false;
+    pushHistory();
+    m_path.push_back(std::move(*f));
+    display();
+    emit navigated();
+    return true;
+}
+
+void GraphPane::switchBody(int sibling)
+{
+    if (m_path.size() < 2)
+        return;
+    const Frame &current = m_path.back();
+    // The siblings listed are the owner's bodies other than the one shown.
+    std::size_t body = 0;
+    for (std::size_t i = 0, k = 0; i < current.bodies.size(); ++i)
+        if (i != current.body && int(k++) == sibling)
+            body = i;
+    std::optional<Frame> f = bodyFrame(m_path[m_path.size() - 2], current.owner, body);
+    if (!f)
+        return;
+    pushHistory();
+    m_path.back() = std::move(*f);
+    display();
+    emit navigated();
+}
+
+void GraphPane::navigateTo(int depth)
+{
+    if (depth < 0 || depth + 1 >= int(m_path.size()))
+        return;
+    pushHistory();
+    m_path.resize(std::size_t(depth) + 1);
+    display();
+    emit navigated();
+}
+
+void GraphPane::pushHistory()
+{
+    m_backStack.push_back(m_path);
+    m_forwardStack.clear();
+}
+
+void GraphPane::back()
+{
+    if (m_backStack.empty())
+        return;
+    m_forwardStack.push_back(std::move(m_path));
+    m_path = std::move(m_backStack.back());
+    m_backStack.pop_back();
+    display();
+    emit navigated();
+}
+
+void GraphPane::forward()
+{
+    if (m_forwardStack.empty())
+        return;
+    m_backStack.push_back(std::move(m_path));
+    m_path = std::move(m_forwardStack.back());
+    m_forwardStack.pop_back();
+    display();
+    emit navigated();
+}
+
+QStringList GraphPane::breadcrumbs() const
+{
+    QStringList out;
+    for (const Frame &f : m_path)
+        out << f.label;
+    return out;
+}
+
+void GraphPane::updateBreadcrumbs()
+{
+    QStringList siblings;
+    if (m_path.size() > 1) {
+        const Frame &f = m_path.back();
+        for (std::size_t i = 0; i < f.bodies.size(); ++i)
+            if (i != f.body)
+                siblings << QString::fromStdString(f.bodies[i].first +
+                                                   (f.bodies[i].second ? "[" + std::to_string(f.bodies[i].second) + "]"
+                                                                       : ""));
+    }
+    m_crumbs->setTrail(breadcrumbs(), siblings, !m_backStack.empty(), !m_forwardStack.empty());
+    m_crumbs->setVisible(m_path.size() > 1 || !m_backStack.empty() || !m_forwardStack.empty());
+    placeLegend();
+}
+
+void GraphPane::placeLegend()
+{
+    // Below the breadcrumb trail and the BEFORE/AFTER titles, whichever are shown.
+    const int top = (m_crumbs->isVisible() ? m_crumbs->sizeHint().height() : 0) + (m_mode == Mode::Single ? 12 : 36);
+    m_legend->move(12, top);
+}
+
+void GraphPane::goToProducer(const std::string &value)
+{
+    // Up the levels until the value is defined: produced by a node there, or an input of it.
+    for (int depth = int(m_path.size()) - 2; depth >= 0; --depth) {
+        const Graph *g = m_path[std::size_t(depth)].graphs[0] ? m_path[std::size_t(depth)].graphs[0]
+                                                              : m_path[std::size_t(depth)].graphs[1];
+        const ValueId v = g->findValue(value);
+        if (!v.valid() || g->value(v).outerScope)
+            continue;
+        navigateTo(depth);
+        if (const NodeId p = g->producer(v); p.valid())
+            focusNodes({g->node(p).name});
+        return;
+    }
 }
 
 void GraphPane::setMode(Mode mode)
@@ -193,7 +392,7 @@ void GraphPane::setMode(Mode mode)
                              : tr("BEFORE"));
     m_titles[1]->setText(tr("AFTER"));
     m_legend->setShowDiff(mode != Mode::Single);
-    m_legend->move(12, mode == Mode::Single ? 12 : 36);
+    placeLegend();
     if (m_current && !layoutPending())
         applyLayout(*m_current);
 }
@@ -305,20 +504,17 @@ void GraphPane::onActivated(int side, const QString &qkey)
         setGroupExpanded(v.groupPath, true);
         return;
     }
-    const int graphSide =
-        m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (v.node[1].valid() ? 1 : 0) : side;
-    const Graph *g = m_graphs[std::size_t(graphSide)];
-    const NodeId id = v.node[std::size_t(graphSide)];
-    if (!g || !id.valid() || !v.hasSubgraphs)
+    if (v.kind == layout::VisualItem::Kind::Input && v.outerScope) {
+        goToProducer(v.title); // a value this body reads from outside
         return;
-    for (const Attribute &a : g->node(id).attributes) {
-        if (a.g)
-            emit bodyRequested(m_models[std::size_t(graphSide)], a.g.get(),
-                               QString::fromStdString(g->node(id).name + " ▸ " + a.name));
-        for (std::size_t i = 0; i < a.graphs.size(); ++i)
-            emit bodyRequested(
-                m_models[std::size_t(graphSide)], a.graphs[i].get(),
-                QString::fromStdString(g->node(id).name + " ▸ " + a.name + "[" + std::to_string(i) + "]"));
+    }
+    if (v.kind == layout::VisualItem::Kind::Node && v.hasSubgraphs) {
+        const int graphSide =
+            m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (v.node[1].valid() ? 1 : 0) : side;
+        const Graph *g = m_graphs[std::size_t(graphSide)];
+        const NodeId id = v.node[std::size_t(graphSide)];
+        if (g && id.valid())
+            enterBody(g->node(id).name, graphSide);
     }
 }
 

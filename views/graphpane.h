@@ -1,7 +1,10 @@
 #pragma once
 // The graph panel: one graph, or two compared (BEFORE | AFTER side by side with synchronized
 // pan/zoom, or overlaid in one view), laid out in the background, grouped by name scope so big
-// models open fast; groups open on double-click, If/Loop bodies open as nested views.
+// models open fast; groups open on double-click. If/Loop/Scan bodies open here too, with a
+// breadcrumb trail (model ▸ If_0 ▸ then_branch ▸ If_1), back/forward, and both branches of an If
+// one click apart; values a body reads from outside are its inputs, and double-clicking one goes
+// to its producer in the enclosing graph.
 
 #include "graphscene.h"
 #include "graphview.h"
@@ -20,6 +23,7 @@ class QLabel;
 
 namespace opscope {
 
+class BreadcrumbBar;
 class LayoutService;
 class Legend;
 
@@ -75,6 +79,15 @@ public:
     void zoomIn();
     void zoomOut();
     void setShowEdgeLabels(bool on);
+    // Walking into bodies (double-click does it too): `node` is an item key of the current graph.
+    bool enterBody(const std::string &node, int side = 0);
+    void switchBody(int sibling); // among the other bodies of the innermost level's node
+    void navigateTo(int depth);   // 0: the model's graph
+    void back();
+    void forward();
+    int depth() const { return int(m_path.size()) - 1; }
+    QStringList breadcrumbs() const;
+
     void setShowLegend(bool on);
     void setShowMinimap(bool on);
     // 0 legend, 1 minimap: faded because it lies over nodes (for tests).
@@ -89,14 +102,31 @@ signals:
     void layoutFailed(const QString &message);
     void nodeSelected(int side, const opscope::Graph *graph, opscope::NodeId node);
     void tensorSelected(int side, const opscope::Graph *graph, const QString &tensor);
-    void bodyRequested(std::shared_ptr<const opscope::Model> model, const opscope::Graph *body,
-                       const QString &title);
+    void navigated(); // another graph level is shown
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
+    struct Frame
+    {
+        std::array<std::shared_ptr<const Model>, 2> models;
+        std::array<const Graph *, 2> graphs{nullptr, nullptr};
+        std::unordered_map<std::string, std::string> alias;
+        bool aliasIsSameNode = false;
+        Mode mode = Mode::Single;
+        QString label;
+        std::string owner;                                   // the node whose body this is
+        std::vector<std::pair<std::string, std::size_t>> bodies; // the owner's bodies: attribute, index
+        std::size_t body = 0;                                // which of them this is
+    };
+    void display();
+    void pushHistory();
+    void updateBreadcrumbs();
+    void placeLegend();
+    std::optional<Frame> bodyFrame(const Frame &parent, const std::string &owner, std::size_t body) const;
+    void goToProducer(const std::string &value);
     void rebuildGrouping();
     bool overlayCoversNodes(const QWidget *overlay) const;
     void updateOverlays();
@@ -111,6 +141,9 @@ private:
     std::vector<const Graph *> graphList() const;
 
     LayoutService *m_layouts;
+    std::vector<Frame> m_path; // root … current level
+    std::vector<std::vector<Frame>> m_backStack, m_forwardStack;
+    BreadcrumbBar *m_crumbs = nullptr;
     Mode m_mode = Mode::Single;
     std::array<std::shared_ptr<const Model>, 2> m_models;
     std::array<const Graph *, 2> m_graphs{nullptr, nullptr};

@@ -36,6 +36,8 @@ struct Options
                                  QStringLiteral("Show the graph partitioned for N CPU devices"), QStringLiteral("devices")};
     QCommandLineOption level{QStringLiteral("level"), QStringLiteral("Pass level for --run: basic, extended, layout or all"),
                              QStringLiteral("level")};
+    QCommandLineOption enter{QStringLiteral("enter"), QStringLiteral("Walk into this node's first body (If/Loop/Scan)"),
+                             QStringLiteral("node")};
     QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
                             QStringLiteral("1600x1000")};
 
@@ -45,7 +47,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, size});
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, size});
     }
 };
 
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
     parser.process(app);
     const QCommandLineOption &screenshot = o.screenshot, &run = o.run, &step = o.step, &select = o.select,
                              &compare = o.compare, &profile = o.profile, &partition = o.partition,
-                             &level = o.level, &size = o.size;
+                             &level = o.level, &enter = o.enter, &size = o.size;
 
     // Screenshots start from the default layout, not from a user's saved window state.
     if (parser.isSet(screenshot))
@@ -159,6 +161,11 @@ int main(int argc, char **argv)
                                 return;
                         }
                 }
+                [[fallthrough]];
+            case 2:
+                if (parser.isSet(enter) && window.graphPane()->enterBody(parser.value(enter).toStdString()) &&
+                    window.isBusy())
+                    return;
                 [[fallthrough]];
             default:
                 if (parser.isSet(select))

@@ -110,7 +110,6 @@ MainWindow::MainWindow(QWidget *parent)
         inspectNode(*m_graph->model(side), *graph, node);
     });
     connect(m_graph, &GraphPane::tensorSelected, this, &MainWindow::inspectTensor);
-    connect(m_graph, &GraphPane::bodyRequested, this, &MainWindow::showBody);
 
     m_profile->currentModel = [this] { return m_model; };
     connect(m_profile, &ProfilePanel::started, this, [this] { setBusy(tr("Profiling…"), true); });
@@ -704,21 +703,6 @@ void MainWindow::inspectTensor(int, const Graph *graph, const QString &tensor)
         return;
     m_inspector->setSections(opscope::inspectTensor(*graph, v));
     m_inspectorTabs->setCurrentIndex(0);
-}
-
-void MainWindow::showBody(std::shared_ptr<const Model> model, const Graph *body, const QString &title)
-{
-    auto *dock = new QDockWidget(title, this);
-    dock->setObjectName(QStringLiteral("body:") + title);
-    dock->setAttribute(Qt::WA_DeleteOnClose);
-    auto *pane = new GraphPane(m_layouts, dock);
-    dock->setWidget(pane);
-    addDockWidget(Qt::BottomDockWidgetArea, dock);
-    connect(pane, &GraphPane::nodeSelected, this, [this, pane](int side, const Graph *graph, NodeId node) {
-        inspectNode(*pane->model(side), *graph, node);
-    });
-    connect(pane, &GraphPane::bodyRequested, this, &MainWindow::showBody);
-    pane->showGraph(std::move(model), body);
 }
 
 Expected<std::shared_ptr<const Model>> MainWindow::exportableModel(QStringList *opscopeOnly) const

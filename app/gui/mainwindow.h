@@ -91,7 +91,6 @@ private:
     void rebuildRecentMenu();
     void saveAtStep();
     void exportGraph();
-    void showBody(std::shared_ptr<const Model> model, const Graph *body, const QString &title);
     void inspectNode(const Model &model, const Graph &graph, NodeId node);
     void inspectTensor(int side, const Graph *graph, const QString &tensor);
     std::shared_ptr<const Model> modelBefore(int record) const;

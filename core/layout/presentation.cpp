@@ -275,6 +275,18 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             it.title = g.value(v).name;
             it.subtitle = shortType(g.value(v).type);
         }
+        // A body's captures: values it reads from an enclosing graph are inputs of the body as
+        // drawn (an edge from nowhere otherwise), marked so a double-click can go to the producer.
+        for (NodeId id : g.nodeIds())
+            for (ValueId v : g.node(id).inputs)
+                if (v.valid() && g.value(v).outerScope) {
+                    VisualItem &it = item("in:" + g.value(v).name, bit);
+                    it.kind = VisualItem::Kind::Input;
+                    it.outerScope = true;
+                    it.title = g.value(v).name;
+                    const std::string type = shortType(g.value(v).type);
+                    it.subtitle = (type.empty() ? "" : type + " · ") + "from the enclosing graph";
+                }
         for (NodeId id : g.nodeIds()) {
             const Node &n = g.node(id);
             if (isInlinedConstant(g, n))
@@ -360,7 +372,7 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             const NodeId prod = g.producer(v);
             if (prod.valid())
                 return keyFor(gi, g.node(prod).name);
-            if (g.value(v).isGraphInput && !g.value(v).initializer)
+            if ((g.value(v).isGraphInput && !g.value(v).initializer) || g.value(v).outerScope)
                 return "in:" + g.value(v).name;
             return {};
         };

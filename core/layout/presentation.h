@@ -50,6 +50,7 @@ struct VisualItem
     std::string groupPath;              // groups: their path; nodes: the innermost group they are in
     unsigned presentIn = 1;             // bit i: exists in graph i
     bool hasSubgraphs = false;
+    bool outerScope = false;      // inputs: a value a body reads from its enclosing graph
     std::array<NodeId, 2> node{}; // the node in graph 0 / 1 (invalid when absent)
     std::string name;             // node name (for this side after forSide)
     std::array<VisualContent, 2> content;
