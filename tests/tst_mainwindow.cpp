@@ -7,6 +7,7 @@
 #include "inspectormodel.h"
 #include "mainwindow.h"
 #include "passpanel.h"
+#include "valuespanel.h"
 #include "testsupport.h"
 
 #include <QAbstractItemModelTester>
@@ -316,6 +317,29 @@ private slots:
         QVERIFY(waitIdle(w));
         QVERIFY(pane->scene(0)->nodeItems().size() > before);
         QVERIFY(!pane->scene(0)->itemForKey(group));
+    }
+
+    void theValuesTabShowsWeightsAndConstants()
+    {
+        MainWindow w;
+        w.show();
+        w.openBundledSample();
+        QVERIFY(waitIdle(w));
+        ValuesPanel *values = w.valuesPanel();
+        new QAbstractItemModelTester(values->table(), QAbstractItemModelTester::FailureReportingMode::QtTest, values);
+        // A Conv's weights: [16,3,3,3] is too big to print: a table through the last two axes.
+        w.selectNode(QStringLiteral("/stem/conv1/Conv"));
+        QVERIFY2(values->summaryText().contains(QStringLiteral("/stem/conv1.weight")), qPrintable(values->summaryText()));
+        QVERIFY(values->summaryText().contains(QStringLiteral("NaN 0")));
+        QVERIFY(values->fullText().isEmpty());
+        QCOMPARE(values->table()->rowCount(), 3);
+        QCOMPARE(values->table()->columnCount(), 3);
+        values->setAxes(0, 1, {0, 0, 2, 1});
+        QCOMPARE(values->table()->rowCount(), 16);
+        // Its bias (16 values) is printed in full.
+        values->showTensor(1);
+        QVERIFY(values->fullText().startsWith(QLatin1Char('[')));
+        QCOMPARE(values->fullText().count(QLatin1Char(',')), 15);
     }
 
     void exportsSvgAndPng()

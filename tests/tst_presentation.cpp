@@ -3,12 +3,14 @@
 // inspector's sections.
 
 #include "ir/graphdiff.h"
-#include "ir/inspection.h"
+#include "inspect/inspection.h"
+#include "inspect/tensorvalues.h"
 #include "layout/graphlayout.h"
 #include "layout/presentation.h"
 #include "testsupport.h"
 
 #include <QTest>
+#include <limits>
 
 using namespace opscope;
 using namespace opscope::layout;
@@ -185,6 +187,41 @@ private slots:
         // The intermediate tensor between them is new: both are modified, listed under both names.
         QVERIFY(d.modified.count("conv") && d.modified.count("conv_FusedConv_Conv"));
         QVERIFY(d.modified.count("relu") && d.modified.count("conv_FusedConv_Relu"));
+    }
+
+    void valuesArePrintedAndSliced()
+    {
+        // Small tensors in full, nested by shape; int64 exact; half floats read as numbers.
+        const Tensor shape = Tensor::fromValues(DataType::Int64, {3}, std::vector<std::int64_t>{1, -1, 9007199254740993});
+        QCOMPARE(*allValuesText(shape), std::string("[1, -1, 9007199254740993]"));
+        const Tensor m = Tensor::fromValues(DataType::Float, {2, 3}, std::vector<float>{1, 2.5f, 3, 4, 5, 6});
+        QCOMPARE(*allValuesText(m), std::string("[[1, 2.5, 3], [4, 5, 6]]"));
+        QCOMPARE(*allValuesText(Tensor::fromValues(DataType::Float, {}, std::vector<float>{0.125f})), std::string("0.125"));
+        QCOMPARE(*allValuesText(Tensor::fromValues(DataType::Bool, {2}, std::vector<std::uint8_t>{1, 0})),
+                 std::string("[true, false]"));
+        const Tensor half = Tensor::fromValues(DataType::Float16, {2}, std::vector<std::uint16_t>{0x3c00, 0xc000});
+        QCOMPARE(*allValuesText(half), std::string("[1, -2]"));
+        QCOMPARE(tensorStats(half).min, -2.0); // statistics of float16 weights read as zeros once
+        // Big ones: a slice through two axes, the others fixed.
+        std::vector<float> values(2 * 3 * 4);
+        for (std::size_t i = 0; i < values.size(); ++i)
+            values[i] = float(i);
+        const Tensor w = Tensor::fromValues(DataType::Float, {2, 3, 4}, values);
+        QVERIFY(!allValuesText(w, 10));
+        Expected<TensorSlice> s = TensorSlice::make(w, 1, 2, {1, 0, 0});
+        QVERIFY(s);
+        QCOMPARE(s->rows(), 3);
+        QCOMPARE(s->cols(), 4);
+        QCOMPARE(s->text(2, 3), std::string("23")); // w[1][2][3]
+        s = TensorSlice::make(w, 2, 0, {0, 1, 0}); // rows along axis 2, columns along axis 0
+        QCOMPARE(s->text(3, 1), std::string("19")); // w[1][1][3]
+        QVERIFY(!TensorSlice::make(w, 1, 1, {}));
+        QVERIFY(!TensorSlice::make(w, 1, 2, {5, 0, 0}));
+        // A NaN and an Inf are counted apart.
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const TensorStats st = tensorStats(Tensor::fromValues(DataType::Float, {4}, std::vector<float>{1, nan, inf, -inf}));
+        QCOMPARE(st.nan, std::int64_t(1));
+        QCOMPARE(st.inf, std::int64_t(2));
     }
 
     void graphvizPlacesEveryItem()

@@ -2,7 +2,7 @@
 // A two-level tree (section → property, value) over core's PropertySection lists: the inspector's
 // node, initializer and tensor pages. Adapts plain data only.
 
-#include "ir/inspection.h"
+#include "inspect/inspection.h"
 
 #include <QAbstractItemModel>
 #include <vector>

@@ -38,6 +38,7 @@ struct Options
                              QStringLiteral("level")};
     QCommandLineOption enter{QStringLiteral("enter"), QStringLiteral("Walk into this node's first body (If/Loop/Scan)"),
                              QStringLiteral("node")};
+    QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
     QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
                             QStringLiteral("1600x1000")};
 
@@ -47,7 +48,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, size});
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, size});
     }
 };
 
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
     parser.process(app);
     const QCommandLineOption &screenshot = o.screenshot, &run = o.run, &step = o.step, &select = o.select,
                              &compare = o.compare, &profile = o.profile, &partition = o.partition,
-                             &level = o.level, &enter = o.enter, &size = o.size;
+                             &level = o.level, &enter = o.enter, &values = o.values, &size = o.size;
 
     // Screenshots start from the default layout, not from a user's saved window state.
     if (parser.isSet(screenshot))
@@ -170,6 +171,8 @@ int main(int argc, char **argv)
             default:
                 if (parser.isSet(select))
                     window.selectNode(parser.value(select));
+                if (parser.isSet(values))
+                    window.showValuesTab();
                 QTimer::singleShot(300, &window, [&window, out] {
                     const bool ok = window.grab().save(out);
                     QApplication::exit(ok && window.lastError().isEmpty() ? 0 : 1);

@@ -2,7 +2,8 @@
 
 #include "graphpane.h"
 #include "inspectormodel.h"
-#include "ir/inspection.h"
+#include "inspect/inspection.h"
+#include "inspect/tensorvalues.h"
 #include "ir/summary.h"
 #include "layoutservice.h"
 #include "modelsummarymodel.h"
@@ -13,6 +14,7 @@
 #include "passpanel.h"
 #include "profilepanel.h"
 #include "timelineview.h"
+#include "valuespanel.h"
 
 #include <QApplication>
 #include <QTableView>
@@ -179,6 +181,8 @@ void MainWindow::buildDocks()
     auto *summary = propertyTree(m_summary);
     m_inspectorTabs->addTab(selection, tr("Selection"));
     m_inspectorTabs->addTab(summary, tr("Model"));
+    m_values = new ValuesPanel(m_inspectorTabs);
+    m_inspectorTabs->addTab(m_values, tr("Values"));
     inspectorDock->setWidget(m_inspectorTabs);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
 
@@ -693,7 +697,14 @@ void MainWindow::inspectNode(const Model &model, const Graph &graph, NodeId node
         }
     }
     m_inspector->setSections(std::move(sections));
-    m_inspectorTabs->setCurrentIndex(0);
+    m_values->setTensors(constantInputs(graph, node));
+    if (m_inspectorTabs->currentWidget() != m_values)
+        m_inspectorTabs->setCurrentIndex(0);
+}
+
+void MainWindow::showValuesTab()
+{
+    m_inspectorTabs->setCurrentWidget(m_values);
 }
 
 void MainWindow::inspectTensor(int, const Graph *graph, const QString &tensor)
@@ -702,7 +713,12 @@ void MainWindow::inspectTensor(int, const Graph *graph, const QString &tensor)
     if (!v.valid())
         return;
     m_inspector->setSections(opscope::inspectTensor(*graph, v));
-    m_inspectorTabs->setCurrentIndex(0);
+    std::vector<Tensor> values;
+    if (std::optional<Tensor> t = constantValue(*graph, v))
+        values.push_back(std::move(*t));
+    m_values->setTensors(std::move(values));
+    if (m_inspectorTabs->currentWidget() != m_values)
+        m_inspectorTabs->setCurrentIndex(0);
 }
 
 Expected<std::shared_ptr<const Model>> MainWindow::exportableModel(QStringList *opscopeOnly) const

@@ -24,6 +24,7 @@ namespace opscope {
 class GraphPane;
 class InspectorModel;
 class LayoutService;
+class ValuesPanel;
 class ModelSummaryModel;
 class PassPanel;
 class ProfilePanel;
@@ -55,6 +56,8 @@ public:
     PassPanel *passPanel() const { return m_passes; }
     ProfilePanel *profilePanel() const { return m_profile; }
     InspectorModel *inspector() const { return m_inspector; }
+    ValuesPanel *valuesPanel() const { return m_values; }
+    void showValuesTab();
     bool isBusy() const;
     const passes::PipelineResult *pipelineResult() const { return m_result.get(); }
     int currentStep() const { return m_step; }
@@ -104,6 +107,7 @@ private:
     InspectorModel *m_inspector;
     ModelSummaryModel *m_summary;
     QTabWidget *m_inspectorTabs = nullptr;
+    ValuesPanel *m_values = nullptr;
     QDockWidget *m_timelineDock = nullptr;
     QLineEdit *m_search = nullptr;
     QLabel *m_searchStatus = nullptr;

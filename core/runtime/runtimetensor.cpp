@@ -1,5 +1,7 @@
 #include "runtime/runtimetensor.h"
 
+#include "runtime/kernels/kernelutil.h"
+
 #include "ir/types.h"
 
 #include <cstdlib>
@@ -153,6 +155,9 @@ double RuntimeTensor::valueAsDouble(std::int64_t i) const
     case DataType::UInt32: return data<std::uint32_t>()[i];
     case DataType::UInt64: return static_cast<double>(data<std::uint64_t>()[i]);
     case DataType::Bool: return data<std::uint8_t>()[i] ? 1.0 : 0.0;
+    // Half types too: the inspector's statistics of float16 weights read as zeros without them.
+    case DataType::Float16: return kernels::halfToFloat(data<std::uint16_t>()[i]);
+    case DataType::BFloat16: return kernels::bfloat16ToFloat(data<std::uint16_t>()[i]);
     default: return 0.0;
     }
 }

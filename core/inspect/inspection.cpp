@@ -1,4 +1,4 @@
-#include "ir/inspection.h"
+#include "inspect/inspection.h"
 
 #include "onnx/opschema.h"
 #include "runtime/runtimetensor.h"
@@ -68,6 +68,7 @@ TensorStats tensorStats(const Tensor &tensor)
         const double v = rt.valueAsDouble(i);
         if (!std::isfinite(v)) {
             ++s.nonFinite;
+            ++(std::isnan(v) ? s.nan : s.inf);
             continue;
         }
         lo = std::min(lo, v);
@@ -175,7 +176,7 @@ std::vector<PropertySection> inspectInitializer(const Graph &graph, ValueId id)
         st.rows.push_back({"mean", number(s.mean), {}});
         st.rows.push_back({"std", number(s.stddev), {}});
         if (s.nonFinite)
-            st.rows.push_back({"NaN/Inf", std::to_string(s.nonFinite), {}});
+            st.rows.push_back({"NaN / Inf", std::to_string(s.nan) + " / " + std::to_string(s.inf), {}});
         std::string counts;
         for (std::int64_t b : s.histogram)
             counts += (counts.empty() ? "" : " ") + std::to_string(b);

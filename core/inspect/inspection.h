@@ -32,7 +32,7 @@ std::vector<PropertySection> inspectTensor(const Graph &graph, ValueId value);
 
 struct TensorStats
 {
-    std::int64_t count = 0, nonFinite = 0;
+    std::int64_t count = 0, nonFinite = 0, nan = 0, inf = 0; // nonFinite = nan + inf
     double min = 0, max = 0, mean = 0, stddev = 0;
     std::vector<std::int64_t> histogram; // 16 bins over [min, max] (finite values)
 };

@@ -1,0 +1,78 @@
+#pragma once
+// The inspector's Values tab: the values of the selected weights and constants. Small tensors
+// (shapes, Reshape targets, scalars, Constant values) are printed in full; large ones are a
+// scrollable table through two chosen axes with the others fixed, like a debugger's array view,
+// with statistics, NaN/Inf counts and a histogram above.
+
+#include "ir/tensor.h"
+
+#include <QAbstractTableModel>
+#include <QWidget>
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QSpinBox;
+class QStackedWidget;
+class QTableView;
+class QHBoxLayout;
+
+namespace opscope {
+
+class TensorSlice;
+
+// Thin model over core's TensorSlice: cells are formatted on demand, so a 10⁷-element weight
+// costs nothing until scrolled to.
+class TensorTableModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    explicit TensorTableModel(QObject *parent = nullptr);
+    ~TensorTableModel() override;
+    void setSlice(std::optional<TensorSlice> slice);
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::unique_ptr<TensorSlice> m_slice;
+};
+
+class ValuesPanel : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ValuesPanel(QWidget *parent = nullptr);
+
+    // The tensors of the current selection (a node's weights, a clicked initializer), by name.
+    void setTensors(std::vector<Tensor> tensors);
+    void showTensor(int index);
+
+    // For tests: what is shown.
+    QString summaryText() const;
+    QString fullText() const;   // small tensors; empty when the table is shown
+    TensorTableModel *table() const { return m_model; }
+    void setAxes(int rowAxis, int colAxis, std::vector<std::int64_t> fixed);
+
+private:
+    void rebuildAxes();
+    void updateSlice();
+
+    std::vector<Tensor> m_tensors;
+    int m_current = -1;
+    QComboBox *m_chooser;
+    QLabel *m_summary;
+    QWidget *m_histogram;
+    QWidget *m_axes;
+    QHBoxLayout *m_axesLayout;
+    QComboBox *m_rowAxis = nullptr, *m_colAxis = nullptr;
+    std::vector<QSpinBox *> m_fixed;
+    QStackedWidget *m_stack;
+    QPlainTextEdit *m_text;
+    QTableView *m_view;
+    TensorTableModel *m_model;
+};
+
+} // namespace opscope
