@@ -440,6 +440,42 @@ private slots:
         QCOMPARE(test::opCount(lowered.opsAfter, "Identity"), sends + recvs);
     }
 
+    void chromeTraceReaderStreamsAndIsStrictAboutStructure()
+    {
+        // (No raw string literals here: moc 6.4 cannot read them.)
+        // Events are parsed in chunks between the array's commas: names holding brackets, commas
+        // and escaped quotes must not look like structure, and chunks must meet exactly.
+        const std::string tricky = "{\"otherData\":{\"name\":\"tricky\"},\"traceEvents\":["
+                                   "{\"name\":\"a,[b]{c}\\\"d\\\\\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,\"args\":{\"op\":\"Conv\",\"nested\":{\"x\":[1,2]}}},"
+                                   "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"cpu:0\"}},"
+                                   "{\"name\":\"e\",\"ph\":\"X\",\"ts\":5,\"dur\":1,\"pid\":\"1\",\"tid\":1}],\"displayTimeUnit\":\"ms\"}";
+        Expected<trace::Trace> t = trace::fromChromeJson(tricky);
+        QVERIFY2(t, t ? "" : t.status().message().c_str());
+        QCOMPARE(t->name, std::string("tricky"));
+        QCOMPARE(t->lanes.size(), std::size_t(1));
+        QCOMPARE(t->lanes[0].device, std::string("cpu:0"));
+        QCOMPARE(t->lanes[0].spans.size(), std::size_t(2));
+        QCOMPARE(t->strings[t->lanes[0].spans[0].name], std::string("a,[b]{c}\"d\\"));
+        // Every truncation is an error, never a crash or a silently shorter trace.
+        for (std::size_t n = 0; n + 1 < tricky.size(); ++n)
+            QVERIFY2(!trace::fromChromeJson(tricky.substr(0, n)), std::to_string(n).c_str());
+        QVERIFY(!trace::fromChromeJson("{\"traceEvents\":[{\"ph\":\"X\",}]}")); // a broken event
+        QVERIFY(!trace::fromChromeJson("{\"traceEvents\":[]]}"));
+        QVERIFY(trace::fromChromeJson("[]"));
+        // Over several chunks (4 MB each): 120,000 events, none lost at a boundary.
+        std::string big = "[";
+        for (int i = 0; i < 120000; ++i)
+            big += (i ? "," : "") + std::string("{\"name\":\"op") + std::to_string(i % 97) +
+                   "\",\"ph\":\"X\",\"ts\":" + std::to_string(i * 3) + ",\"dur\":2,\"pid\":1,\"tid\":1,\"args\":{\"op\":\"Relu\"}}";
+        big += "]";
+        QVERIFY(big.size() > 2 * (std::size_t(4) << 20));
+        Expected<trace::Trace> many = trace::fromChromeJson(big);
+        QVERIFY(many);
+        QCOMPARE(many->lanes.size(), std::size_t(1));
+        QCOMPARE(many->lanes[0].spans.size(), std::size_t(120000));
+        QVERIFY(std::abs(many->lanes[0].spans.back().start - 119999 * 3e-6) < 1e-9);
+    }
+
     void chromeTraceRoundTrips()
     {
         trace::Trace t;
