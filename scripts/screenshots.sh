@@ -25,4 +25,15 @@ run "$tmp/deep10k.onnx" --screenshot "$out/large-model.png"
 /usr/bin/python3 bench/make_inception.py "$tmp/inception.onnx" 3 64 28 >/dev/null
 run "$tmp/inception.onnx" --profile 2 --size 1600x1100 --screenshot "$out/timeline.png"
 run resources/models/inception_block.onnx --partition 2 --screenshot "$out/partition.png"
+# Third-party-shaped exports (bench/make_realworld_shapes.py): Paddle's Constant weights inside
+# their readers and the first view on the input, a step whose dot layout ran out of its budget
+# (the quick layered layout), tf2onnx's long names elided, a nested If body with its breadcrumb
+# trail, and the Values tab.
+/usr/bin/python3 bench/make_realworld_shapes.py "$tmp" >/dev/null
+/usr/bin/python3 bench/make_nested_control_flow.py "$tmp/nested" >/dev/null
+run "$tmp/paddle_det.onnx" --screenshot "$out/paddle-first-view.png"
+OPSCOPE_LAYOUT_BUDGET_MS=1000 run "$tmp/paddle_det.onnx" --run --step hardswish-fusion --screenshot "$out/paddle-hardswish-step.png"
+run "$tmp/tf2onnx_long.onnx" --screenshot "$out/tf2onnx-long-names.png"
+run "$tmp/nested/vad_like.onnx" --enter /If_1 --screenshot "$out/if-body-breadcrumbs.png"
+run resources/models/inception_block.onnx --select /stem/conv1/Conv --values --screenshot "$out/values-tab.png"
 echo "wrote $out/*.png"

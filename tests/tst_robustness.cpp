@@ -6,6 +6,7 @@
 #include "testsupport.h"
 
 #include <QProcess>
+#include <sys/stat.h>
 #include <QTemporaryDir>
 #include <QTest>
 #include <functional>
@@ -334,6 +335,70 @@ private slots:
             QVERIFY2(r.err.trimmed().count('\n') == 0, qPrintable("more than one line: " + r.err));
         }
         QVERIFY(!fs::exists(out.toStdString()) || kernelOnly);
+    }
+
+    // An output path that is a FIFO (or a device: -o /dev/null as root) was replaced by a regular
+    // file; a symbolic link was replaced by a file instead of writing its target.
+    void outputsNeverReplaceDevicesOrLinks_data()
+    {
+        QTest::addColumn<QString>("command");
+        QTest::newRow("optimize -o") << "optimize";
+        QTest::newRow("optimize --report") << "report";
+        QTest::newRow("convert") << "convert";
+        QTest::newRow("profile --trace") << "trace";
+    }
+
+    void outputsNeverReplaceDevicesOrLinks()
+    {
+        QFETCH(QString, command);
+        QTemporaryDir dir;
+        const QString in = QString::fromStdString(test::samplePath("inception_block.onnx").string());
+        auto args = [&](const QString &out) -> QStringList {
+            if (command == "optimize")
+                return {"optimize", in, "-o", out, "-q"};
+            if (command == "report")
+                return {"optimize", in, "--report", out, "-q"};
+            if (command == "convert")
+                return {"convert", in, out};
+            return {"profile", in, "--iterations", "1", "--trace", out};
+        };
+        const std::string fifo = dir.filePath("fifo").toStdString();
+        QCOMPARE(::mkfifo(fifo.c_str(), 0644), 0);
+        const Run r = cli(args(QString::fromStdString(fifo)), 30000);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("FIFO"), qPrintable(r.err));
+        QVERIFY(fs::is_fifo(fifo)); // still a FIFO
+        // Through a link: the target is written, the link stays a link.
+        const fs::path target = dir.filePath("target.out").toStdString(), link = dir.filePath("link.out").toStdString();
+        test::writeBytes(target, "old");
+        fs::create_symlink(target, link);
+        const Run w = cli(args(QString::fromStdString(link.string())), 60000);
+        QVERIFY2(w.exitCode == 0, qPrintable(w.err));
+        QVERIFY(fs::is_symlink(link));
+        QVERIFY(fs::file_size(target) > 3);
+    }
+
+    void savedOutputsNeverOverwriteEachOther()
+    {
+        // "a/b", "a:b" and "a_b" all make a_b.npy: each output gets its own file.
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_output();
+        g->mutable_node(1)->set_output(0, "a/b");
+        *g->add_node() = test::node("Neg", {"sum"}, {"a:b"}, "neg");
+        *g->add_node() = test::node("Abs", {"sum"}, {"a_b"}, "abs");
+        *g->add_node() = test::node("Relu", {"sum"}, {std::string(300, 'n')}, "long");
+        for (const std::string &name : std::vector<std::string>{"a/b", "a:b", "a_b", std::string(300, 'n')})
+            *g->add_output() = test::tensorInfo(name, onnx::TensorProto::FLOAT, {2, 3});
+        QTemporaryDir dir;
+        const QString model = dir.filePath("collide.onnx"), out = dir.filePath("outs");
+        test::writeProto(model.toStdString(), m);
+        const Run r = cli({"run", model, "--save-outputs", out, "--iterations", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        int files = 0;
+        for (const auto &entry : fs::directory_iterator(out.toStdString()))
+            files += entry.path().extension() == ".npy";
+        QCOMPARE(files, 4);
     }
 
     // Every input a fuzz target once crashed on (bench/fuzz/run.sh writes them as crash-*; each is

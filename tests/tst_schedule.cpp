@@ -476,6 +476,17 @@ private slots:
         QVERIFY(std::abs(many->lanes[0].spans.back().start - 119999 * 3e-6) < 1e-9);
     }
 
+    void nestedSpansAreBusyOnce()
+    {
+        // A Loop's body ops run inside the Loop's span on the same lane: a device is busy once in
+        // that time, not twice (a Loop model reported cpu:0 174 % busy).
+        trace::Lane lane{"cpu:0", 0, {}};
+        lane.spans = {{0.0, 1.0, 0, 0, 0}, {0.1, 0.4, 0, 0, 0}, {0.5, 0.9, 0, 0, 0}, {1.5, 2.0, 0, 0, 0}};
+        const trace::LaneStats st = trace::laneStats(lane, 2.0);
+        QVERIFY(std::abs(st.busy - 1.5) < 1e-12);
+        QVERIFY(st.utilization <= 1.0);
+    }
+
     void chromeTraceRoundTrips()
     {
         trace::Trace t;

@@ -189,10 +189,19 @@ void GraphPane::showComparison(std::shared_ptr<const Model> before, const Graph 
     root.alias = std::move(alias);
     root.aliasIsSameNode = aliasIsSameNode;
     root.mode = mode == Mode::Single ? Mode::SideBySide : mode;
+    m_beforeTitle.clear();
+    m_afterTitle.clear();
     m_path = {std::move(root)};
     m_backStack.clear();
     m_forwardStack.clear();
     display();
+}
+
+void GraphPane::setTitles(const QString &before, const QString &after)
+{
+    m_beforeTitle = before;
+    m_afterTitle = after;
+    setMode(m_mode);
 }
 
 void GraphPane::display()
@@ -387,10 +396,12 @@ void GraphPane::setMode(Mode mode)
     m_splitter->widget(1)->setVisible(two);
     m_titles[0]->setVisible(mode != Mode::Single);
     m_titles[1]->setVisible(two);
+    const QString before = m_beforeTitle.isEmpty() ? tr("BEFORE") : m_beforeTitle,
+                  after = m_afterTitle.isEmpty() ? tr("AFTER") : m_afterTitle;
     m_titles[0]->setText(mode == Mode::Overlay
-                             ? tr("BEFORE + AFTER (removed dashed red, added green, modified amber)")
-                             : tr("BEFORE"));
-    m_titles[1]->setText(tr("AFTER"));
+                             ? tr("%1 + %2 (removed dashed red, added green, modified amber)").arg(before, after)
+                             : before);
+    m_titles[1]->setText(after);
     m_legend->setShowDiff(mode != Mode::Single);
     placeLegend();
     if (m_current && !layoutPending())
@@ -461,8 +472,8 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
     updateOverlays();
     if (m_fitAfterLayout) {
         m_fitAfterLayout = false;
-        showInitial();
-        QTimer::singleShot(0, this, &GraphPane::showInitial); // again once a newly shown side has its size
+        showFirstView();
+        QTimer::singleShot(0, this, &GraphPane::showFirstView); // again once a newly shown side has its size
     } else if (!m_centerKey.empty()) {
         m_views[0]->setTransform(QTransform::fromScale(zoom, zoom));
         if (NodeItem *n = m_scenes[0]->itemForKey(m_centerKey))
@@ -660,6 +671,28 @@ void GraphPane::fit()
     m_views[0]->fit();
     if (m_splitter->widget(1)->isVisible())
         m_views[1]->fit();
+}
+
+void GraphPane::showFirstView()
+{
+    showInitial();
+    if (!m_graphs[1] || m_diff.empty())
+        return;
+    // A pass step opens on its first change (topmost), at 100 %: the top of a transformer is
+    // otherwise attention layers the pass did not touch.
+    const NodeItem *first = nullptr;
+    for (int side = 0; side < 2; ++side)
+        for (const NodeItem *n : m_scenes[std::size_t(side)]->nodeItems())
+            if (n->diffState() != DiffState::None && (!first || n->pos().y() < first->pos().y()))
+                first = n;
+    if (!first)
+        return;
+    GraphView *view = m_views[0];
+    const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    if (visible.contains(first->sceneBoundingRect()))
+        return; // already in sight
+    view->setTransform(QTransform());
+    view->centerOn(first->sceneBoundingRect().center() + QPointF(0, view->viewport()->height() / 3.0));
 }
 
 void GraphPane::showInitial()

@@ -48,6 +48,8 @@ public:
                         std::shared_ptr<const Model> after, const Graph *afterGraph, Mode mode,
                         std::unordered_map<std::string, std::string> alias = {}, bool aliasIsSameNode = false);
     void setMode(Mode mode);
+    // What the two sides are called ("BEFORE"/"AFTER" by default; File ▸ Compare: the file names).
+    void setTitles(const QString &before, const QString &after);
     Mode mode() const { return m_mode; }
     const Graph *graph(int side) const { return m_graphs[std::size_t(side)]; }
     // The model graph(side) belongs to (its opsets, for the inspector).
@@ -125,6 +127,7 @@ private:
     void pushHistory();
     void updateBreadcrumbs();
     void placeLegend();
+    void showFirstView(); // fit, or the input at 100 %; on a pass step, the first change
     std::optional<Frame> bodyFrame(const Frame &parent, const std::string &owner, std::size_t body) const;
     void goToProducer(const std::string &value);
     void rebuildGrouping();
@@ -164,6 +167,7 @@ private:
     MiniMap *m_minimap = nullptr;
     Legend *m_legend = nullptr;
     bool m_edgeLabels = true;
+    QString m_beforeTitle, m_afterTitle; // empty: BEFORE / AFTER
     const QObject *m_hovered = nullptr; // the overlay under the mouse
 
     std::vector<std::string> m_hits;

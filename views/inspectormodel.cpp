@@ -70,7 +70,10 @@ QVariant InspectorModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case Qt::DisplayRole:
         return QString::fromStdString(index.column() == PropertyColumn ? r.property : r.value);
-    case Qt::ToolTipRole: return r.tooltip.empty() ? QVariant() : QVariant(QString::fromStdString(r.tooltip));
+    case Qt::ToolTipRole: // the schema's documentation, else the whole text the column may elide
+        return QString::fromStdString(!r.tooltip.empty()                ? r.tooltip
+                                      : index.column() == PropertyColumn ? r.property
+                                                                         : r.value);
     default: return {};
     }
 }

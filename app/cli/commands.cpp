@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "util/atomicfile.h"
+
 #include "infoformat.h"
 #include "ir/summary.h"
 #include "ir/tensorwalk.h"
@@ -57,6 +59,39 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
                                    (i == 0 ? "the input model" : "a file the input model's weights are read from") +
                                    "; pass --force to overwrite it");
     return Status::ok();
+}
+
+std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names)
+{
+    std::vector<std::string> out;
+    std::set<std::string> taken;
+    for (const std::string &name : names) {
+        std::string base = name;
+        for (char &c : base)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+                c = '_';
+        if (base.empty() || base == "." || base == "..")
+            base = "_" + base;
+        if (base.size() > 100) { // NAME_MAX is 255 bytes; leave room for a suffix and extension
+            char hash[17];
+            std::snprintf(hash, sizeof hash, "%016llx",
+                          static_cast<unsigned long long>(std::hash<std::string>{}(name)));
+            base = base.substr(0, 80) + "-" + hash;
+        }
+        std::string candidate = base;
+        for (int k = 2; !taken.insert(candidate).second; ++k)
+            candidate = base + "-" + std::to_string(k);
+        out.push_back(candidate);
+    }
+    return out;
+}
+
+Status writeTextFile(const std::filesystem::path &path, const std::string &text)
+{
+    AtomicFile file(path);
+    OPSCOPE_TRY(file.open());
+    OPSCOPE_TRY(file.write(text));
+    return file.commit();
 }
 
 std::string oneLine(const std::string &message)

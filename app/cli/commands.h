@@ -26,6 +26,13 @@ enum ExitCode : int
 // Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
 int reportError(const Status &status);
 // The message with control characters (a newline in a tensor name) escaped or blanked.
+// File names for tensors or passes named by the model: unsafe characters become '_', names longer
+// than a file system takes are shortened with a hash of the whole name, and names that end up equal
+// ("a/b", "a:b" and "a_b" all become a_b) get -2, -3, … so no file is written twice.
+std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names);
+// Writes text through AtomicFile: never a half-written file, never a device or FIFO replaced.
+Status writeTextFile(const std::filesystem::path &path, const std::string &text);
+
 std::string oneLine(const std::string &message);
 void printWarnings(const std::vector<std::string> &warnings);
 // Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.

@@ -115,33 +115,6 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
                   << n.first << std::setw(8) << n.second << '\n';
 }
 
-std::string safeFileName(std::string name)
-{
-    for (char &c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
-            c = '_';
-    return name;
-}
-
-Status writeJsonAtomically(const std::filesystem::path &path, const std::string &text)
-{
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::FILE *f = std::fopen(tmp.c_str(), "wb");
-        if (!f)
-            return Status::io("cannot write '" + tmp.string() + "'");
-        const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-        if (std::fclose(f) != 0 || !ok) {
-            std::filesystem::remove(tmp);
-            return Status::io("writing '" + tmp.string() + "' failed");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec)
-        return Status::io("cannot replace '" + path.string() + "': " + ec.message());
-    return Status::ok();
-}
 
 } // namespace
 
@@ -212,7 +185,7 @@ int runOptimize(const OptimizeArgs &args)
         report["passes"] = list;
         report["ops_before"] = opHistogram(result.initial->graph);
         report["ops_after"] = opHistogram(model.graph);
-        if (Status ok = writeJsonAtomically(args.report, report.dump(2) + "\n"); !ok)
+        if (Status ok = writeTextFile(args.report, report.dump(2) + "\n"); !ok)
             return reportError(ok);
     }
     if (!args.dumpDir.empty()) {
@@ -223,7 +196,7 @@ int runOptimize(const OptimizeArgs &args)
                 continue;
             char prefix[16];
             std::snprintf(prefix, sizeof prefix, "%02d-", index);
-            const fs::path path = fs::path(args.dumpDir) / (prefix + safeFileName(r.name) + ".onnx");
+            const fs::path path = fs::path(args.dumpDir) / (prefix + uniqueFileNames({r.name}).front() + ".onnx");
             if (Status ok = checkWritePath(path, "--dump-dir file", inputFiles, args.force); !ok)
                 return reportError(ok);
             Expected<SaveResult> saved = saveModel(*r.snapshot, path, save);

@@ -19,15 +19,6 @@
 namespace opscope::cli {
 namespace {
 
-std::string safeFileName(const std::string &name)
-{
-    std::string out = name;
-    for (char &c : out)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-            c = '_';
-    return out.empty() || out == "." || out == ".." ? "_" + out : out;
-}
-
 std::string summary(const RuntimeTensor &t)
 {
     if (t.dtype() == DataType::String || t.elementCount() == 0)
@@ -147,11 +138,15 @@ int runModel(const RunArgs &args)
             return reportError(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
     }
     const auto &infos = (*session)->outputs();
+    std::vector<std::string> names;
+    for (const auto &info : infos)
+        names.push_back(info.name);
+    const std::vector<std::string> fileNames = uniqueFileNames(names);
     for (std::size_t i = 0; i < outputs->size(); ++i) {
         const RuntimeTensor &t = (*outputs)[i];
         std::string file;
         if (!args.saveDir.empty()) {
-            file = (std::filesystem::path(args.saveDir) / (safeFileName(infos[i].name) + ".npy")).string();
+            file = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
             if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force); !ok)
                 return reportError(ok);
             const Status st = writeNpy(file, t);

@@ -4,6 +4,7 @@
 #include "graphpane.h"
 #include "mainwindow.h"
 #include "passpanel.h"
+#include "passes/registry.h"
 #include "profilepanel.h"
 
 #include <QApplication>
@@ -112,8 +113,19 @@ int main(int argc, char **argv)
     if (parser.isSet(screenshot) && wh.size() == 2)
         window.resize(wh[0].toInt(), wh[1].toInt());
     window.show();
-    if (parser.isSet(level))
+    // A script's mistakes are errors with a message, not a silent default (exit 1).
+    auto fail = [](const QString &message) {
+        std::fprintf(stderr, "opscope: %s\n", qPrintable(message));
+        return 1;
+    };
+    if (parser.isSet(level)) {
+        QStringList levels;
+        for (const std::string &l : opscope::passes::levelNames())
+            levels << QString::fromStdString(l);
+        if (!levels.contains(parser.value(level)))
+            return fail(QStringLiteral("unknown level '%1' (one of %2)").arg(parser.value(level), levels.join(QStringLiteral(", "))));
         window.passPanel()->setLevel(parser.value(level));
+    }
     const QStringList args = parser.positionalArguments();
     if (args.isEmpty())
         window.openBundledSample();
@@ -155,12 +167,24 @@ int main(int argc, char **argv)
             case 1:
                 if (parser.isSet(step) && window.pipelineResult()) {
                     const auto &passes = window.pipelineResult()->passes;
-                    for (std::size_t i = 0; i < passes.size(); ++i)
+                    bool found = false;
+                    for (std::size_t i = 0; i < passes.size() && !found; ++i)
                         if (QString::fromStdString(passes[i].name) == parser.value(step)) {
+                            found = true;
                             window.showStep(int(i));
-                            if (window.isBusy())
-                                return;
                         }
+                    if (!found) {
+                        QStringList names;
+                        for (const auto &p : passes)
+                            names << QString::fromStdString(p.name);
+                        names.removeDuplicates();
+                        std::fprintf(stderr, "opscope: --step: no pass '%s' ran (passes: %s)\n",
+                                     qPrintable(parser.value(step)), qPrintable(names.join(QStringLiteral(", "))));
+                        QApplication::exit(1);
+                        return;
+                    }
+                    if (window.isBusy())
+                        return;
                 }
                 [[fallthrough]];
             case 2:
@@ -169,11 +193,17 @@ int main(int argc, char **argv)
                     return;
                 [[fallthrough]];
             default:
-                if (parser.isSet(select))
-                    window.selectNode(parser.value(select));
+                if (parser.isSet(select) && !window.selectNode(parser.value(select))) {
+                    std::fprintf(stderr, "opscope: --select: no node '%s' in the graph shown\n",
+                                 qPrintable(parser.value(select)));
+                    QApplication::exit(1);
+                    return;
+                }
                 if (parser.isSet(values))
                     window.showValuesTab();
                 QTimer::singleShot(300, &window, [&window, out] {
+                    if (!window.lastError().isEmpty())
+                        std::fprintf(stderr, "opscope: %s\n", qPrintable(window.lastError()));
                     const bool ok = window.grab().save(out);
                     QApplication::exit(ok && window.lastError().isEmpty() ? 0 : 1);
                 });
@@ -181,7 +211,10 @@ int main(int argc, char **argv)
         };
         QObject::connect(&window, &opscope::MainWindow::idle, &window,
                          [advance] { QTimer::singleShot(100, advance); });
-        QObject::connect(&window, &opscope::MainWindow::loadFailed, &window, [] { QApplication::exit(1); });
+        QObject::connect(&window, &opscope::MainWindow::loadFailed, &window, [](const QString &message) {
+            std::fprintf(stderr, "opscope: %s\n", qPrintable(message)); // the dialog is not seen in a script
+            QApplication::exit(1);
+        });
         QTimer::singleShot(60000, &app, [] { QApplication::exit(2); }); // never hang a script
     }
     return QApplication::exec();

@@ -161,7 +161,7 @@ void MainWindow::buildDocks()
     auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
     inspectorDock->setObjectName(QStringLiteral("inspector"));
     m_inspectorTabs = new QTabWidget(inspectorDock);
-    // The property column fits its content up to 45 % of the view, so long initializer names
+    // The property column fits its content up to 60 % of the view, so long initializer names
     // (tf2onnx: hundreds of characters) never push the values off screen; they elide in the middle.
     auto propertyTree = [this](QAbstractItemModel *model) {
         auto *tree = new QTreeView(m_inspectorTabs);
@@ -172,7 +172,7 @@ void MainWindow::buildDocks()
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
             tree->expandAll();
             tree->resizeColumnToContents(0);
-            const int cap = std::max(200, int(tree->viewport()->width() * 0.45)); // before the first show too
+            const int cap = std::max(200, int(tree->viewport()->width() * 0.6)); // before the first show too
             tree->setColumnWidth(0, std::min(tree->columnWidth(0), cap));
         });
         return tree;
@@ -438,10 +438,18 @@ void MainWindow::loadAsync(const QString &source, std::function<Expected<std::sh
         }
         if (compare) {
             m_step = -2;
+            // Another file, often the same model optimized elsewhere: nodes renamed by an export
+            // are matched by tensor identity, as in original vs final.
             m_graph->showComparison(m_model, &m_model->graph, *r, &(*r)->graph,
-                                    m_passes->overlay() ? GraphPane::Mode::Overlay
-                                                        : GraphPane::Mode::SideBySide);
-            m_statusText->setText(tr("Comparing with %1").arg(source));
+                                    m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
+                                    matchRenamedNodes(m_model->graph, (*r)->graph), true);
+            m_graph->setTitles(QFileInfo(m_source).fileName(), QFileInfo(source).fileName());
+            const GraphDiff &d = m_graph->diff();
+            m_statusText->setText(tr("Comparing with %1: %2 removed, %3 added, %4 modified")
+                                      .arg(source)
+                                      .arg(d.removed.size())
+                                      .arg(d.added.size())
+                                      .arg(d.modified.size()));
             emit modelLoaded(source);
         } else {
             setModel(*r, source);
@@ -671,7 +679,7 @@ void MainWindow::previousMatch()
     nextMatch();
 }
 
-void MainWindow::selectNode(const QString &name)
+bool MainWindow::selectNode(const QString &name)
 {
     const std::string key = m_graph->visibleKeyFor(name.toStdString());
     for (int side = 0; side < 2; ++side)
@@ -679,8 +687,9 @@ void MainWindow::selectNode(const QString &name)
             m_graph->scene(side)->clearSelection();
             item->setSelected(true);
             m_graph->view(side)->centerOnItem(item);
-            return;
+            return true;
         }
+    return false;
 }
 
 void MainWindow::inspectNode(const Model &model, const Graph &graph, NodeId node)

@@ -63,7 +63,7 @@ public:
     int currentStep() const { return m_step; }
     const QString &lastError() const { return m_lastError; }
     std::shared_ptr<const Model> model() const { return m_model; }
-    void selectNode(const QString &name);
+    bool selectNode(const QString &name); // false: no such node on screen
     // What "Save model at this step" writes: the step's model, lowered for the export target
     // (onnx, ort); with target none, `opscopeOnly` lists the ops only opscope runs.
     Expected<std::shared_ptr<const Model>> exportableModel(QStringList *opscopeOnly = nullptr) const;

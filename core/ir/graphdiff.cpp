@@ -9,14 +9,13 @@ namespace opscope {
 
 namespace {
 
-// A node's identity for comparison: op, wiring by tensor name, attributes (tensors by identity,
-// subgraphs by fingerprint, so this stays cheap for big weights).
+// A node's own identity for comparison: op, attributes (tensors by identity, subgraphs by
+// fingerprint, so this stays cheap for big weights), the constants it reads and the tensors it
+// writes. Its activation inputs are compared apart (sameWiring): a node is not "modified" because
+// the node feeding it was rewritten.
 std::string signature(const Graph &g, const Node &n)
 {
-    std::string s = n.domain + "::" + n.opType + "(";
-    for (ValueId v : n.inputs)
-        s += (v.valid() ? g.value(v).name : std::string()) + ",";
-    s += ")->(";
+    std::string s = n.domain + "::" + n.opType + "(" + std::to_string(n.inputs.size()) + ")->(";
     for (ValueId v : n.outputs)
         s += (v.valid() ? g.value(v).name : std::string()) + ",";
     s += ")";
@@ -34,6 +33,32 @@ std::string signature(const Graph &g, const Node &n)
         if (v.valid() && g.value(v).initializer && g.value(v).initializer->data)
             s += "|w" + std::to_string(g.value(v).initializer->data->id());
     return s;
+}
+
+// Each input slot reads the same thing: the same graph input or constant by name, or the output of
+// a node both graphs have. Reading from a node only one graph has (a BN fused away, the FusedConv
+// that replaced it) is the neighbour's rewrite, not this node's.
+bool sameWiring(const Graph &before, const Node &b, const Graph &after, const Node &a)
+{
+    for (std::size_t k = 0; k < b.inputs.size() && k < a.inputs.size(); ++k) {
+        const ValueId vb = b.inputs[k], va = a.inputs[k];
+        if (vb.valid() != va.valid())
+            return false;
+        if (!vb.valid())
+            continue;
+        const NodeId pb = before.value(vb).producer, pa = after.value(va).producer;
+        if (!pb.valid() || !pa.valid()) {
+            if (pb.valid() != pa.valid() || before.value(vb).name != after.value(va).name)
+                return false;
+            continue;
+        }
+        const std::string &nb = before.node(pb).name, &na = after.node(pa).name;
+        if (nb == na)
+            continue;
+        if (after.findNode(nb).valid() && before.findNode(na).valid())
+            return false; // rewired between nodes both graphs keep
+    }
+    return true;
 }
 
 } // namespace
@@ -56,7 +81,7 @@ GraphDiff diffGraphsByName(const Graph &before, const Graph &after,
         if (const auto s = sameBefore.find(b.name); s != sameBefore.end() && !inAfter.count(b.name)) {
             seen.insert(s->second);
             const Node &a = after.node(inAfter.at(s->second));
-            if (signature(before, b) != signature(after, a)) {
+            if (signature(before, b) != signature(after, a) || !sameWiring(before, b, after, a)) {
                 d.modified.insert(b.name);
                 d.modified.insert(a.name);
             }
@@ -65,7 +90,8 @@ GraphDiff diffGraphsByName(const Graph &before, const Graph &after,
         const auto it = inAfter.find(b.name);
         if (it == inAfter.end())
             d.removed.insert(b.name);
-        else if (signature(before, b) != signature(after, after.node(it->second)))
+        else if (const Node &a = after.node(it->second);
+                 signature(before, b) != signature(after, a) || !sameWiring(before, b, after, a))
             d.modified.insert(b.name);
     }
     for (const auto &[name, id] : inAfter)

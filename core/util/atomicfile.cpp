@@ -1,6 +1,7 @@
 #include "util/atomicfile.h"
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,8 +16,42 @@ AtomicFile::~AtomicFile()
     discard();
 }
 
+namespace {
+
+const char *kindOf(const std::filesystem::file_status &s)
+{
+    namespace fs = std::filesystem;
+    switch (s.type()) {
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+    }
+}
+
+} // namespace
+
 Status AtomicFile::open()
 {
+    namespace fs = std::filesystem;
+    // The file is written beside the destination and renamed over it. A rename replaces whatever
+    // the name is: a symbolic link would become a file (the link's target left stale) and a device
+    // or FIFO would be replaced by a regular file (-o /dev/null as root breaks the machine). So
+    // links are followed to their target, and only regular files are ever replaced.
+    std::error_code ec;
+    for (int hops = 0; fs::is_symlink(fs::symlink_status(m_destination, ec)); ++hops) {
+        if (hops == 40)
+            return Status::invalid("'" + m_destination.string() + "' is a loop of symbolic links");
+        const fs::path target = fs::read_symlink(m_destination, ec);
+        if (ec)
+            return Status::io("cannot read the link '" + m_destination.string() + "': " + ec.message());
+        m_destination = target.is_absolute() ? target : m_destination.parent_path() / target;
+    }
+    if (const fs::file_status st = fs::status(m_destination, ec); !ec && fs::exists(st) && !fs::is_regular_file(st))
+        return Status::invalid("'" + m_destination.string() + "' is " + kindOf(st) +
+                               ", not a file opscope can replace; give the path of a regular file");
     std::filesystem::path dir = m_destination.parent_path();
     if (dir.empty())
         dir = ".";
