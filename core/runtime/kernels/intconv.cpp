@@ -6,6 +6,7 @@
 #include "runtime/kernels/intconv.h"
 
 #include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/dnnlengine.h"
 #include "runtime/kernels/intgemm.h"
 
 #include <cstring>
@@ -75,8 +76,17 @@ void depthwisePlane(const T *in, const std::int32_t *w, std::int32_t x0, const C
                 const std::int64_t hi = std::max(lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
                 if (wv == 0)
                     continue;
-                for (std::int64_t ow = lo; ow < hi; ++ow)
-                    acc[std::size_t(ow)] += static_cast<std::uint32_t>(wv * (std::int32_t(row[ow * sw + off]) - x0));
+                // Locals and __restrict: byte pointers may alias anything, which would keep the
+                // compiler from vectorizing.
+                std::uint32_t *__restrict a = acc.data();
+                const T *__restrict src = row + off;
+                const std::uint32_t bias = static_cast<std::uint32_t>(-wv * x0), mul = static_cast<std::uint32_t>(wv);
+                if (sw == 1)
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        a[ow] += mul * static_cast<std::uint32_t>(std::int32_t(src[ow])) + bias;
+                else
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        a[ow] += mul * static_cast<std::uint32_t>(std::int32_t(src[ow * sw])) + bias;
             }
         }
         std::memcpy(out + oh * OW, acc.data(), std::size_t(OW) * sizeof(std::int32_t));
@@ -107,15 +117,19 @@ void im2col2d(const std::uint8_t *xg, std::int64_t cg, const ConvGeometry &geo, 
                     std::memset(crow, pad, std::size_t(OW));
                     continue;
                 }
-                const std::uint8_t *irow = plane + ih * IW;
-                std::memset(crow, pad, std::size_t(lo));
+                // Locals and __restrict: byte pointers may alias anything (even `flip`), which
+                // would keep the compiler from vectorizing the copy.
+                const std::uint8_t *__restrict src = plane + ih * IW + off;
+                std::uint8_t *__restrict d = crow;
+                const std::uint8_t f = flip;
+                std::memset(d, pad, std::size_t(lo));
                 if (sw == 1)
                     for (std::int64_t ow = lo; ow < hi; ++ow)
-                        crow[ow] = irow[ow + off] ^ flip;
+                        d[ow] = src[ow] ^ f;
                 else
                     for (std::int64_t ow = lo; ow < hi; ++ow)
-                        crow[ow] = irow[ow * sw + off] ^ flip;
-                std::memset(crow + hi, pad, std::size_t(OW - hi));
+                        d[ow] = src[ow * sw] ^ f;
+                std::memset(d + hi, pad, std::size_t(OW - hi));
             }
         },
         1);
@@ -132,8 +146,9 @@ void im2colNd(const std::uint8_t *xg, std::int64_t cg, std::int64_t inSize, cons
             const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
             const std::uint8_t *plane = xg + ci * inSize;
             std::uint8_t *col = cols + r * outSize;
+            const std::uint8_t f = flip, p = pad;
             for (std::int64_t o = 0; o < outSize; ++o)
-                col[o] = idx[o] >= 0 ? std::uint8_t(plane[idx[o]] ^ flip) : pad;
+                col[o] = idx[o] >= 0 ? std::uint8_t(plane[idx[o]] ^ f) : p;
         },
         1);
 }
@@ -228,7 +243,14 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
              : 1;
     const std::int64_t blocks = twoD ? (outSp[0] + rowsPerBlock - 1) / rowsPerBlock : 1;
     const std::vector<std::int64_t> srcIndex = twoD ? std::vector<std::int64_t>{} : srcIndexTable(*geo, inSp, outSp);
-    std::vector<std::uint8_t> cols(static_cast<std::size_t>(kDim * rowsPerBlock * rowLen));
+    // A per-thread scratch buffer: a fresh multi-megabyte vector per call cost page faults and a
+    // memset each time.
+    std::uint8_t *cols = nullptr;
+    try {
+        cols = static_cast<std::uint8_t *>(dnnlScratch(0, std::size_t(kDim * rowsPerBlock * rowLen)));
+    } catch (const dnnl::error &) {
+        return Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
+    }
     for (std::int64_t ni = 0; ni < n; ++ni)
         for (std::int64_t gi = 0; gi < g; ++gi) {
             const std::uint8_t *xg = xbytes + (ni * c + gi * cg) * inSize;
@@ -238,11 +260,11 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
                 const std::int64_t rows = twoD ? std::min(rowsPerBlock, outSp[0] - oh0) : 1;
                 const std::int64_t len = rows * rowLen;
                 if (twoD)
-                    im2col2d(xg, cg, *geo, inSp[0], inSp[1], outSp[1], oh0, rows, flip, pad, cols.data());
+                    im2col2d(xg, cg, *geo, inSp[0], inSp[1], outSp[1], oh0, rows, flip, pad, cols);
                 else
-                    im2colNd(xg, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols.data());
+                    im2colNd(xg, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols);
                 OPSCOPE_TRY(gemmLeftExact(prep->groups[std::size_t(gi)], len,
-                                          reinterpret_cast<const std::int8_t *>(cols.data()), len, xZero,
+                                          reinterpret_cast<const std::int8_t *>(cols), len, xZero,
                                           yg + oh0 * rowLen, outSize));
             }
         }

@@ -43,7 +43,7 @@ inline std::int32_t wrapAdd(std::int32_t a, std::int64_t b)
 __attribute__((target_clones("default", "avx2", "avx512f")))
 #endif
 void referenceRightRow(std::int64_t n, std::int64_t k, const std::uint8_t *arow, std::int32_t a0,
-                       const std::int8_t *b, std::uint32_t *c)
+                       const std::int8_t *b, std::int32_t b0, std::uint32_t *c)
 {
     for (std::int64_t j = 0; j < n; ++j)
         c[j] = 0;
@@ -53,7 +53,7 @@ void referenceRightRow(std::int64_t n, std::int64_t k, const std::uint8_t *arow,
             continue;
         const std::int8_t *brow = b + p * n;
         for (std::int64_t j = 0; j < n; ++j)
-            c[j] += static_cast<std::uint32_t>(av * std::int32_t(brow[j]));
+            c[j] += static_cast<std::uint32_t>(av * (std::int32_t(brow[j]) - b0));
     }
 }
 
@@ -106,6 +106,14 @@ Int8GemmPath pathFor(bool hasSplit)
     return path == Int8GemmPath::Split && !hasSplit ? Int8GemmPath::Reference : path;
 }
 
+bool oneZeroPoint(std::int64_t channels, const WeightZero &zeroPoint)
+{
+    for (std::int64_t o = 1; o < channels; ++o)
+        if (zeroPoint(o) != zeroPoint(0))
+            return false;
+    return true;
+}
+
 // The per-channel shift s (see intgemm.h) of channel o over k values.
 std::int32_t shiftOf(std::int64_t o, std::int64_t k, bool unsignedW, const WeightValue &value, std::int32_t z)
 {
@@ -153,17 +161,25 @@ Int8LeftWeights prepareLeftWeights(std::int64_t m, std::int64_t k, bool unsigned
     w.m = m;
     w.k = k;
     w.w.resize(std::size_t(m * k));
-    std::vector<std::int32_t> d(std::size_t(m), 0);
-    bool anyD = false;
-    for (std::int64_t o = 0; o < m; ++o) {
-        const std::int32_t z = zeroPoint(o), s = shiftOf(o, k, unsignedW, value, z);
-        d[std::size_t(o)] = s - z;
-        anyD = anyD || s != z;
-        for (std::int64_t p = 0; p < k; ++p)
-            w.w[std::size_t(o * k + p)] = static_cast<std::uint8_t>(value(o, p) - s + 128);
+    const std::int32_t toUnsigned = unsignedW ? 0 : 128;
+    if (oneZeroPoint(m, zeroPoint)) {
+        w.offset = zeroPoint(0) + toUnsigned;
+        for (std::int64_t o = 0; o < m; ++o)
+            for (std::int64_t p = 0; p < k; ++p)
+                w.w[std::size_t(o * k + p)] = static_cast<std::uint8_t>(value(o, p) + toUnsigned);
+    } else {
+        std::vector<std::int32_t> d(std::size_t(m), 0);
+        bool anyD = false;
+        for (std::int64_t o = 0; o < m; ++o) {
+            const std::int32_t z = zeroPoint(o), s = shiftOf(o, k, unsignedW, value, z);
+            d[std::size_t(o)] = s - z;
+            anyD = anyD || s != z;
+            for (std::int64_t p = 0; p < k; ++p)
+                w.w[std::size_t(o * k + p)] = static_cast<std::uint8_t>(value(o, p) - s + 128);
+        }
+        if (anyD)
+            w.d = std::move(d);
     }
-    if (anyD)
-        w.d = std::move(d);
     if (int8GemmPath() == Int8GemmPath::Split) {
         w.hi.resize(w.w.size());
         w.lo.resize(w.w.size());
@@ -183,42 +199,49 @@ Status gemmLeftExact(const Int8LeftWeights &w, std::int64_t n, const std::int8_t
         return Status::ok();
     const Int8GemmPath path = pathFor(!w.hi.empty());
     if (k == 0 || path == Int8GemmPath::Reference) {
-        // Σ (w − w0)(x − x0) directly: w − s + 128 − 128 + d = w − w0.
+        // Σ (w − w0)(x − x0) directly: w − offset + d = w − w0.
         parallelFor(
             m,
             [&](std::int64_t i) {
                 std::vector<std::int32_t> row(static_cast<std::size_t>(k));
                 const std::int32_t di = w.d.empty() ? 0 : w.d[std::size_t(i)];
                 for (std::int64_t p = 0; p < k; ++p)
-                    row[std::size_t(p)] = std::int32_t(w.w[std::size_t(i * k + p)]) - 128 + di;
+                    row[std::size_t(p)] = std::int32_t(w.w[std::size_t(i * k + p)]) - w.offset + di;
                 referenceLeftRow(n, k, row.data(), x, ldx, xZero, reinterpret_cast<std::uint32_t *>(c + i * ldc));
             },
             1);
         return Status::ok();
     }
     if (path == Int8GemmPath::Vnni) {
-        OPSCOPE_TRY(dnnlGemm(m, n, k, w.w.data(), k, 128, x, ldx, xZero, c, ldc));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, w.w.data(), k, std::uint8_t(w.offset), x, ldx, xZero, c, ldc));
     } else {
-        // (w − s + 128) − 128 = 64·(hi − 2) + lo.
+        // w − offset = 64·(hi − offset/64) + (lo − offset%64): two GEMMs with their own offsets.
         std::vector<std::int32_t> high(static_cast<std::size_t>(m * n));
-        OPSCOPE_TRY(dnnlGemm(m, n, k, w.lo.data(), k, 0, x, ldx, xZero, c, ldc));
-        OPSCOPE_TRY(dnnlGemm(m, n, k, w.hi.data(), k, 2, x, ldx, xZero, high.data(), n));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, w.lo.data(), k, std::uint8_t(w.offset & 63), x, ldx, xZero, c, ldc));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, w.hi.data(), k, std::uint8_t(w.offset >> 6), x, ldx, xZero, high.data(), n));
         addHigh(m, n, high, c, ldc);
     }
     if (w.d.empty())
         return Status::ok();
     // + d[i]·Σ_k (x − x0) per column.
-    std::vector<std::int32_t> colSum(std::size_t(n), static_cast<std::int32_t>(-std::int64_t(xZero) * k));
-    for (std::int64_t p = 0; p < k; ++p)
+    // uint32 arithmetic wraps like the int32 accumulators; locals and __restrict let it vectorize
+    // (int8 pointers may alias anything).
+    std::vector<std::uint32_t> colSums(static_cast<std::size_t>(n), static_cast<std::uint32_t>(-std::int64_t(xZero) * k));
+    std::uint32_t *__restrict sums = colSums.data();
+    for (std::int64_t p = 0; p < k; ++p) {
+        const std::int8_t *__restrict xrow = x + p * ldx;
         for (std::int64_t j = 0; j < n; ++j)
-            colSum[std::size_t(j)] += x[p * ldx + j];
+            sums[j] += static_cast<std::uint32_t>(std::int32_t(xrow[j]));
+    }
     parallelFor(
         m,
         [&](std::int64_t i) {
-            const std::int64_t di = w.d[std::size_t(i)];
+            const auto di = static_cast<std::uint32_t>(w.d[std::size_t(i)]);
+            auto *__restrict crow = reinterpret_cast<std::uint32_t *>(c + i * ldc);
+            const std::uint32_t *__restrict s = colSums.data();
             if (di != 0)
                 for (std::int64_t j = 0; j < n; ++j)
-                    c[i * ldc + j] = wrapAdd(c[i * ldc + j], di * colSum[std::size_t(j)]);
+                    crow[j] += di * s[j];
         },
         1);
     return Status::ok();
@@ -232,16 +255,22 @@ Int8RightWeights prepareRightWeights(std::int64_t k, std::int64_t n, bool unsign
     w.n = n;
     w.w.resize(std::size_t(k * n));
     w.colSum.assign(std::size_t(n), 0);
+    const std::int32_t toSigned = unsignedW ? 128 : 0;
+    const bool one = oneZeroPoint(n, zeroPoint);
     std::vector<std::int32_t> d(std::size_t(n), 0);
     bool anyD = false;
+    if (one)
+        w.offset = zeroPoint(0) - toSigned;
     for (std::int64_t j = 0; j < n; ++j) {
-        const std::int32_t z = zeroPoint(j), s = shiftOf(j, k, unsignedW, value, z);
-        d[std::size_t(j)] = s - z;
-        anyD = anyD || s != z;
+        const std::int32_t z = zeroPoint(j), s = one ? toSigned : shiftOf(j, k, unsignedW, value, z);
+        if (!one) {
+            d[std::size_t(j)] = s - z;
+            anyD = anyD || s != z;
+        }
         for (std::int64_t p = 0; p < k; ++p) {
             const std::int32_t v = value(j, p) - s;
             w.w[std::size_t(p * n + j)] = static_cast<std::int8_t>(v);
-            w.colSum[std::size_t(j)] += v;
+            w.colSum[std::size_t(j)] += v - w.offset;
         }
     }
     if (anyD)
@@ -271,22 +300,24 @@ Status gemmRightExact(std::int64_t m, const std::uint8_t *a, std::int64_t lda, s
         parallelFor(
             m,
             [&](std::int64_t i) {
-                referenceRightRow(n, k, a + i * lda, rowZero ? rowZero[i] : a0, w.w.data(),
+                referenceRightRow(n, k, a + i * lda, rowZero ? rowZero[i] : a0, w.w.data(), w.offset,
                                   reinterpret_cast<std::uint32_t *>(c + i * ldc));
             },
             std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(n * k, 1)));
     } else if (path == Int8GemmPath::Vnni) {
-        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.w.data(), n, 0, c, ldc));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.w.data(), n, std::int8_t(w.offset), c, ldc));
     } else {
+        // w − offset = 64·(hi − h0) + (lo − l0) with offset = 64·h0 + l0 split like w.
+        const int h0 = (w.offset + 32) >> 6, l0 = w.offset - 64 * h0;
         std::vector<std::int32_t> high(static_cast<std::size_t>(m * n));
-        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.lo.data(), n, 0, c, ldc));
-        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.hi.data(), n, 0, high.data(), n));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.lo.data(), n, std::int8_t(l0), c, ldc));
+        OPSCOPE_TRY(dnnlGemm(m, n, k, a, lda, ao, w.hi.data(), n, std::int8_t(h0), high.data(), n));
         addHigh(m, n, high, c, ldc);
     }
     const bool perRowFix = rowZero && k > 0 && path != Int8GemmPath::Reference;
     if (w.d.empty() && !perRowFix)
         return Status::ok();
-    // + d[j]·Σ_k (A − a0ᵢ) − a0ᵢ·Σ_k (w − s) where the GEMM ran with a0 = 0.
+    // + d[j]·Σ_k (A − a0ᵢ) − a0ᵢ·Σ_k (w − offset) where the GEMM ran with a0 = 0.
     parallelFor(
         m,
         [&](std::int64_t i) {

@@ -3,9 +3,10 @@
 // is Σ_k (w − w0)·(x − x0) in int32 (wrapping like ONNX Runtime's MLAS), never through float and
 // never with a saturating intermediate.
 //
-// One operand is the weights, prepared once: w − s per output channel, where the shift s is the
-// channel's zero point when every w − w0 fits 8 bits, else 128 (uint8) or 0 (int8); the rest,
-// d = s − w0, is added back exactly as d·Σ_k (x − x0). The other operand is the activations,
+// One operand is the weights, prepared once. One zero point for all of them is the GEMM's offset
+// for that operand (oneDNN subtracts it exactly). Zero points per channel: w − s per channel, where
+// the shift s is the channel's zero point when every w − w0 fits 8 bits, else 128 (uint8) or 0
+// (int8); the rest, d = s − w0, is added back exactly as d·Σ_k (x − x0). The other operand is the activations,
 // whatever their zero point (int8 ones are moved by 128 to uint8 or back: the differences stay).
 //
 // oneDNN's u8·s8 GEMM is exact only where it multiplies with VNNI (vpdpbusd, int32 sums). Without
@@ -46,9 +47,10 @@ using WeightZero = std::function<std::int32_t(std::int64_t o)>;
 struct Int8LeftWeights
 {
     std::int64_t m = 0, k = 0;
-    std::vector<std::uint8_t> w;      // w − s + 128, [m][k]
-    std::vector<std::uint8_t> hi, lo; // Split path: w − s + 128 = 64·hi + lo, hi ≤ 3, lo ≤ 63
+    std::vector<std::uint8_t> w;      // uint8 [m][k]: w − s + 128, or w (+128 for int8) with one zero point
+    std::vector<std::uint8_t> hi, lo; // Split path: w = 64·hi + lo, hi ≤ 3, lo ≤ 63
     std::vector<std::int32_t> d;      // per row; empty when all 0
+    std::int32_t offset = 128;        // the GEMM's offset for w: w − offset + d = the weight − w0
 };
 Int8LeftWeights prepareLeftWeights(std::int64_t m, std::int64_t k, bool unsignedW, const WeightValue &value,
                                    const WeightZero &zeroPoint);
@@ -61,10 +63,11 @@ Status gemmLeftExact(const Int8LeftWeights &w, std::int64_t n, const std::int8_t
 struct Int8RightWeights
 {
     std::int64_t k = 0, n = 0;
-    std::vector<std::int8_t> w;       // w − s, [k][n]
-    std::vector<std::int8_t> hi, lo;  // Split path: w − s = 64·hi + lo, |hi| ≤ 2, |lo| ≤ 32
+    std::vector<std::int8_t> w;       // int8 [k][n]: w − s, or w (−128 for uint8) with one zero point
+    std::vector<std::int8_t> hi, lo;  // Split path: w = 64·hi + lo, |hi| ≤ 2, |lo| ≤ 32
     std::vector<std::int32_t> d;      // per column; empty when all 0
-    std::vector<std::int32_t> colSum; // Σ_k (w − s)[k][n], for zero points per row of A
+    std::int32_t offset = 0;          // the GEMM's offset for w: w − offset + d = the weight − w0
+    std::vector<std::int32_t> colSum; // Σ_k (w − offset)[k][n], for zero points per row of A
 };
 Int8RightWeights prepareRightWeights(std::int64_t k, std::int64_t n, bool unsignedW, const WeightValue &value,
                                      const WeightZero &zeroPoint);

@@ -100,33 +100,34 @@ Q quantize(float x, float scale, double zeroPoint)
 }
 
 // y = saturate(round_half_even(x / scale) + zp) over floats with one scale and zero point, like
-// MLAS: the division in float32, not a multiplication by 1/scale. In float32 throughout: rint of a
-// float is exact, and adding an integer zero point below 2^24 is too. NaN saturates to the lowest
-// value instead of being undefined (MLAS's max/min clamp does the same).
+// MLAS: the division in float32 (not a multiplication by 1/scale), clamped to [lo − zp, hi − zp]
+// before rounding, so NaN becomes the lowest value (max(NaN, lo) is lo, as with maxps) and the
+// conversion cannot overflow. rint of a float is exact. Plain loops cloned for AVX2 and AVX-512,
+// which the compiler vectorizes (vdivps, vroundps in the default round-to-nearest-even mode).
+template<class Q>
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("default", "avx2", "avx512f")))
+#endif
+void quantizeBlock(const float *__restrict src, Q *__restrict dst, std::int64_t n, float sc, std::int32_t zp)
+{
+    const float lo = float(std::int32_t(std::numeric_limits<Q>::lowest()) - zp),
+                hi = float(std::int32_t(std::numeric_limits<Q>::max()) - zp);
+    for (std::int64_t i = 0; i < n; ++i) {
+        float q = src[i] / sc;
+        q = q > lo ? q : lo;
+        q = q < hi ? q : hi;
+        dst[i] = static_cast<Q>(static_cast<std::int32_t>(std::rint(q)) + zp);
+    }
+}
+
 template<class Q>
 void quantizePerTensor(const float *src, Q *dst, std::int64_t total, float sc, float z)
 {
-    const float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
     const std::int64_t chunk = 16384;
+    const auto zp = static_cast<std::int32_t>(z);
     parallelFor(
         (total + chunk - 1) / chunk,
-        [=](std::int64_t c) {
-            std::int64_t i = c * chunk;
-            const std::int64_t end = std::min(total, i + chunk);
-#if defined(__SSE4_1__)
-            // Four at a time: cvtps2dq rounds half to even (the default mode), like rint; the
-            // quotient is first clamped to ±2^30 (NaN to the low end) so the conversion cannot
-            // overflow; the saturating packs clamp to Q's range.
-            const __m128 vsc = _mm_set1_ps(sc), big = _mm_set1_ps(1073741824.0f), small = _mm_set1_ps(-1073741824.0f);
-            const __m128i vz = _mm_set1_epi32(static_cast<std::int32_t>(z));
-            for (; i + 4 <= end; i += 4) {
-                const __m128 r = _mm_min_ps(_mm_max_ps(_mm_div_ps(_mm_loadu_ps(src + i), vsc), small), big);
-                storeSaturated4(dst + i, _mm_add_epi32(_mm_cvtps_epi32(r), vz));
-            }
-#endif
-            for (; i < end; ++i)
-                dst[i] = static_cast<Q>(std::min(hi, std::max(lo, std::rint(src[i] / sc) + z)));
-        },
+        [=](std::int64_t c) { quantizeBlock(src + c * chunk, dst + c * chunk, std::min(chunk, total - c * chunk), sc, zp); },
         2);
 }
 
