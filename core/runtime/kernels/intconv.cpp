@@ -10,6 +10,7 @@
 #include "runtime/kernels/intgemm.h"
 
 #include <cstring>
+#include <mutex>
 
 namespace opscope::kernels {
 
@@ -235,39 +236,62 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     const std::uint8_t flip = unsignedX ? 0x80 : 0x00;
     const auto xZero = static_cast<std::int8_t>(unsignedX ? x0 - 128 : x0);
     const auto pad = static_cast<std::uint8_t>(xZero);
-    const bool twoD = inSp.size() == 2;
-    // Blocks of output rows whose columns fit in ~2 MB: the GEMM reads them while they are cached.
-    const std::int64_t rowLen = twoD ? outSp[1] : outSize;
-    const std::int64_t rowsPerBlock =
-        twoD ? std::clamp<std::int64_t>((std::int64_t(2) << 20) / std::max<std::int64_t>(kDim * rowLen, 1), 1, outSp[0])
-             : 1;
-    const std::int64_t blocks = twoD ? (outSp[0] + rowsPerBlock - 1) / rowsPerBlock : 1;
-    const std::vector<std::int64_t> srcIndex = twoD ? std::vector<std::int64_t>{} : srcIndexTable(*geo, inSp, outSp);
-    // A per-thread scratch buffer: a fresh multi-megabyte vector per call cost page faults and a
-    // memset each time.
-    std::uint8_t *cols = nullptr;
-    try {
-        cols = static_cast<std::uint8_t *>(dnnlScratch(0, std::size_t(kDim * rowsPerBlock * rowLen)));
-    } catch (const dnnl::error &) {
-        return Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
-    }
-    for (std::int64_t ni = 0; ni < n; ++ni)
-        for (std::int64_t gi = 0; gi < g; ++gi) {
-            const std::uint8_t *xg = xbytes + (ni * c + gi * cg) * inSize;
-            std::int32_t *yg = dst + (ni * mOut + gi * mg) * outSize;
-            for (std::int64_t b = 0; b < blocks; ++b) {
-                const std::int64_t oh0 = b * rowsPerBlock;
-                const std::int64_t rows = twoD ? std::min(rowsPerBlock, outSp[0] - oh0) : 1;
-                const std::int64_t len = rows * rowLen;
-                if (twoD)
-                    im2col2d(xg, cg, *geo, inSp[0], inSp[1], outSp[1], oh0, rows, flip, pad, cols);
-                else
-                    im2colNd(xg, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols);
-                OPSCOPE_TRY(gemmLeftExact(prep->groups[std::size_t(gi)], len,
-                                          reinterpret_cast<const std::int8_t *>(cols), len, xZero,
-                                          yg + oh0 * rowLen, outSize));
-            }
+    const auto columns = [&](std::size_t bytes) -> std::uint8_t * {
+        // A per-thread scratch buffer: a fresh multi-megabyte vector per call cost page faults and
+        // a memset each time.
+        try {
+            return static_cast<std::uint8_t *>(dnnlScratch(0, bytes));
+        } catch (const dnnl::error &) {
+            return nullptr;
         }
+    };
+    const Status noMemory = Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
+    if (inSp.size() != 2) { // N-d: one block per image and group, the GEMM parallel inside
+        const std::vector<std::int64_t> srcIndex = srcIndexTable(*geo, inSp, outSp);
+        std::uint8_t *cols = columns(std::size_t(kDim * outSize));
+        if (!cols)
+            return noMemory;
+        for (std::int64_t ni = 0; ni < n; ++ni)
+            for (std::int64_t gi = 0; gi < g; ++gi) {
+                im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols);
+                OPSCOPE_TRY(gemmLeftExact(prep->groups[std::size_t(gi)], outSize,
+                                          reinterpret_cast<const std::int8_t *>(cols), outSize, xZero,
+                                          dst + (ni * mOut + gi * mg) * outSize, outSize));
+            }
+        return out;
+    }
+    // 2-D: blocks of output rows, each im2col + GEMM on one thread with its own columns (~1 MB,
+    // cache-sized), all blocks in one parallel loop. A parallel region per im2col and per GEMM
+    // cost a barrier each, which on a busy machine waits for a descheduled thread every time.
+    const std::int64_t OH = outSp[0], OW = outSp[1];
+    const std::int64_t bySize = (std::int64_t(1) << 20) / std::max<std::int64_t>(kDim * OW, 1);
+    const std::int64_t byThreads = (OH + 2 * ctx.threads() - 1) / (2 * ctx.threads());
+    const std::int64_t rowsPerBlock = std::clamp<std::int64_t>(std::min(bySize, byThreads), 1, OH);
+    const std::int64_t blocks = (OH + rowsPerBlock - 1) / rowsPerBlock;
+    std::mutex failureMutex;
+    Status failure = Status::ok();
+    parallelFor(
+        n * g * blocks,
+        [&](std::int64_t task) {
+            const std::int64_t b = task % blocks, gi = (task / blocks) % g, ni = task / (blocks * g);
+            const std::int64_t oh0 = b * rowsPerBlock, rows = std::min(rowsPerBlock, OH - oh0), len = rows * OW;
+            std::uint8_t *cols = columns(std::size_t(kDim * rowsPerBlock * OW));
+            Status st = noMemory;
+            if (cols) {
+                im2col2d(xbytes + (ni * c + gi * cg) * inSize, cg, *geo, inSp[0], inSp[1], OW, oh0, rows, flip, pad,
+                         cols);
+                st = gemmLeftExact(prep->groups[std::size_t(gi)], len, reinterpret_cast<const std::int8_t *>(cols),
+                                   len, xZero, dst + (ni * mOut + gi * mg) * outSize + oh0 * OW, outSize);
+            }
+            if (!st) {
+                std::lock_guard lock(failureMutex);
+                if (failure)
+                    failure = st;
+            }
+        },
+        2);
+    if (!failure)
+        return failure;
     return out;
 }
 
