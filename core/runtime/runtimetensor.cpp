@@ -54,7 +54,7 @@ public:
     }
 
 private:
-    static constexpr std::size_t capBytes = std::size_t(256) << 20;
+    static constexpr std::size_t capBytes = std::size_t(1024) << 20;
     std::mutex m_mutex;
     std::unordered_map<std::size_t, std::vector<void *>> m_free;
     std::size_t m_cached = 0;

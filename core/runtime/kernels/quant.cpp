@@ -1,14 +1,16 @@
 // Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, and the integer
 // convolution/matmul family (ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul), which
-// accumulate exactly in int32.
+// accumulate exactly in int32 (intgemm.h, intconv.h) and round like ONNX Runtime: x / scale in
+// float32, half to even; requantization multipliers in float32 as ORT forms them.
 
 #include "runtime/kernels/convgeometry.h"
 #include "runtime/kernels/elementwise.h"
 #include "runtime/kernels/gemm.h"
+#include "runtime/kernels/intconv.h"
+#include "runtime/kernels/intgemm.h"
 
 #include <cstring>
 #include <limits>
-#include <oneapi/dnnl/dnnl.h>
 
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
@@ -16,8 +18,6 @@
 
 namespace opscope {
 namespace kernels {
-
-Expected<bool> dnnlQLinearConv(KernelContext &ctx); // qconv.cpp
 
 namespace {
 
@@ -34,12 +34,21 @@ void storeSaturated4(Q *dst, __m128i q)
 }
 #endif
 
-// Per-tensor or per-axis parameter: element index → parameter index.
+// Per-tensor, per-axis or blocked (opset 21 block_size: `block` consecutive elements along the
+// axis share one) parameter: element index → parameter index.
 struct AxisParam
 {
     const RuntimeTensor *t = nullptr;
-    std::int64_t inner = 1, count = 1;
-    std::int64_t index(std::int64_t i) const { return count == 1 ? 0 : (i / inner) % count; }
+    std::int64_t inner = 1, count = 1, dim = 1, block = 0;
+    std::int64_t index(std::int64_t i) const
+    {
+        if (count == 1)
+            return 0;
+        if (block == 0)
+            return (i / inner) % count;
+        const std::int64_t blocks = (dim + block - 1) / block;
+        return ((i / (inner * dim)) * blocks + ((i / inner) % dim) / block) * inner + i % inner;
+    }
     double value(std::int64_t i) const { return t ? t->valueAsDouble(index(i)) : 0.0; }
 };
 
@@ -48,16 +57,29 @@ Expected<AxisParam> axisParam(const KernelContext &ctx, const RuntimeTensor *p, 
 {
     AxisParam a;
     a.t = p;
-    if (!p || p->elementCount() <= 1)
+    const std::int64_t block = ctx.attrInt("block_size", 0);
+    if (!p || (p->elementCount() <= 1 && block <= 0))
         return a;
     const Expected<std::int64_t> axis = normalizeAxis(axisAttr, std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();
-    if (p->elementCount() != x.dim(std::size_t(*axis)))
-        return ctx.fail("per-axis parameters have " + std::to_string(p->elementCount()) +
-                        " entries for a dimension of " + std::to_string(x.dim(std::size_t(*axis))));
+    const std::size_t ax = std::size_t(*axis);
     a.count = p->elementCount();
-    a.inner = product(x.shape(), std::size_t(*axis) + 1);
+    a.inner = product(x.shape(), ax + 1);
+    a.dim = x.dim(ax);
+    if (block > 0) { // the parameter has x's shape with ceil(dim / block) along the axis
+        Shape64 want = x.shape();
+        want[ax] = (a.dim + block - 1) / block;
+        if (p->shape() != want)
+            return ctx.fail("blocked parameters of shape " + shapeText(p->shape()) + " for an input of " +
+                            shapeText(x.shape()) + " with block_size " + std::to_string(block) + " (want " +
+                            shapeText(want) + ")");
+        a.block = block;
+        return a;
+    }
+    if (p->elementCount() != a.dim)
+        return ctx.fail("per-axis parameters have " + std::to_string(p->elementCount()) +
+                        " entries for a dimension of " + std::to_string(a.dim));
     return a;
 }
 
@@ -77,6 +99,38 @@ Q quantize(float x, float scale, double zeroPoint)
     return saturate<Q>(std::rint(double(x / scale)) + zeroPoint);
 }
 
+// y = saturate(round_half_even(x / scale) + zp) over floats with one scale and zero point, like
+// MLAS: the division in float32 (not a multiplication by 1/scale), clamped to [lo − zp, hi − zp]
+// before rounding, so NaN becomes the lowest value (max(NaN, lo) is lo, as with maxps) and the
+// conversion cannot overflow. rint of a float is exact. Plain loops cloned for AVX2 and AVX-512,
+// which the compiler vectorizes (vdivps, vroundps in the default round-to-nearest-even mode).
+template<class Q>
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("default", "avx2", "avx512f")))
+#endif
+void quantizeBlock(const float *__restrict src, Q *__restrict dst, std::int64_t n, float sc, std::int32_t zp)
+{
+    const float lo = float(std::int32_t(std::numeric_limits<Q>::lowest()) - zp),
+                hi = float(std::int32_t(std::numeric_limits<Q>::max()) - zp);
+    for (std::int64_t i = 0; i < n; ++i) {
+        float q = src[i] / sc;
+        q = q > lo ? q : lo;
+        q = q < hi ? q : hi;
+        dst[i] = static_cast<Q>(static_cast<std::int32_t>(std::rint(q)) + zp);
+    }
+}
+
+template<class Q>
+void quantizePerTensor(const float *src, Q *dst, std::int64_t total, float sc, float z)
+{
+    const std::int64_t chunk = 16384;
+    const auto zp = static_cast<std::int32_t>(z);
+    parallelFor(
+        (total + chunk - 1) / chunk,
+        [=](std::int64_t c) { quantizeBlock(src + c * chunk, dst + c * chunk, std::min(chunk, total - c * chunk), sc, zp); },
+        2);
+}
+
 Status quantizeLinearKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
@@ -93,37 +147,8 @@ Status quantizeLinearKernel(KernelContext &ctx)
     const auto run = [&](auto qtag) -> Status {
         using Q = decltype(qtag);
         Q *dst = (*out)->template mutableData<Q>();
-        if (x.dtype() == DataType::Float && scale->count == 1 &&
-            zero->count == 1) { // per-tensor: a tight loop
-            // In float32: rint of a float is exact, and adding an integer zero point below 2^24 is
-            // too. NaN saturates to the lowest value instead of being undefined.
-            const float sc = float(scale->value(0)), z = float(zero->value(0));
-            const float lo = float(std::numeric_limits<Q>::lowest()),
-                        hi = float(std::numeric_limits<Q>::max());
-            const float *src = x.data<float>();
-            const std::int64_t total = x.elementCount(), chunk = 16384;
-            parallelFor((total + chunk - 1) / chunk,
-                        [=](std::int64_t c) {
-                            std::int64_t i = c * chunk;
-                            const std::int64_t end = std::min(total, i + chunk);
-#if defined(__SSE4_1__)
-                            // Four at a time: cvtps2dq rounds half to even (the default mode), like rint; the
-                            // quotient is first clamped to ±2^30 (NaN to the low end) so the conversion
-                            // cannot overflow; the saturating packs clamp to Q's range.
-                            const __m128 vsc = _mm_set1_ps(sc), big = _mm_set1_ps(1073741824.0f),
-                                         small = _mm_set1_ps(-1073741824.0f);
-                            const __m128i vz = _mm_set1_epi32(static_cast<std::int32_t>(z));
-                            for (; i + 4 <= end; i += 4) {
-                                const __m128 r = _mm_min_ps(
-                                    _mm_max_ps(_mm_div_ps(_mm_loadu_ps(src + i), vsc), small), big);
-                                storeSaturated4(dst + i, _mm_add_epi32(_mm_cvtps_epi32(r), vz));
-                            }
-#endif
-                            for (; i < end; ++i)
-                                dst[i] =
-                                    static_cast<Q>(std::min(hi, std::max(lo, std::rint(src[i] / sc) + z)));
-                        },
-                        2);
+        if (x.dtype() == DataType::Float && scale->count == 1 && zero->count == 1) {
+            quantizePerTensor(x.data<float>(), dst, x.elementCount(), float(scale->value(0)), float(zero->value(0)));
             return Status::ok();
         }
         for (std::int64_t i = 0; i < x.elementCount(); ++i) {
@@ -174,6 +199,49 @@ Status dequantizeLinearKernel(KernelContext &ctx)
     });
 }
 
+// min and max of floats, vectorized, in parallel blocks. minps/maxps keep the accumulator when
+// the element is NaN, like the scalar `x < lo ? x : lo`.
+void minMax(const float *src, std::int64_t total, float &lo, float &hi)
+{
+    const std::int64_t chunk = 65536, chunks = (total + chunk - 1) / chunk;
+    std::vector<float> los(std::size_t(std::max<std::int64_t>(chunks, 1)), std::numeric_limits<float>::max()),
+        his(los.size(), std::numeric_limits<float>::lowest());
+    parallelFor(
+        chunks,
+        [&](std::int64_t c) {
+            std::int64_t i = c * chunk;
+            const std::int64_t end = std::min(total, i + chunk);
+            float l = los[std::size_t(c)], h = his[std::size_t(c)];
+#if defined(__SSE4_1__)
+            __m128 vl = _mm_set1_ps(l), vh = _mm_set1_ps(h);
+            for (; i + 4 <= end; i += 4) {
+                const __m128 v = _mm_loadu_ps(src + i);
+                vl = _mm_min_ps(v, vl);
+                vh = _mm_max_ps(v, vh);
+            }
+            alignas(16) float lv[4], hv[4];
+            _mm_store_ps(lv, vl);
+            _mm_store_ps(hv, vh);
+            for (int j = 0; j < 4; ++j) {
+                l = std::min(l, lv[j]);
+                h = std::max(h, hv[j]);
+            }
+#endif
+            for (; i < end; ++i) {
+                l = src[i] < l ? src[i] : l;
+                h = src[i] > h ? src[i] : h;
+            }
+            los[std::size_t(c)] = l;
+            his[std::size_t(c)] = h;
+        },
+        2);
+    lo = *std::min_element(los.begin(), los.end());
+    hi = *std::max_element(his.begin(), his.end());
+}
+
+// ONNX DynamicQuantizeLinear, as ONNX Runtime computes it: the range widened to include 0,
+// scale = (max − min) / 255 in float32 (1 for an all-zero range), zero point = round half to even
+// of the clamped 0 − min / scale, then QuantizeLinear with them.
 Status dynamicQuantizeLinearKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -182,120 +250,60 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx)
         return ctx.fail("input must be float32");
     const float *src = x.data<float>();
     float lo = 0, hi = 0;
-    for (std::int64_t i = 0; i < x.elementCount(); ++i) {
-        lo = std::min(lo, src[i]);
-        hi = std::max(hi, src[i]);
-    }
+    minMax(src, x.elementCount(), lo, hi);
+    lo = std::min(lo, 0.0f);
+    hi = std::max(hi, 0.0f);
     const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-    const std::uint8_t zp = saturate<std::uint8_t>(std::rint(double((0.0f - lo) / scale)));
+    const float initialZero = 0.0f - lo / scale;
+    const auto zp = static_cast<std::uint8_t>(std::rint(std::clamp(initialZero, 0.0f, 255.0f)));
     Expected<RuntimeTensor *> y = ctx.allocateOutput(0, DataType::UInt8, x.shape());
     if (!y)
         return y.status();
-    for (std::int64_t i = 0; i < x.elementCount(); ++i)
-        (*y)->mutableData<std::uint8_t>()[i] = quantize<std::uint8_t>(src[i], scale, zp);
+    quantizePerTensor(src, (*y)->mutableData<std::uint8_t>(), x.elementCount(), scale, float(zp));
     ctx.setOutput(1, RuntimeTensor::fromValues(DataType::Float, {}, std::vector<float>{scale}));
     ctx.setOutput(2, RuntimeTensor::fromValues(DataType::UInt8, {}, std::vector<std::uint8_t>{zp}));
     return Status::ok();
 }
 
-// One row of C = A·B in exact int32: i-p-j order keeps the inner loop contiguous. Cloned for AVX2
-// and AVX-512 (vpmulld on 8/16 lanes), picked at run time.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("default", "avx2", "avx512f")))
-#endif
-void gemmS32Row(std::int64_t n, std::int64_t k, const std::int32_t *arow, const std::int32_t *b, std::int32_t *crow)
+// One zero point per tensor, per row/column of the matrices (shared by every batch), or per row/
+// column of every batch: the value for batch `batch` (index into the operand's own batches) and
+// row/column `i`. ONNX writes the per-row form of an [.., M, K] operand as [.., M, 1].
+struct MatZero
 {
-    for (std::int64_t j = 0; j < n; ++j)
-        crow[j] = 0;
-    for (std::int64_t p = 0; p < k; ++p) {
-        const std::int32_t av = arow[p];
-        if (av == 0)
-            continue;
-        const std::int32_t *brow = b + p * n;
-        for (std::int64_t j = 0; j < n; ++j)
-            crow[j] += av * brow[j];
+    const RuntimeTensor *t = nullptr;
+    std::int64_t perBatch = 0; // rows or columns per batch; 0: one value
+    bool batched = false;
+    std::int32_t at(std::int64_t batch, std::int64_t i) const
+    {
+        if (!t)
+            return 0;
+        if (perBatch == 0)
+            return std::int32_t(t->valueAsInt(0));
+        return std::int32_t(t->valueAsInt(batched ? batch * perBatch + i : i));
     }
-}
+};
 
-// C[M,N] = A[M,K]·B[K,N], rows in parallel.
-void gemmS32(std::int64_t m, std::int64_t n, std::int64_t k, const std::int32_t *a, const std::int32_t *b,
-             std::int32_t *c)
+Expected<MatZero> matZero(const KernelContext &ctx, const RuntimeTensor *zp, std::int64_t lines,
+                          std::int64_t batches, const char *what)
 {
-    parallelFor(
-        m, [&](std::int64_t i) { gemmS32Row(n, k, a + i * k, b, c + i * n); },
-        std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(n * k, 1)));
+    MatZero z;
+    z.t = zp;
+    if (!zp || zp->elementCount() == 1)
+        return z;
+    z.perBatch = lines;
+    if (zp->elementCount() == batches * lines && batches > 1)
+        z.batched = true;
+    else if (zp->elementCount() != lines)
+        return ctx.fail(std::string(what) + " zero point has " + std::to_string(zp->elementCount()) +
+                        " values for " + std::to_string(lines) + " lines in " + std::to_string(batches) +
+                        " batches");
+    return z;
 }
 
-// oneDNN's u8·s8→s32 GEMM is exact only with VNNI (vpdpbusd); without it, intermediate int16
-// sums may saturate. So it is used only where the CPU has VNNI.
-bool exactInt8Gemm()
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    static const bool vnni = __builtin_cpu_supports("avx512vnni");
-    return vnni;
-#else
-    return false;
-#endif
-}
-
-// w − w0 as int8 when every value fits (symmetric or uint8-with-128 weights); else empty.
-template<class ZpIndex>
-std::vector<std::int8_t> centeredInt8(const RuntimeTensor &w, const RuntimeTensor *zp, ZpIndex zpIndex)
-{
-    std::vector<std::int8_t> out(static_cast<std::size_t>(w.elementCount()));
-    for (std::int64_t i = 0; i < w.elementCount(); ++i) {
-        const std::int64_t z = zp ? zp->valueAsInt(zp->elementCount() > 1 ? zpIndex(i) : 0) : 0;
-        const std::int64_t v = (w.dtype() == DataType::UInt8 ? std::int64_t(w.data<std::uint8_t>()[i])
-                                                             : std::int64_t(w.data<std::int8_t>()[i])) -
-                               z;
-        if (v < -128 || v > 127)
-            return {};
-        out[std::size_t(i)] = static_cast<std::int8_t>(v);
-    }
-    return out;
-}
-
-Status gemmU8S8(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k,
-                const std::uint8_t *a, std::int64_t lda, std::uint8_t ao, const std::int8_t *b,
-                std::int64_t ldb, std::int32_t *c, std::int64_t ldc)
-{
-    const std::int32_t zero = 0;
-    const dnnl_status_t st = dnnl_gemm_u8s8s32(transA ? 'T' : 'N', transB ? 'T' : 'N', 'F', m, n, k, 1.0f, a,
-                                               lda, ao, b, ldb, 0, 0.0f, c, ldc, &zero);
-    return st == dnnl_success ? Status::ok() : Status::internal("oneDNN u8s8 gemm failed");
-}
-
-// Integer tensor minus its zero point(s), widened to int32. `zpIndex(i)` picks the zero point.
-template<class ZpIndex>
-std::vector<std::int32_t> centered(const RuntimeTensor &t, std::int64_t offset, std::int64_t count,
-                                   const RuntimeTensor *zp, ZpIndex zpIndex)
-{
-    std::vector<std::int32_t> out(static_cast<std::size_t>(count));
-    const bool perElement = zp && zp->elementCount() > 1;
-    std::vector<std::int32_t> zps;
-    if (perElement)
-        for (std::int64_t i = 0; i < zp->elementCount(); ++i)
-            zps.push_back(std::int32_t(zp->valueAsInt(i)));
-    const std::int32_t z = zp && !perElement && zp->elementCount() ? std::int32_t(zp->valueAsInt(0)) : 0;
-    const auto fill = [&](const auto *p) {
-        if (perElement)
-            for (std::int64_t i = 0; i < count; ++i)
-                out[std::size_t(i)] = std::int32_t(p[i]) - zps[std::size_t(zpIndex(i))];
-        else
-            for (std::int64_t i = 0; i < count; ++i)
-                out[std::size_t(i)] = std::int32_t(p[i]) - z;
-    };
-    if (t.dtype() == DataType::UInt8)
-        fill(t.data<std::uint8_t>() + offset);
-    else
-        fill(t.data<std::int8_t>() + offset);
-    return out;
-}
-
-// (A − a0)·(B − b0) in int32 with numpy batching. Zero points: scalar, per row of A, per column of B.
-Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTensor &a,
-                                      const RuntimeTensor &b, const RuntimeTensor *azp,
-                                      const RuntimeTensor *bzp)
+// (A − a0)·(B − b0) in int32 with numpy batching (intgemm.h). Zero points: scalar, per row of A,
+// per column of B. `cacheWeights`: B and b0 are constants, so B's prepared form is cached.
+Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b,
+                                      const RuntimeTensor *azp, const RuntimeTensor *bzp, bool cacheWeights)
 {
     for (const RuntimeTensor *t : {&a, &b})
         if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
@@ -304,26 +312,67 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
     if (!mm)
         return mm.status();
     const std::int64_t m = mm->m, n = mm->n, k = mm->k;
-    const std::vector<std::int64_t> &aOff = mm->aBatch, &bOff = mm->bBatch;
+    const std::int64_t aBatches = std::max<std::int64_t>(1, a.elementCount() / std::max<std::int64_t>(m * k, 1)),
+                       bBatches = std::max<std::int64_t>(1, b.elementCount() / std::max<std::int64_t>(k * n, 1));
+    const Expected<MatZero> az = matZero(ctx, azp, m, aBatches, "A's");
+    const Expected<MatZero> bz = matZero(ctx, bzp, n, bBatches, "B's");
+    if (!az || !bz)
+        return !az ? az.status() : bz.status();
     Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, mm->outShape);
-    if (!out)
+    if (!out || out->elementCount() == 0)
         return out;
-    auto *dst = out->mutableData<std::int32_t>();
-    const bool scalarAzp = !azp || azp->elementCount() == 1;
-    if (exactInt8Gemm() && a.dtype() == DataType::UInt8 && scalarAzp && b.elementCount() == k * n) {
-        const auto b8 = centeredInt8(b, bzp, [n](std::int64_t i) { return i % n; });
-        if (!b8.empty()) {
-            const auto ao = static_cast<std::uint8_t>(azp ? azp->valueAsInt(0) : 0);
-            for (std::size_t bi = 0; bi < aOff.size(); ++bi)
-                OPSCOPE_TRY(gemmU8S8(false, false, m, n, k, a.data<std::uint8_t>() + aOff[bi] * m * k, k, ao,
-                                     b8.data(), n, dst + std::int64_t(bi) * m * n, n));
-            return out;
+    // B's prepared form per batch of B, built on first use (and kept when B is constant).
+    using Prepared = std::vector<std::shared_ptr<const Int8RightWeights>>;
+    std::shared_ptr<Prepared> prepared;
+    std::unique_lock lock(ctx.cache().mutex, std::defer_lock);
+    if (cacheWeights) {
+        lock.lock();
+        prepared = std::static_pointer_cast<Prepared>(ctx.cache().state);
+        if (!prepared || prepared->size() != std::size_t(bBatches)) {
+            prepared = std::make_shared<Prepared>(std::size_t(bBatches));
+            ctx.cache().state = prepared;
         }
+    } else {
+        prepared = std::make_shared<Prepared>(std::size_t(bBatches));
     }
-    for (std::size_t bi = 0; bi < aOff.size(); ++bi) {
-        const auto ca = centered(a, aOff[bi] * m * k, m * k, azp, [k](std::int64_t i) { return i / k; });
-        const auto cb = centered(b, bOff[bi] * k * n, k * n, bzp, [n](std::int64_t i) { return i % n; });
-        gemmS32(m, n, k, ca.data(), cb.data(), dst + std::int64_t(bi) * m * n);
+    const bool unsignedB = b.dtype() == DataType::UInt8;
+    const auto weightsOf = [&](std::int64_t bi) -> const Int8RightWeights & {
+        auto &slot = (*prepared)[std::size_t(bi)];
+        if (!slot) {
+            const std::int64_t base = bi * k * n;
+            slot = std::make_shared<const Int8RightWeights>(prepareRightWeights(
+                k, n, unsignedB,
+                [&](std::int64_t j, std::int64_t p) {
+                    return unsignedB ? std::int32_t(b.data<std::uint8_t>()[base + p * n + j])
+                                     : std::int32_t(b.data<std::int8_t>()[base + p * n + j]);
+                },
+                [&](std::int64_t j) { return bz->at(bi, j); }));
+        }
+        return *slot;
+    };
+    // A as uint8: int8 activations move by +128 (a byte XOR), their zero points likewise.
+    const bool unsignedA = a.dtype() == DataType::UInt8;
+    const std::int32_t shiftA = unsignedA ? 0 : 128;
+    std::vector<std::uint8_t> moved;
+    const auto *abytes = reinterpret_cast<const std::uint8_t *>(a.bytes());
+    if (!unsignedA) {
+        moved.resize(std::size_t(a.elementCount()));
+        for (std::size_t i = 0; i < moved.size(); ++i)
+            moved[i] = abytes[i] ^ 0x80;
+        abytes = moved.data();
+    }
+    auto *dst = out->mutableData<std::int32_t>();
+    std::vector<std::int32_t> rowZero;
+    for (std::size_t bi = 0; bi < mm->aBatch.size(); ++bi) {
+        const std::int64_t ab = mm->aBatch[bi], bb = mm->bBatch[bi];
+        const Int8RightWeights &w = weightsOf(bb);
+        if (az->perBatch) {
+            rowZero.resize(std::size_t(m));
+            for (std::int64_t i = 0; i < m; ++i)
+                rowZero[std::size_t(i)] = az->at(ab, i) + shiftA;
+        }
+        OPSCOPE_TRY(gemmRightExact(m, abytes + ab * m * k, k, static_cast<std::uint8_t>(az->at(ab, 0) + shiftA),
+                                   az->perBatch ? rowZero.data() : nullptr, w, dst + std::int64_t(bi) * m * n, n));
     }
     return out;
 }
@@ -331,148 +380,28 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
 Status matMulIntegerKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
-    Expected<RuntimeTensor> r = integerMatMul(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3));
+    const bool constantB = ctx.isConstantInput(1) && (!ctx.hasInput(3) || ctx.isConstantInput(3));
+    Expected<RuntimeTensor> r = integerMatMul(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantB);
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));
     return Status::ok();
-}
-
-// Integer convolution (x − x0) ⊛ (w − w0) → int32 [N, M, spatial...], as im2col + int32 GEMM per
-// group. Padding holds the zero point, so it contributes (x0 − x0) = 0. w0 may be per output channel.
-Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
-                                    const RuntimeTensor *xzp, const RuntimeTensor *wzp)
-{
-    for (const RuntimeTensor *t : {&x, &w})
-        if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
-            return ctx.unsupported("integer convolution of " + std::string(dataTypeName(t->dtype())));
-    const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
-    if (!geo)
-        return geo.status();
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, geo->outShape);
-    if (!out)
-        return out;
-    const std::size_t sp = geo->kernel.size();
-    const std::int64_t n = x.dim(0), c = x.dim(1), mOut = w.dim(0), g = geo->group;
-    const std::int64_t cg = c / g, mg = mOut / g, kSize = product(geo->kernel);
-    const Shape64 inSp(x.shape().begin() + 2, x.shape().end()),
-        outSp(geo->outShape.begin() + 2, geo->outShape.end());
-    const std::int64_t inSize = product(inSp), outSize = product(outSp), kDim = cg * kSize;
-    const Shape64 kStr = stridesOf(geo->kernel), inStr = stridesOf(inSp), outStr = stridesOf(outSp);
-    const std::int64_t perChannel = product(w.shape(), 1);
-    // Input position of (output position, kernel tap), or -1 in the padding: the general N-d
-    // im2col's index table (64-bit divisions per entry — built only when that path needs it).
-    std::vector<std::int64_t> srcIndex;
-    const auto buildSrcIndex = [&] {
-        srcIndex.resize(static_cast<std::size_t>(kSize * outSize));
-        for (std::int64_t kk = 0; kk < kSize; ++kk)
-            for (std::int64_t o = 0; o < outSize; ++o) {
-                std::int64_t off = 0;
-                bool inside = true;
-                for (std::size_t d = 0; d < sp && inside; ++d) {
-                    const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo->strides[d] -
-                                             geo->padBegin[d] +
-                                             ((kk / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
-                    inside = pos >= 0 && pos < inSp[d];
-                    off += pos * inStr[d];
-                }
-                srcIndex[std::size_t(kk * outSize + o)] = inside ? off : -1;
-            }
-    };
-    auto *dst = out->mutableData<std::int32_t>();
-    if (exactInt8Gemm() && x.dtype() == DataType::UInt8 && (!xzp || xzp->elementCount() == 1)) {
-        const auto w8 = centeredInt8(w, wzp, [perChannel](std::int64_t i) { return i / perChannel; });
-        if (!w8.empty()) {
-            if (sp != 2)
-                buildSrcIndex();
-            const auto x0 = static_cast<std::uint8_t>(xzp ? xzp->valueAsInt(0) : 0);
-            std::vector<std::uint8_t> cols8(static_cast<std::size_t>(kDim * outSize));
-            std::vector<std::int32_t> ct(static_cast<std::size_t>(outSize * mg));
-            for (std::int64_t ni = 0; ni < n; ++ni)
-                for (std::int64_t gi = 0; gi < g; ++gi) {
-                    const std::uint8_t *xg = x.data<std::uint8_t>() + (ni * c + gi * cg) * inSize;
-                    for (std::int64_t ci = 0; ci < cg; ++ci)
-                        for (std::int64_t kk = 0; kk < kSize; ++kk) {
-                            std::uint8_t *col = &cols8[std::size_t((ci * kSize + kk) * outSize)];
-                            const std::uint8_t *plane = xg + ci * inSize;
-                            if (sp == 2) { // rows at a time: bounds once per row, not per element
-                                const std::int64_t kh = kk / geo->kernel[1], kw = kk % geo->kernel[1];
-                                const std::int64_t OH = outSp[0], OW = outSp[1], IH = inSp[0], IW = inSp[1];
-                                for (std::int64_t oh = 0; oh < OH; ++oh) {
-                                    const std::int64_t ih =
-                                        oh * geo->strides[0] - geo->padBegin[0] + kh * geo->dilations[0];
-                                    std::uint8_t *crow = col + oh * OW;
-                                    if (ih < 0 || ih >= IH) {
-                                        std::fill(crow, crow + OW, x0);
-                                        continue;
-                                    }
-                                    const std::uint8_t *irow = plane + ih * IW;
-                                    // Output columns whose input column lies inside the row: [lo, hi);
-                                    // the rest is padding, which holds the zero point.
-                                    const std::int64_t off = kw * geo->dilations[1] - geo->padBegin[1];
-                                    const std::int64_t sw = geo->strides[1];
-                                    const std::int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
-                                    const std::int64_t hi = std::max(
-                                        lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
-                                    std::fill(crow, crow + lo, x0);
-                                    for (std::int64_t ow = lo; ow < hi; ++ow)
-                                        crow[ow] = irow[ow * sw + off];
-                                    std::fill(crow + hi, crow + OW, x0);
-                                }
-                                continue;
-                            }
-                            const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
-                            for (std::int64_t o = 0; o < outSize; ++o)
-                                col[o] = idx[o] >= 0 ? plane[idx[o]] : x0;
-                        }
-                    // Cᵀ[outSize, mg] = colsᵀ · W_gᵀ, then transposed into the output.
-                    OPSCOPE_TRY(gemmU8S8(true, true, outSize, mg, kDim, cols8.data(), outSize, x0,
-                                         &w8[std::size_t(gi * mg * kDim)], kDim, ct.data(), mg));
-                    std::int32_t *y = dst + (ni * mOut + gi * mg) * outSize;
-                    constexpr std::int64_t tile = 32; // tiled so both sides stay in cache
-                    for (std::int64_t p0 = 0; p0 < outSize; p0 += tile)
-                        for (std::int64_t m0 = 0; m0 < mg; m0 += tile)
-                            for (std::int64_t mi = m0; mi < std::min(mg, m0 + tile); ++mi)
-                                for (std::int64_t p = p0; p < std::min(outSize, p0 + tile); ++p)
-                                    y[mi * outSize + p] = ct[std::size_t(p * mg + mi)];
-                }
-            return out;
-        }
-    }
-    const auto wc =
-        centered(w, 0, w.elementCount(), wzp, [perChannel](std::int64_t i) { return i / perChannel; });
-    if (srcIndex.empty())
-        buildSrcIndex();
-    std::vector<std::int32_t> cols(static_cast<std::size_t>(kDim * outSize));
-    for (std::int64_t ni = 0; ni < n; ++ni)
-        for (std::int64_t gi = 0; gi < g; ++gi) {
-            const auto xc =
-                centered(x, (ni * c + gi * cg) * inSize, cg * inSize, xzp, [](std::int64_t) { return 0; });
-            for (std::int64_t ci = 0; ci < cg; ++ci)
-                for (std::int64_t kk = 0; kk < kSize; ++kk) {
-                    std::int32_t *col = &cols[std::size_t((ci * kSize + kk) * outSize)];
-                    const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
-                    const std::int32_t *plane = &xc[std::size_t(ci * inSize)];
-                    for (std::int64_t o = 0; o < outSize; ++o)
-                        col[o] = idx[o] >= 0 ? plane[idx[o]] : 0;
-                }
-            gemmS32(mg, outSize, kDim, &wc[std::size_t(gi * mg * kDim)], cols.data(),
-                    dst + (ni * mOut + gi * mg) * outSize);
-        }
-    return out;
 }
 
 Status convIntegerKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
-    Expected<RuntimeTensor> r = integerConv(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3));
+    const bool constantW = ctx.isConstantInput(1) && (!ctx.hasInput(3) || ctx.isConstantInput(3));
+    Expected<RuntimeTensor> r = integerConv(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantW);
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));
     return Status::ok();
 }
 
-// Requantizes int32 accumulators: y = sat(round(acc·(sa·sb[c])/sy) + y0), channel c = (i / inner) % count.
+// Requantizes int32 accumulators like ONNX Runtime (MLAS's requantize output): the bias added in
+// int32, y = sat(round_half_even(float(acc + bias) · m[c]) + y0) with the multiplier formed in
+// float32 as ORT does, m[c] = sa · sb[c] / sy; channel c = (i / inner) % count.
 Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTensor &sa,
                   const RuntimeTensor &sb, std::int64_t channelInner, const RuntimeTensor &sy,
                   const RuntimeTensor *y0, const RuntimeTensor *bias)
@@ -481,12 +410,14 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, outType, acc.shape());
     if (!out)
         return out.status();
-    const double a = sa.valueAsDouble(0), ys = sy.valueAsDouble(0);
-    const double zp = y0 ? y0->valueAsDouble(0) : 0.0;
+    const float a = float(sa.valueAsDouble(0)), ys = float(sy.valueAsDouble(0));
+    const std::int32_t zp = y0 ? std::int32_t(y0->valueAsInt(0)) : 0;
     const std::int64_t channels = sb.elementCount();
-    std::vector<double> mult(static_cast<std::size_t>(std::max<std::int64_t>(channels, 1)));
-    for (std::int64_t ch = 0; ch < channels; ++ch)
-        mult[std::size_t(ch)] = a * sb.valueAsDouble(ch) / ys;
+    std::vector<float> mult(static_cast<std::size_t>(std::max<std::int64_t>(channels, 1)));
+    for (std::int64_t ch = 0; ch < channels; ++ch) {
+        const float product = a * float(sb.valueAsDouble(ch)); // rounded to float32 before the division
+        mult[std::size_t(ch)] = product / ys;
+    }
     const std::int32_t *src = acc.data<std::int32_t>();
     const std::int32_t *b = bias ? bias->data<std::int32_t>() : nullptr;
     const std::int64_t biasCount = bias ? bias->elementCount() : 1;
@@ -499,30 +430,28 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
             blocks,
             [&](std::int64_t blk) {
                 const std::int64_t ch = channels > 1 ? blk % channels : 0;
-                // float32 like ONNX Runtime's requantization; vectorizes (roundps).
-                const float mul = float(mult[std::size_t(ch)]);
-                const float add = b ? float(b[blk % biasCount]) : 0.0f;
-                const float lo = float(std::numeric_limits<Q>::lowest()),
-                            hi = float(std::numeric_limits<Q>::max());
-                const float z = float(zp);
+                const float mul = mult[std::size_t(ch)];
+                const std::int32_t add = b ? b[blk % biasCount] : 0;
+                const float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
                 const std::int32_t *in = src + blk * channelInner;
                 Q *o = dst + blk * channelInner;
                 std::int64_t j = 0;
 #if defined(__SSE4_1__)
                 // Four at a time: cvtps2dq rounds half to even (default mode); the saturating packs clamp.
-                const __m128 vadd = _mm_set1_ps(add), vmul = _mm_set1_ps(mul);
-                const __m128i vzp = _mm_set1_epi32(static_cast<std::int32_t>(zp));
+                const __m128 vmul = _mm_set1_ps(mul);
+                const __m128i vadd = _mm_set1_epi32(add), vzp = _mm_set1_epi32(zp);
                 for (; j + 4 <= channelInner; j += 4) {
-                    const __m128 acc4 =
-                        _mm_cvtepi32_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + j)));
-                    storeSaturated4(
-                        o + j, _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_add_ps(acc4, vadd), vmul)), vzp));
+                    const __m128i acc4 =
+                        _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + j)), vadd);
+                    storeSaturated4(o + j,
+                                    _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_cvtepi32_ps(acc4), vmul)), vzp));
                 }
 #endif
-                for (; j < channelInner; ++j)
+                for (; j < channelInner; ++j) {
+                    const auto sum = static_cast<std::int32_t>(std::uint32_t(in[j]) + std::uint32_t(add));
                     o[j] = static_cast<Q>(static_cast<std::int32_t>(
-                        std::min(std::max(std::rint((float(in[j]) + add) * mul) + z, lo),
-                                 hi))); // min/max: no branches
+                        std::min(std::max(std::rint(float(sum) * mul) + float(zp), lo), hi)));
+                }
             },
             std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(channelInner, 1)));
         return Status::ok();
@@ -537,9 +466,13 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
 Status qLinearConvKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(8));
-    if (const Expected<bool> done = dnnlQLinearConv(ctx); !done || *done)
-        return done ? Status::ok() : done.status();
-    Expected<RuntimeTensor> acc = integerConv(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5));
+    if (const RuntimeTensor *bias = ctx.input(8)) {
+        if (bias->dtype() != DataType::Int32)
+            return ctx.fail("the bias must be int32");
+        OPSCOPE_TRY(checkConvBias(ctx, bias, ctx.in(3).dim(0)));
+    }
+    const bool constantW = ctx.isConstantInput(3) && ctx.isConstantInput(5);
+    Expected<RuntimeTensor> acc = integerConv(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5), constantW);
     if (!acc)
         return acc.status();
     return requantize(ctx, *acc, ctx.in(1), ctx.in(4), product(acc->shape(), 2), ctx.in(6), ctx.input(7),
@@ -549,7 +482,8 @@ Status qLinearConvKernel(KernelContext &ctx)
 Status qLinearMatMulKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(8));
-    Expected<RuntimeTensor> acc = integerMatMul(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5));
+    const bool constantB = ctx.isConstantInput(3) && ctx.isConstantInput(5);
+    Expected<RuntimeTensor> acc = integerMatMul(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5), constantB);
     if (!acc)
         return acc.status();
     return requantize(ctx, *acc, ctx.in(1), ctx.in(4), 1, ctx.in(6), ctx.input(7), nullptr);

@@ -231,6 +231,26 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
         const auto &th = taps[rank - 2], &tw = taps[rank - 1];
         const float *src = x.data<float>();
         float *dst = (*out)->mutableData<float>();
+        const auto single = [](const std::vector<std::vector<Tap>> &t) {
+            return std::all_of(t.begin(), t.end(), [](const std::vector<Tap> &v) { return v.size() == 1; });
+        };
+        if (single(th) && single(tw)) { // nearest: a plain gather, no weights to multiply
+            std::vector<std::int64_t> wi(static_cast<std::size_t>(OW));
+            for (std::int64_t ow = 0; ow < OW; ++ow)
+                wi[std::size_t(ow)] = tw[std::size_t(ow)][0].index;
+            parallelFor(
+                product(outShape, 0, rank - 2) * OH,
+                [&](std::int64_t row) {
+                    const std::int64_t plane = row / OH, oh = row % OH;
+                    const float *__restrict xr = src + plane * H * W + th[std::size_t(oh)][0].index * W;
+                    float *__restrict yr = dst + row * OW;
+                    const std::int64_t *__restrict idx = wi.data();
+                    for (std::int64_t ow = 0; ow < OW; ++ow)
+                        yr[ow] = xr[idx[ow]];
+                },
+                64);
+            return Status::ok();
+        }
         parallelFor(
             product(outShape, 0, rank - 2),
             [&](std::int64_t plane) {

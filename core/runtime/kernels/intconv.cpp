@@ -1,0 +1,298 @@
+// Integer convolution, exact: im2col into int8 columns (x − 128 for uint8 activations, so the
+// weights can be the uint8 side of oneDNN's u8·s8 GEMM and the output comes out in NCHW), one
+// GEMM per group and block of output rows (intgemm.h); depthwise convolutions (one input and one
+// output channel per group) as a direct loop instead, whose GEMMs would be 1 × 9.
+
+#include "runtime/kernels/intconv.h"
+
+#include "runtime/kernels/convgeometry.h"
+#include "runtime/kernels/dnnlengine.h"
+#include "runtime/kernels/intgemm.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace opscope::kernels {
+
+namespace {
+
+struct PreparedConv
+{
+    std::vector<Int8LeftWeights> groups;   // GEMM path: [mg][cg·k] per group
+    std::vector<std::int32_t> depthwise;   // direct path: w − w0, [M][taps]
+};
+
+bool isDepthwise(const RuntimeTensor &x, const RuntimeTensor &w, std::int64_t g)
+{
+    return x.rank() == 4 && g > 1 && x.dim(1) == g && w.dim(0) == g;
+}
+
+std::shared_ptr<const PreparedConv> prepareConv(const RuntimeTensor &w, const RuntimeTensor *wzp, std::int64_t g,
+                                                bool depthwise)
+{
+    auto p = std::make_shared<PreparedConv>();
+    const std::int64_t m = w.dim(0), mg = m / g, kDim = product(w.shape(), 1);
+    const bool perChannel = wzp && wzp->elementCount() > 1;
+    const auto zero = [&](std::int64_t o) -> std::int32_t {
+        return wzp ? std::int32_t(wzp->valueAsInt(perChannel ? o : 0)) : 0;
+    };
+    const auto value = [&](std::int64_t i) -> std::int32_t {
+        return w.dtype() == DataType::UInt8 ? std::int32_t(w.data<std::uint8_t>()[i])
+                                            : std::int32_t(w.data<std::int8_t>()[i]);
+    };
+    if (depthwise) {
+        p->depthwise.resize(std::size_t(w.elementCount()));
+        for (std::int64_t i = 0; i < w.elementCount(); ++i)
+            p->depthwise[std::size_t(i)] = value(i) - zero(i / kDim);
+        return p;
+    }
+    for (std::int64_t gi = 0; gi < g; ++gi)
+        p->groups.push_back(prepareLeftWeights(
+            mg, kDim, w.dtype() == DataType::UInt8,
+            [&](std::int64_t o, std::int64_t kk) { return value((gi * mg + o) * kDim + kk); },
+            [&](std::int64_t o) { return zero(gi * mg + o); }));
+    return p;
+}
+
+// Direct depthwise 2-D convolution of one channel plane, exact in int32.
+template<class T>
+void depthwisePlane(const T *in, const std::int32_t *w, std::int32_t x0, const ConvGeometry &geo, std::int64_t IH,
+                    std::int64_t IW, std::int64_t OH, std::int64_t OW, std::int32_t *out)
+{
+    const std::int64_t KH = geo.kernel[0], KW = geo.kernel[1];
+    const std::int64_t sh = geo.strides[0], sw = geo.strides[1], dh = geo.dilations[0], dw = geo.dilations[1];
+    std::vector<std::uint32_t> acc(static_cast<std::size_t>(OW));
+    for (std::int64_t oh = 0; oh < OH; ++oh) {
+        std::fill(acc.begin(), acc.end(), 0u);
+        for (std::int64_t kh = 0; kh < KH; ++kh) {
+            const std::int64_t ih = oh * sh - geo.padBegin[0] + kh * dh;
+            if (ih < 0 || ih >= IH)
+                continue; // padding: (x0 − x0)·w
+            const T *row = in + ih * IW;
+            for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const std::int32_t wv = w[kh * KW + kw];
+                const std::int64_t off = kw * dw - geo.padBegin[1];
+                // Output columns whose input column lies inside the row: [lo, hi).
+                const std::int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
+                const std::int64_t hi = std::max(lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
+                if (wv == 0)
+                    continue;
+                // Locals and __restrict: byte pointers may alias anything, which would keep the
+                // compiler from vectorizing.
+                std::uint32_t *__restrict a = acc.data();
+                const T *__restrict src = row + off;
+                const std::uint32_t bias = static_cast<std::uint32_t>(-wv * x0), mul = static_cast<std::uint32_t>(wv);
+                if (sw == 1)
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        a[ow] += mul * static_cast<std::uint32_t>(std::int32_t(src[ow])) + bias;
+                else
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        a[ow] += mul * static_cast<std::uint32_t>(std::int32_t(src[ow * sw])) + bias;
+            }
+        }
+        std::memcpy(out + oh * OW, acc.data(), std::size_t(OW) * sizeof(std::int32_t));
+    }
+}
+
+// Columns [cg·k][len] for output positions [o0, o0 + len) of 2-D convolution rows, bytes XOR
+// `flip` (0x80: uint8 → x − 128), padding = pad (already flipped).
+void im2col2d(const std::uint8_t *xg, std::int64_t cg, const ConvGeometry &geo, std::int64_t IH, std::int64_t IW,
+              std::int64_t OW, std::int64_t oh0, std::int64_t rows, std::uint8_t flip, std::uint8_t pad,
+              std::uint8_t *cols)
+{
+    const std::int64_t KH = geo.kernel[0], KW = geo.kernel[1], kSize = KH * KW, len = rows * OW;
+    const std::int64_t sh = geo.strides[0], sw = geo.strides[1];
+    parallelFor(
+        cg * kSize,
+        [&](std::int64_t r) {
+            const std::int64_t ci = r / kSize, kh = (r % kSize) / KW, kw = r % KW;
+            const std::uint8_t *plane = xg + ci * IH * IW;
+            std::uint8_t *col = cols + r * len;
+            const std::int64_t off = kw * geo.dilations[1] - geo.padBegin[1];
+            const std::int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
+            const std::int64_t hi = std::max(lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
+            for (std::int64_t i = 0; i < rows; ++i) {
+                const std::int64_t ih = (oh0 + i) * sh - geo.padBegin[0] + kh * geo.dilations[0];
+                std::uint8_t *crow = col + i * OW;
+                if (ih < 0 || ih >= IH) {
+                    std::memset(crow, pad, std::size_t(OW));
+                    continue;
+                }
+                // Locals and __restrict: byte pointers may alias anything (even `flip`), which
+                // would keep the compiler from vectorizing the copy.
+                const std::uint8_t *__restrict src = plane + ih * IW + off;
+                std::uint8_t *__restrict d = crow;
+                const std::uint8_t f = flip;
+                std::memset(d, pad, std::size_t(lo));
+                if (sw == 1)
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        d[ow] = src[ow] ^ f;
+                else
+                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                        d[ow] = src[ow * sw] ^ f;
+                std::memset(d + hi, pad, std::size_t(OW - hi));
+            }
+        },
+        1);
+}
+
+// The general N-d columns [cg·k][outSize] through a table of input offsets (−1: padding).
+void im2colNd(const std::uint8_t *xg, std::int64_t cg, std::int64_t inSize, const std::vector<std::int64_t> &srcIndex,
+              std::int64_t kSize, std::int64_t outSize, std::uint8_t flip, std::uint8_t pad, std::uint8_t *cols)
+{
+    parallelFor(
+        cg * kSize,
+        [&](std::int64_t r) {
+            const std::int64_t ci = r / kSize, kk = r % kSize;
+            const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
+            const std::uint8_t *plane = xg + ci * inSize;
+            std::uint8_t *col = cols + r * outSize;
+            const std::uint8_t f = flip, p = pad;
+            for (std::int64_t o = 0; o < outSize; ++o)
+                col[o] = idx[o] >= 0 ? std::uint8_t(plane[idx[o]] ^ f) : p;
+        },
+        1);
+}
+
+std::vector<std::int64_t> srcIndexTable(const ConvGeometry &geo, const Shape64 &inSp, const Shape64 &outSp)
+{
+    const std::size_t sp = geo.kernel.size();
+    const std::int64_t kSize = product(geo.kernel), outSize = product(outSp);
+    const Shape64 kStr = stridesOf(geo.kernel), inStr = stridesOf(inSp), outStr = stridesOf(outSp);
+    std::vector<std::int64_t> table(static_cast<std::size_t>(kSize * outSize));
+    for (std::int64_t kk = 0; kk < kSize; ++kk)
+        for (std::int64_t o = 0; o < outSize; ++o) {
+            std::int64_t off = 0;
+            bool inside = true;
+            for (std::size_t d = 0; d < sp && inside; ++d) {
+                const std::int64_t pos = ((o / outStr[d]) % outSp[d]) * geo.strides[d] - geo.padBegin[d] +
+                                         ((kk / kStr[d]) % geo.kernel[d]) * geo.dilations[d];
+                inside = pos >= 0 && pos < inSp[d];
+                off += pos * inStr[d];
+            }
+            table[std::size_t(kk * outSize + o)] = inside ? off : -1;
+        }
+    return table;
+}
+
+} // namespace
+
+Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
+                                    const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights)
+{
+    for (const RuntimeTensor *t : {&x, &w})
+        if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
+            return ctx.unsupported("integer convolution of " + std::string(dataTypeName(t->dtype())));
+    const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
+    if (!geo)
+        return geo.status();
+    const std::int64_t n = x.dim(0), c = x.dim(1), mOut = w.dim(0), g = geo->group;
+    if (xzp && xzp->elementCount() != 1)
+        return ctx.fail("the input zero point must be a single value, not " + std::to_string(xzp->elementCount()));
+    if (wzp && wzp->elementCount() != 1 && wzp->elementCount() != mOut)
+        return ctx.fail("the weight zero point needs 1 or " + std::to_string(mOut) + " values, not " +
+                        std::to_string(wzp->elementCount()));
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, geo->outShape);
+    if (!out || out->elementCount() == 0)
+        return out;
+    const bool depthwise = isDepthwise(x, w, g);
+    std::shared_ptr<const PreparedConv> prep;
+    if (cacheWeights) {
+        std::lock_guard lock(ctx.cache().mutex);
+        prep = std::static_pointer_cast<const PreparedConv>(ctx.cache().state);
+        if (!prep) {
+            prep = prepareConv(w, wzp, g, depthwise);
+            ctx.cache().state = std::const_pointer_cast<PreparedConv>(prep);
+        }
+    } else {
+        prep = prepareConv(w, wzp, g, depthwise);
+    }
+    const std::int64_t cg = c / g, mg = mOut / g, kSize = product(geo->kernel), kDim = cg * kSize;
+    const Shape64 inSp(x.shape().begin() + 2, x.shape().end()), outSp(geo->outShape.begin() + 2, geo->outShape.end());
+    const std::int64_t inSize = product(inSp), outSize = product(outSp);
+    const bool unsignedX = x.dtype() == DataType::UInt8;
+    const std::int32_t x0 = xzp ? std::int32_t(xzp->valueAsInt(0)) : 0;
+    std::int32_t *dst = out->mutableData<std::int32_t>();
+    const auto *xbytes = reinterpret_cast<const std::uint8_t *>(x.bytes());
+
+    if (depthwise) {
+        parallelFor(
+            n * c,
+            [&](std::int64_t nc) {
+                const std::int32_t *wk = &prep->depthwise[std::size_t((nc % c) * kSize)];
+                std::int32_t *y = dst + nc * outSize;
+                if (unsignedX)
+                    depthwisePlane(x.data<std::uint8_t>() + nc * inSize, wk, x0, *geo, inSp[0], inSp[1], outSp[0],
+                                   outSp[1], y);
+                else
+                    depthwisePlane(x.data<std::int8_t>() + nc * inSize, wk, x0, *geo, inSp[0], inSp[1], outSp[0],
+                                   outSp[1], y);
+            },
+            1);
+        return out;
+    }
+
+    // int8 columns: uint8 activations move by −128 (a byte XOR), int8 ones stay.
+    const std::uint8_t flip = unsignedX ? 0x80 : 0x00;
+    const auto xZero = static_cast<std::int8_t>(unsignedX ? x0 - 128 : x0);
+    const auto pad = static_cast<std::uint8_t>(xZero);
+    const auto columns = [&](std::size_t bytes) -> std::uint8_t * {
+        // A per-thread scratch buffer: a fresh multi-megabyte vector per call cost page faults and
+        // a memset each time.
+        try {
+            return static_cast<std::uint8_t *>(dnnlScratch(0, bytes));
+        } catch (const dnnl::error &) {
+            return nullptr;
+        }
+    };
+    const Status noMemory = Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
+    if (inSp.size() != 2) { // N-d: one block per image and group, the GEMM parallel inside
+        const std::vector<std::int64_t> srcIndex = srcIndexTable(*geo, inSp, outSp);
+        std::uint8_t *cols = columns(std::size_t(kDim * outSize));
+        if (!cols)
+            return noMemory;
+        for (std::int64_t ni = 0; ni < n; ++ni)
+            for (std::int64_t gi = 0; gi < g; ++gi) {
+                im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols);
+                OPSCOPE_TRY(gemmLeftExact(prep->groups[std::size_t(gi)], outSize,
+                                          reinterpret_cast<const std::int8_t *>(cols), outSize, xZero,
+                                          dst + (ni * mOut + gi * mg) * outSize, outSize));
+            }
+        return out;
+    }
+    // 2-D: blocks of output rows, each im2col + GEMM on one thread with its own columns (~1 MB,
+    // cache-sized), all blocks in one parallel loop. A parallel region per im2col and per GEMM
+    // cost a barrier each, which on a busy machine waits for a descheduled thread every time.
+    const std::int64_t OH = outSp[0], OW = outSp[1];
+    const std::int64_t bySize = (std::int64_t(1) << 20) / std::max<std::int64_t>(kDim * OW, 1);
+    const std::int64_t byThreads = (OH + 2 * ctx.threads() - 1) / (2 * ctx.threads());
+    const std::int64_t rowsPerBlock = std::clamp<std::int64_t>(std::min(bySize, byThreads), 1, OH);
+    const std::int64_t blocks = (OH + rowsPerBlock - 1) / rowsPerBlock;
+    std::mutex failureMutex;
+    Status failure = Status::ok();
+    parallelFor(
+        n * g * blocks,
+        [&](std::int64_t task) {
+            const std::int64_t b = task % blocks, gi = (task / blocks) % g, ni = task / (blocks * g);
+            const std::int64_t oh0 = b * rowsPerBlock, rows = std::min(rowsPerBlock, OH - oh0), len = rows * OW;
+            std::uint8_t *cols = columns(std::size_t(kDim * rowsPerBlock * OW));
+            Status st = noMemory;
+            if (cols) {
+                im2col2d(xbytes + (ni * c + gi * cg) * inSize, cg, *geo, inSp[0], inSp[1], OW, oh0, rows, flip, pad,
+                         cols);
+                st = gemmLeftExact(prep->groups[std::size_t(gi)], len, reinterpret_cast<const std::int8_t *>(cols),
+                                   len, xZero, dst + (ni * mOut + gi * mg) * outSize + oh0 * OW, outSize);
+            }
+            if (!st) {
+                std::lock_guard lock(failureMutex);
+                if (failure)
+                    failure = st;
+            }
+        },
+        2);
+    if (!failure)
+        return failure;
+    return out;
+}
+
+} // namespace opscope::kernels
