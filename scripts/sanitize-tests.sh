@@ -14,7 +14,7 @@ case "$mode" in
     flags=(-DOPSCOPE_SANITIZE=address,undefined)
     tests=(tst_graph tst_onnxio tst_cli tst_robustness tst_runtime tst_passes tst_presentation tst_schedule
            tst_fusions tst_transformerfusions tst_extendedfusions tst_attention tst_layout tst_workerpool
-           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered)
+           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered tst_quantized)
     # Leaks are reported for opscope's code; libonnx's schema registry, Qt's and fontconfig's
     # process-lifetime caches are not leaks of ours.
     export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0"
