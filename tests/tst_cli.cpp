@@ -1,6 +1,7 @@
 // opscope-cli as a user runs it: info (text and JSON), convert, devices, --help/--version, exit
 // codes, and every kind of bad input: one-line error, exit code 1, no output file.
 
+#include "runtime/npy.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -70,7 +71,9 @@ private slots:
             QVERIFY2(help.out.contains("Usage"), qPrintable(help.out));
         }
         QCOMPARE(cli({}).exitCode, 1);
-        QCOMPARE(cli({"frobnicate"}).exitCode, 1);
+        const Run unknown = cli({"frobnicate"});
+        QCOMPARE(unknown.exitCode, 1);
+        QVERIFY2(unknown.err.startsWith("opscope-cli: error: unknown command 'frobnicate'"), qPrintable(unknown.err));
         QCOMPARE(cli({"info"}).exitCode, 1);
         QCOMPARE(cli({"info", sample("inception_block.onnx"), "--bogus"}).exitCode, 1);
     }
@@ -268,6 +271,41 @@ private slots:
         QCOMPARE(t.exitCode, 0);
         QVERIFY2(t.out.contains("output  float32[3,16,64]  min "), qPrintable(t.out));
         QVERIFY(t.out.contains("latency  median "));
+    }
+
+    void aGivenInputBindsItsDimsForTheOthers()
+    {
+        // x [batch, 3] given as [2, 3]: the random m [batch] is made with batch = 2 too (it was 1,
+        // and the run failed with "batch is 2 in one input and 1 in input 'm'").
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_input();
+        g->clear_initializer();
+        g->clear_node();
+        g->clear_output();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+        onnx::ValueInfoProto mask = test::tensorInfo("m", onnx::TensorProto::FLOAT, {2});
+        mask.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+        *g->add_input() = x;
+        *g->add_input() = mask;
+        *g->add_node() = test::node("Unsqueeze", {"m", "axes"}, {"m2"}, "unsq");
+        *g->add_initializer() = test::floatTensor("unused", {1}, {0.0f});
+        onnx::TensorProto axes;
+        axes.set_name("axes");
+        axes.set_data_type(onnx::TensorProto::INT64);
+        axes.add_dims(1);
+        axes.add_int64_data(1);
+        *g->add_initializer() = axes;
+        *g->add_node() = test::node("Add", {"x", "m2"}, {"y"}, "add");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        QTemporaryDir dir;
+        const QString model = dir.filePath("dims.onnx"), npy = dir.filePath("x.npy");
+        test::writeProto(model.toStdString(), m);
+        QVERIFY(writeNpy(npy.toStdString(), *RuntimeTensor::zeros(DataType::Float, {2, 3})));
+        const Run r = cli({"run", model, "--input", "x=" + npy, "--iterations", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains("not bound"), qPrintable(r.err));
     }
 
     void runBadArguments_data()

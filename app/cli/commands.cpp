@@ -61,6 +61,19 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
     return Status::ok();
 }
 
+void bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims)
+{
+    for (const auto &[name, tensor] : given) {
+        const ValueId v = graph.findValue(name);
+        if (!v.valid() || !graph.value(v).type.shape || graph.value(v).type.shape->dims.size() != tensor.rank())
+            continue; // a rank mismatch is the session's error to report
+        const auto &declared = graph.value(v).type.shape->dims;
+        for (std::size_t k = 0; k < declared.size(); ++k)
+            if (declared[k].isSymbolic())
+                dims.emplace(declared[k].symbol, tensor.dim(k)); // an explicit --dim stays
+    }
+}
+
 std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names)
 {
     std::vector<std::string> out;

@@ -5,6 +5,7 @@
 #include "ir/model.h"
 #include "onnx/modelio.h"
 #include "runtime/runtimetensor.h"
+#include "runtime/session.h"
 #include "util/status.h"
 
 #include <cstdint>
@@ -26,6 +27,10 @@ enum ExitCode : int
 // Prints "opscope-cli: error: <message>" and returns the exit code for the status' kind.
 int reportError(const Status &status);
 // The message with control characters (a newline in a tensor name) escaped or blanked.
+// Symbolic dims the given input tensors fix (input_embeds [2,7,32] for [batch, seq, 32] binds
+// batch=2, seq=7), so the random inputs that share them get the same sizes. --dim wins.
+void bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims);
+
 // File names for tensors or passes named by the model: unsafe characters become '_', names longer
 // than a file system takes are shortened with a hash of the whole name, and names that end up equal
 // ("a/b", "a:b" and "a_b" all become a_b) get -2, -3, … so no file is written twice.

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <algorithm>
 #include <iostream>
 
 #ifndef OPSCOPE_VERSION
@@ -146,6 +147,20 @@ int main(int argc, char **argv)
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");
     devicesCmd->add_flag("--json", devicesJson, "Print JSON");
 
+    // An unknown first word is a mistyped command: say so (CLI11 says "A subcommand is required").
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const CLI::App *sub : app.get_subcommands({}))
+            names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            std::string list;
+            for (const std::string &n : names)
+                list += (list.empty() ? "" : ", ") + n;
+            std::cerr << "opscope-cli: error: unknown command '" << oneLine(argv[1]) << "' (commands: " << list
+                      << "; opscope-cli --help)\n";
+            return ExitUserError;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {

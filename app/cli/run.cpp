@@ -80,6 +80,7 @@ int runModel(const RunArgs &args)
     if (Status ok = checkDimNames(parsed->dims, model.graph); !ok)
         return reportError(ok);
     Feeds given = std::move(parsed->tensors);
+    bindDimsFromInputs(model.graph, given, parsed->dims);
     RandomInputOptions random;
     random.seed = args.seed;
     random.dims = parsed->dims;

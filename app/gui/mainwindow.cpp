@@ -516,7 +516,7 @@ void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions pa
         const auto steps = changingSteps();
         m_passes->setStatus(m_result->status
                                 ? tr("%1 → %2 nodes in %3 ms; %4 passes changed the graph")
-                                      .arg(m_result->initial->graph.nodeCount())
+                                      .arg(m_result->initial->graph.nodeCountWithSubgraphs()) // as nodesAfter counts
                                       .arg(m_result->passes.empty() ? 0 : m_result->passes.back().nodesAfter)
                                       .arg(m_result->totalMs, 0, 'f', 1)
                                       .arg(steps.size())
