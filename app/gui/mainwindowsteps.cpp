@@ -83,11 +83,11 @@ void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions pa
         m_passes->model()->setResult(*m_result);
         const auto steps = changingSteps();
         m_passes->setStatus(m_result->status
-                                ? tr("%1 → %2 nodes in %3 ms; %4 passes changed the graph")
+                                ? tr("%1 → %2 nodes in %3 ms; %4 changed the graph")
                                       .arg(m_result->initial->graph.nodeCountWithSubgraphs()) // as nodesAfter counts
                                       .arg(m_result->passes.empty() ? 0 : m_result->passes.back().nodesAfter)
                                       .arg(m_result->totalMs, 0, 'f', 1)
-                                      .arg(steps.size())
+                                      .arg(steps.size() == 1 ? tr("1 pass") : tr("%1 passes").arg(steps.size()))
                                 : QString::fromStdString(m_result->status.message()));
         if (!m_result->status && m_result->status.message().find("cancelled") == std::string::npos)
             showError(tr("Optimization stopped"), QString::fromStdString(m_result->status.message()));
