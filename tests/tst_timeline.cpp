@@ -110,8 +110,13 @@ private slots:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
         QCOMPARE(clicked.count(), 1);
         QCOMPARE(clicked.front().front().toString().toStdString(), panel.runs()[0].trace.strings[first.name]);
-        // Every node's time for the graph's heat overlay.
-        QVERIFY(panel.timePerNode().size() >= 10);
+        // Every node's time for the graph's heat overlay, under the names of the model as given:
+        // the FusedConv that ran stands for the Conv and the Relu it replaced.
+        const auto heat = panel.timePerNode();
+        QVERIFY(heat.size() >= 10);
+        QVERIFY(heat.count("/stem/conv1/Conv") && heat.count("/stem/conv1/Relu"));
+        QVERIFY(!heat.count("/stem/conv1/Conv_Relu"));
+        QVERIFY(std::abs(heat.at("/stem/conv1/Conv") - heat.at("/stem/conv1/Relu")) < 1e-12);
 
         // Saved as one Chrome trace and reopened as it was saved: the same runs in the same order,
         // each with its lanes in order, on its own clock (it reopened as one merged run once).

@@ -115,17 +115,23 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
             Qt::QueuedConnection);
     };
     auto cancel = m_cancel;
-    using Result = Expected<std::vector<schedule::ProfileRun>>;
+    struct Result
+    {
+        Expected<std::vector<schedule::ProfileRun>> runs = std::vector<schedule::ProfileRun>{};
+        std::map<std::string, std::vector<std::string>> origins; // fused node → the nodes it replaced
+    };
     auto *watcher = new QFutureWatcher<Result>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
         watcher->deleteLater();
         m_running = false;
-        Result r = watcher->result();
+        Result result = watcher->result();
+        Expected<std::vector<schedule::ProfileRun>> &r = result.runs;
         if (!r) {
             m_status->setText(QString::fromStdString(r.status().message()));
             emit finished(QString::fromStdString(r.status().message()));
             return;
         }
+        m_origins = std::move(result.origins);
         for (schedule::ProfileRun &run : *r)
             m_runs.push_back(std::move(run));
         showRuns();
@@ -139,9 +145,13 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
         po.keepSnapshots = false;
         // Verified after every pass like `opscope-cli run`: a pass that breaks the graph is skipped.
         Model candidate = optimized;
-        if (passes::optimizeForExecution(candidate, "extended", po).status)
+        Result result;
+        if (const passes::PipelineResult pr = passes::optimizeForExecution(candidate, "extended", po); pr.status) {
             optimized = std::move(candidate);
-        return schedule::profileModel(optimized, o);
+            result.origins = passes::replacementOrigins(pr);
+        }
+        result.runs = schedule::profileModel(optimized, o);
+        return result;
     }));
 }
 
@@ -209,10 +219,20 @@ std::map<std::string, double> ProfilePanel::timePerNode() const
     std::map<std::string, double> out;
     if (m_runs.empty())
         return out;
+    // Spans name the nodes of the model that ran, optimized: a FusedConv's time is shared among the
+    // Conv and Relu it replaced, so the heat overlay on the original graph is not blank there.
     const trace::Trace &t = m_runs.back().trace;
     for (const trace::Lane &l : t.lanes)
-        for (const trace::Span &s : l.spans)
-            out[t.strings[s.name]] += s.end - s.start;
+        for (const trace::Span &s : l.spans) {
+            const std::string &name = t.strings[s.name];
+            const auto origin = m_origins.find(name);
+            if (origin == m_origins.end() || origin->second.empty()) {
+                out[name] += s.end - s.start;
+                continue;
+            }
+            for (const std::string &replaced : origin->second)
+                out[replaced] += (s.end - s.start) / double(origin->second.size());
+        }
     return out;
 }
 

@@ -40,7 +40,8 @@ public:
     void clearRuns();
     Status openTrace(const QString &path);
     Status saveTrace(const QString &path) const;
-    // Node name → seconds summed over the last run: the graph's heat overlay.
+    // Node name → seconds summed over the last run: the graph's heat overlay. Names are those of the
+    // model as given: a fused op's time is shared among the nodes it replaced.
     std::map<std::string, double> timePerNode() const;
 
 signals:
@@ -57,6 +58,7 @@ private:
     QTableView *m_table;
     QLabel *m_status;
     std::vector<schedule::ProfileRun> m_runs;
+    std::map<std::string, std::vector<std::string>> m_origins; // of the last profiled model's fused nodes
     std::shared_ptr<std::atomic<bool>> m_cancel;
     bool m_running = false;
 

@@ -6,6 +6,7 @@
 #include "passes/passutil.h"
 #include "passes/registry.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -221,6 +222,30 @@ PipelineResult optimizeForExecution(Model &model, const std::string &level, Pipe
     options.verify = true;
     options.onFailure = OnPassFailure::SkipPass;
     return runPipeline(model, *list, options);
+}
+
+std::map<std::string, std::vector<std::string>> replacementOrigins(const PipelineResult &result)
+{
+    std::map<std::string, std::vector<std::string>> origin;
+    for (const PassRecord &r : result.passes)
+        for (const PatternMatch &m : r.changes.matches) {
+            if (!m.graphPath.empty() || m.replacementNames.empty())
+                continue;
+            std::vector<std::string> sources;
+            for (const std::string &matched : m.matchedNames) {
+                const auto it = origin.find(matched);
+                if (it == origin.end())
+                    sources.push_back(matched);
+                else
+                    sources.insert(sources.end(), it->second.begin(), it->second.end());
+            }
+            std::sort(sources.begin(), sources.end());
+            sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+            for (const std::string &replacement : m.replacementNames)
+                if (!(sources.size() == 1 && sources.front() == replacement)) // a node standing for itself
+                    origin[replacement] = sources;
+        }
+    return origin;
 }
 
 } // namespace opscope::passes

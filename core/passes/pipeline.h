@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,5 +90,10 @@ bool verifyPassesByDefault();
 // warning. `options` supplies the rest (cancel, pass options); verify and onFailure are set here.
 // An unknown level is an error in result.status and leaves the model as it was.
 PipelineResult optimizeForExecution(Model &model, const std::string &level, PipelineOptions options = {});
+
+// For each node a pass created, the nodes of the original graph it stands for, followed through
+// every pass (FusedConv ← Conv, Relu; a lowered Conv ← that FusedConv ← …). What the graph's heat
+// overlay uses to put a fused op's measured time back on the nodes it replaced.
+std::map<std::string, std::vector<std::string>> replacementOrigins(const PipelineResult &result);
 
 } // namespace opscope::passes
