@@ -81,6 +81,10 @@ private slots:
                                                         << "div" << true << 2;
         QTest::newRow("GPT-2: K split then Transpose(-1,-2)") << "gpt"
                                                               << "mul" << true << 2;
+        // PyTorch's usual export: [batch_size, sequence_length, hidden]. lower-to-ort kept
+        // MultiHeadAttention only when the mask's broadcast shape was known statically.
+        QTest::newRow("BERT, symbolic sequence length") << "bert-dynamic"
+                                                        << "div" << true << 2;
     }
     void fusion()
     {
@@ -89,14 +93,15 @@ private slots:
         QFETCH(bool, mask);
         QFETCH(int, heads);
         ModelBuilder b;
-        const bool projected = form == "bert" || form == "gpt";
+        const bool bert = form.startsWith(QLatin1String("bert")), dynamicSeq = form == "bert-dynamic";
+        const bool projected = bert || form == "gpt";
         if (projected) {
-            b.input("x", {-1, 6, 8})
+            b.input("x", {-1, dynamicSeq ? -1 : 6, 8})
                 .intConstant("split", {4}, {0, 0, 2, 4})
                 .intConstant("merge", {3}, {0, 0, 8});
             headSplit(b, "q", {0, 2, 1, 3});
-            headSplit(b, form == "bert" ? "kt" : "k",
-                      form == "bert" ? std::vector<std::int64_t>{0, 2, 3, 1}
+            headSplit(b, bert ? "kt" : "k",
+                      bert ? std::vector<std::int64_t>{0, 2, 3, 1}
                                      : std::vector<std::int64_t>{0, 2, 1, 3});
             headSplit(b, "v", {0, 2, 1, 3});
         } else {
@@ -108,8 +113,8 @@ private slots:
                 b.input("k", {-1, hk, sk, 4});
         }
         if (mask)
-            b.input("mask", {-1, 1, 1, projected ? 6 : 5});
-        core(b, scale, mask, form == "kt" || form == "bert");
+            b.input("mask", {-1, 1, 1, dynamicSeq ? -1 : projected ? 6 : 5});
+        core(b, scale, mask, form == "kt" || bert);
         if (projected)
             b.op("Transpose", {"ctx"}, {"ctx_t"}, {intsAttr("perm", {0, 2, 1, 3})})
                 .op("Reshape", {"ctx_t", "merge"}, {"y"});

@@ -112,9 +112,20 @@ Expected<bool> attentionToOrt(Model &model, Graph &graph, NodeId id)
         const bool fits = knownRank(graph, mask) == 4u && sq && sk && knownDim(graph, mask, 2) == sq &&
                           knownDim(graph, mask, 3) == sk;
         if (!fits) {
-            if (!sq || !sk)
-                return false;
-            mask = c.op("Expand", {mask, c.ints({1, 1, *sq, *sk}, "bias_shape")});
+            ValueId shape;
+            if (sq && sk) {
+                shape = c.ints({1, 1, *sq, *sk}, "bias_shape");
+            } else {
+                // Symbolic sequence lengths (PyTorch's usual export): the shape is read from the
+                // query and key at run time, so ORT still gets its MultiHeadAttention.
+                auto length = [&](ValueId v, const char *name) {
+                    return c.op("Slice", {c.op("Shape", {v}), c.ints({1}, std::string(name) + "_from"),
+                                          c.ints({2}, std::string(name) + "_to")});
+                };
+                shape = c.op("Concat", {c.ints({1, 1}, "bias_lead"), length(n.inputs[0], "sq"), length(n.inputs[1], "sk")},
+                             {Attribute::makeInt("axis", 0)});
+            }
+            mask = c.op("Expand", {mask, shape});
         }
     }
     const ValueId y = c.op(
