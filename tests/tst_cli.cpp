@@ -89,6 +89,17 @@ private slots:
                                      "Conv 8", "/inception/branch3x3.weight"})
             QVERIFY2(r.out.contains(expected),
                      qPrintable("missing '" + QString(expected) + "' in\n" + r.out));
+        // Values of unknown shape are named, not only counted.
+        onnx::ModelProto m = test::smallModel();
+        *m.mutable_graph()->add_node() = test::node("Foo", {"y"}, {"mystery"}, "custom");
+        m.mutable_graph()->mutable_node(2)->set_domain("com.example");
+        auto *op = m.add_opset_import();
+        op->set_domain("com.example");
+        op->set_version(1);
+        QTemporaryDir dir;
+        test::writeProto(dir.filePath("custom.onnx").toStdString(), m);
+        const Run u = cli({"info", dir.filePath("custom.onnx")});
+        QVERIFY2(u.out.contains("unknown      mystery"), qPrintable(u.out + u.err));
     }
 
     void infoJson()

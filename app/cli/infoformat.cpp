@@ -1,5 +1,7 @@
 #include "infoformat.h"
 
+#include "commands.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -118,6 +120,12 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
     os << '\n';
     os << "shapes       " << (s.allShapesKnown() ? "all known" : "some unknown") << " (" << s.valuesStatic
        << " static, " << s.valuesSymbolic << " symbolic, " << s.valuesUnknown << " unknown)\n";
+    if (!s.unknownExamples.empty()) {
+        os << "unknown      ";
+        for (std::size_t i = 0; i < s.unknownExamples.size(); ++i)
+            os << (i ? ", " : "") << oneLine(s.unknownExamples[i]);
+        os << (s.valuesUnknown > s.unknownExamples.size() ? ", …" : "") << '\n';
+    }
 
     std::vector<std::pair<std::string, std::size_t>> ops(s.opHistogram.begin(), s.opHistogram.end());
     std::stable_sort(ops.begin(), ops.end(),
@@ -192,7 +200,8 @@ nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s,
     j["shapes"] = {{"all_known", s.allShapesKnown()},
                    {"static", s.valuesStatic},
                    {"symbolic", s.valuesSymbolic},
-                   {"unknown", s.valuesUnknown}};
+                   {"unknown", s.valuesUnknown},
+                   {"unknown_examples", s.unknownExamples}};
     j["warnings"] = warnings;
     return j;
 }

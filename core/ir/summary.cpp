@@ -56,8 +56,11 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
                      std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
                                  [](const Dim &d) { return d.isKnown() || d.isSymbolic(); }))
                 ++s.valuesSymbolic;
-            else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown)
+            else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown) {
                 ++s.valuesUnknown;
+                if (s.unknownExamples.size() < 5) // which ones: "1 unknown" alone is no lead
+                    s.unknownExamples.push_back(g.value(out).name);
+            }
             else
                 ++s.valuesStatic; // sequences/maps/optionals: no shape to know
         }
