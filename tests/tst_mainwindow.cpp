@@ -9,6 +9,7 @@
 #include "passpanel.h"
 #include "valuespanel.h"
 #include "testsupport.h"
+#include "waitidle.h"
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
@@ -25,17 +26,7 @@ using namespace opscope;
 
 namespace {
 
-bool waitIdle(MainWindow &w, int ms = 30000)
-{
-    QElapsedTimer t;
-    t.start();
-    while (t.elapsed() < ms) {
-        QTest::qWait(20);
-        if (!w.isBusy())
-            return true;
-    }
-    return false;
-}
+using test::waitIdle;
 
 QString sample(const char *name)
 {

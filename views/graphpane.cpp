@@ -258,11 +258,12 @@ void GraphPane::relayout()
     m_current.reset(); // the scene shows the previous presentation until the new layout lands
     layout::LayoutRequest request = layout::layoutRequest(m_presentation, visualItemSize);
     // The service's cache is keyed by content: a pass step seen before lays out at once.
-    if (const auto cached = m_layouts->cached(request)) {
+    QString note;
+    if (const auto cached = m_layouts->cached(request, &note)) {
         m_pendingTicket = 0;
         m_current = cached;
         applyLayout(*cached);
-        emit layoutFinished(0.0, int(m_presentation.items.size()), m_layouts->cachedNote(request));
+        emit layoutFinished(0.0, int(m_presentation.items.size()), note);
         return;
     }
     m_pendingTicket = m_layouts->request(this, std::move(request));

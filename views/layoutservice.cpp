@@ -247,14 +247,13 @@ int LayoutService::runningHelpers() const
     return n;
 }
 
-QSharedPointer<const layout::LayoutResult> LayoutService::cached(const layout::LayoutRequest &request) const
+QSharedPointer<const layout::LayoutResult> LayoutService::cached(const layout::LayoutRequest &request,
+                                                                 QString *note) const
 {
-    return m_cache.value(layout::requestDigest(request)).result;
-}
-
-QString LayoutService::cachedNote(const layout::LayoutRequest &request) const
-{
-    return m_cache.value(layout::requestDigest(request)).note;
+    const CacheEntry entry = m_cache.value(layout::requestDigest(request));
+    if (note)
+        *note = entry.note;
+    return entry.result;
 }
 
 void LayoutService::store(quint64 digest, QSharedPointer<const layout::LayoutResult> result, const QString &note)

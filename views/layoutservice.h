@@ -36,9 +36,10 @@ public:
     // Every client's latest request is answered now with the quick layout; dot processes end.
     void cancelAll();
 
-    // A finished layout of exactly this request, or null.
-    QSharedPointer<const layout::LayoutResult> cached(const layout::LayoutRequest &request) const;
-    QString cachedNote(const layout::LayoutRequest &request) const;
+    // A finished layout of exactly this request, or null; `note` gets its note (one digest of the
+    // request for both).
+    QSharedPointer<const layout::LayoutResult> cached(const layout::LayoutRequest &request,
+                                                      QString *note = nullptr) const;
 
     // How long dot may take before the quick layout is shown (OPSCOPE_LAYOUT_BUDGET_MS overrides
     // the default of 4 s).
