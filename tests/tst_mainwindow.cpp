@@ -1,6 +1,7 @@
 // The desktop app under QT_QPA_PLATFORM=offscreen: a fixture loads into a scene with the right
 // items and colours; the pipeline runs in the background and fills the passes panel; stepping
-// shows each pass's BEFORE | AFTER with diff colours; search finds nodes and tensors; a bad file
+// shows each pass's BEFORE | AFTER with diff colours; search finds nodes and tensors; arrow keys
+// walk the selection along edges; a bad file
 // shows the core's message; item models pass QAbstractItemModelTester.
 
 #include "graphpane.h"
@@ -218,6 +219,55 @@ private slots:
         for (const NodeItem *n : scene->nodeItems())
             lit += n->isHighlighted() ? 1 : 0;
         QVERIFY(lit >= 2);
+    }
+
+    void arrowKeysWalkTheSelectionAlongEdges()
+    {
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        const Graph &g = w.model()->graph;
+        // The inception split: a node whose output four branches read.
+        NodeId split;
+        std::set<std::string> branches;
+        for (NodeId id : g.nodeIds()) {
+            std::set<std::string> readers;
+            for (const Use &use : g.uses(g.node(id).outputs[0]))
+                readers.insert(g.node(use.node).name);
+            if (readers.size() >= 3) {
+                split = id;
+                branches = readers;
+                break;
+            }
+        }
+        QVERIFY(split.valid());
+        GraphView *view = w.graphPane()->view(0);
+        const auto selected = [&]() -> std::string {
+            const auto items = w.graphPane()->scene(0)->selectedItems();
+            const auto *n = items.size() == 1 ? dynamic_cast<const NodeItem *>(items.front()) : nullptr;
+            return n ? n->visual().name : std::string();
+        };
+        QVERIFY(w.selectNode(QString::fromStdString(g.node(split).name)));
+        QSignalSpy inspected(w.graphPane(), &GraphPane::nodeSelected);
+        QTest::keyClick(view, Qt::Key_Down); // to a reader
+        const std::string first = selected();
+        QVERIFY2(branches.count(first), first.c_str());
+        QTest::keyClick(view, Qt::Key_Right); // to another branch
+        const std::string second = selected();
+        QVERIFY2(branches.count(second) && second != first, second.c_str());
+        QTest::keyClick(view, Qt::Key_Left);
+        QVERIFY(branches.count(selected()) && selected() != second);
+        QTest::keyClick(view, Qt::Key_Up); // back to the split
+        QCOMPARE(selected(), g.node(split).name);
+        QCOMPARE(inspected.count(), 4); // the inspector followed every step
+        // Up from the first node reaches the graph input; above it the selection stays.
+        QVERIFY(w.selectNode(QString::fromStdString(g.node(g.nodeIds().front()).name)));
+        QTest::keyClick(view, Qt::Key_Up);
+        QTest::keyClick(view, Qt::Key_Up);
+        const auto items = w.graphPane()->scene(0)->selectedItems();
+        QCOMPARE(items.size(), 1);
+        QCOMPARE(dynamic_cast<const NodeItem *>(items.front())->visual().kind, layout::VisualItem::Kind::Input);
     }
 
     void groupsOpenAndBodiesOpenInPlaceWithBreadcrumbs()

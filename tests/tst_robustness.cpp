@@ -7,6 +7,7 @@
 
 #include <QProcess>
 #include <sys/stat.h>
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 #include <functional>
@@ -411,9 +412,13 @@ private slots:
             const QString path = QString::fromStdString(entry.path().string());
             const QString sample = QString::fromStdString(test::samplePath("transformer_block.onnx").string());
             // Models are loaded and run; tensor files are read as a --input of the sample.
+            // Models are also optimized at level all (what the pipeline fuzz target does).
+            const QString out = QDir::temp().filePath(QStringLiteral("opscope-fuzz-regression.onnx"));
             const std::vector<QStringList> commands =
                 entry.path().extension() == ".onnx"
-                    ? std::vector<QStringList>{{"info", path}, {"run", path, "--iterations", "1"}}
+                    ? std::vector<QStringList>{{"info", path},
+                                               {"run", path, "--iterations", "1"},
+                                               {"optimize", path, "--level", "all", "-o", out, "--force"}}
                     : std::vector<QStringList>{{"run", sample, "--iterations", "1", "--input", "x=" + path}};
             for (const QStringList &args : commands) {
                 const Run r = cli(args);

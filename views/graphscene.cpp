@@ -1,6 +1,8 @@
 #include "graphscene.h"
 
 #include <QGraphicsSceneMouseEvent>
+#include <QGraphicsView>
+#include <QKeyEvent>
 #include <algorithm>
 #include <set>
 
@@ -18,6 +20,7 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
     m_edges.clear();
     m_byKey.clear();
     m_byIndex.assign(p.items.size(), nullptr);
+    m_indexOf.clear();
     m_side = side;
     const unsigned bit = side == Overlay ? 3u : (1u << side);
     for (std::size_t i = 0; i < p.items.size() && i < layout.centers.size(); ++i) {
@@ -32,6 +35,7 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
         m_nodes.push_back(item);
         m_byKey.emplace(v.key, item);
         m_byIndex[i] = item;
+        m_indexOf.emplace(item, i);
     }
     for (std::size_t i = 0; i < p.edges.size() && i < layout.edges.size(); ++i) {
         const layout::VisualEdge &e = p.edges[i];
@@ -200,6 +204,87 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
             return;
         }
     }
+}
+
+NodeItem *GraphScene::neighbour(const NodeItem *from, int key) const
+{
+    const auto self = m_indexOf.find(from);
+    if (self == m_indexOf.end())
+        return nullptr;
+    const std::size_t me = self->second;
+    std::set<std::size_t> producers, consumers;
+    for (const EdgeItem *e : m_edges) {
+        if (e->visual().to == me && e->visual().from != me)
+            producers.insert(e->visual().from);
+        if (e->visual().from == me && e->visual().to != me)
+            consumers.insert(e->visual().to);
+    }
+    const QPointF at = from->sceneBoundingRect().center();
+    // The candidate nearest to `at`, first in x, then in y; only those `keep` accepts.
+    const auto nearest = [&](const std::set<std::size_t> &among, auto keep) -> NodeItem * {
+        NodeItem *best = nullptr;
+        double bestCost = 0;
+        for (std::size_t i : among) {
+            NodeItem *n = i < m_byIndex.size() ? m_byIndex[i] : nullptr;
+            if (!n || n == from)
+                continue;
+            const QPointF c = n->sceneBoundingRect().center();
+            if (!keep(c))
+                continue;
+            const double cost = std::abs(c.x() - at.x()) + 0.25 * std::abs(c.y() - at.y());
+            if (!best || cost < bestCost) {
+                best = n;
+                bestCost = cost;
+            }
+        }
+        return best;
+    };
+    const auto any = [](QPointF) { return true; };
+    if (key == Qt::Key_Up)
+        return nearest(producers, any);
+    if (key == Qt::Key_Down)
+        return nearest(consumers, any);
+    if (key != Qt::Key_Left && key != Qt::Key_Right)
+        return nullptr;
+    const bool left = key == Qt::Key_Left;
+    const auto onSide = [&](QPointF c) { return left ? c.x() < at.x() - 1 : c.x() > at.x() + 1; };
+    std::set<std::size_t> siblings;
+    for (const EdgeItem *e : m_edges) {
+        if (producers.count(e->visual().from))
+            siblings.insert(e->visual().to);
+        if (consumers.count(e->visual().to))
+            siblings.insert(e->visual().from);
+    }
+    siblings.erase(me);
+    if (NodeItem *n = nearest(siblings, onSide))
+        return n;
+    // No sibling that way: the nearest item of the same row.
+    std::set<std::size_t> row;
+    for (const NodeItem *n : m_nodes)
+        if (std::abs(n->sceneBoundingRect().center().y() - at.y()) < from->boundingRect().height() / 2)
+            row.insert(m_indexOf.at(n));
+    return nearest(row, onSide);
+}
+
+void GraphScene::keyPressEvent(QKeyEvent *event)
+{
+    const int key = event->key();
+    const bool arrow = key == Qt::Key_Up || key == Qt::Key_Down || key == Qt::Key_Left || key == Qt::Key_Right;
+    const QList<QGraphicsItem *> selected = selectedItems();
+    auto *from = arrow && event->modifiers() == Qt::NoModifier && selected.size() == 1
+                     ? dynamic_cast<NodeItem *>(selected.front())
+                     : nullptr;
+    if (!from) {
+        QGraphicsScene::keyPressEvent(event); // the view scrolls
+        return;
+    }
+    if (NodeItem *to = neighbour(from, key)) {
+        clearSelection();
+        to->setSelected(true);
+        for (QGraphicsView *v : views())
+            v->ensureVisible(to, 40, 40);
+    }
+    event->accept(); // at an end of the graph the selection stays and the view does not jump
 }
 
 } // namespace opscope

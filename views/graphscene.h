@@ -44,6 +44,12 @@ public:
     // Device per node name (a partition); empty clears.
     void applyDevices(const std::map<std::string, int> &deviceOf);
 
+    // Where an arrow key moves the selection from `from` (edges run top to bottom): Up to a
+    // producer, Down to a consumer (the nearest in x), Left/Right to the nearest sibling on that
+    // side — another reader of its inputs or writer of its readers' inputs — else the nearest item
+    // in the same row. Null when there is none.
+    NodeItem *neighbour(const NodeItem *from, int key) const;
+
 signals:
     void itemActivated(const QString &key); // double-click
     void tensorClicked(const QString &tensor);
@@ -51,6 +57,7 @@ signals:
 protected:
     void mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event) override;
     void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override; // arrows walk the selection along edges
 
 private:
     int m_side = 0;
@@ -58,6 +65,7 @@ private:
     std::vector<EdgeItem *> m_edges;
     std::unordered_map<std::string, NodeItem *> m_byKey;
     std::vector<NodeItem *> m_byIndex; // by presentation item index (null when not on this side)
+    std::unordered_map<const NodeItem *, std::size_t> m_indexOf;
     bool m_showLabels = true;
 };
 

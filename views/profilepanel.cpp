@@ -139,10 +139,10 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
         emit finished({});
     });
     watcher->setFuture(QtConcurrent::run([model, o, cancel]() -> Result {
-        (void)cancel; // kept alive for the job
         Model optimized = *model;
         passes::PipelineOptions po;
         po.keepSnapshots = false;
+        po.cancel = cancel.get(); // Cancel also stops the optimization before the runs
         // Verified after every pass like `opscope-cli run`: a pass that breaks the graph is skipped.
         Model candidate = optimized;
         Result result;
@@ -153,6 +153,11 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
         result.runs = schedule::profileModel(optimized, o);
         return result;
     }));
+}
+
+ProfilePanel::~ProfilePanel()
+{
+    cancel();
 }
 
 void ProfilePanel::cancel()

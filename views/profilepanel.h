@@ -25,6 +25,7 @@ class ProfilePanel : public QWidget
     Q_OBJECT
 public:
     explicit ProfilePanel(QWidget *parent = nullptr);
+    ~ProfilePanel() override; // cancels a running session
 
     TimelineView *timeline() const { return m_timeline; }
     OpTotalsModel *totals() const { return m_totals; }

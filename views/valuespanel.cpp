@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -14,6 +15,7 @@
 #include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
 namespace opscope {
@@ -158,23 +160,15 @@ void ValuesPanel::setTensors(std::vector<Tensor> tensors)
     showTensor(m_tensors.empty() ? -1 : 0);
 }
 
-void ValuesPanel::showTensor(int index)
+ValuesPanel::~ValuesPanel()
 {
-    m_current = index;
-    if (index < 0 || std::size_t(index) >= m_tensors.size()) {
-        m_summary->setText(tr("Select a node with weights or constants, or an initializer, to see its values."));
-        static_cast<Histogram *>(m_histogram)->setBins({}, 0, 0);
-        m_axes->hide();
-        m_text->clear();
-        m_model->setSlice(std::nullopt);
-        m_stack->setCurrentWidget(m_text);
-        return;
-    }
-    const Tensor &t = m_tensors[std::size_t(index)];
-    const TensorStats s = tensorStats(t);
-    QString summary = QStringLiteral("<b>%1</b> %2 · %3 values")
-                          .arg(QString::fromStdString(t.name).toHtmlEscaped(), shapeText(t))
-                          .arg(QLocale().toString(qlonglong(t.elementCount())));
+    if (m_statsCancel)
+        m_statsCancel->store(true);
+}
+
+void ValuesPanel::showStatistics(const TensorStats &s)
+{
+    QString summary = m_heading;
     if (!s.histogram.empty())
         summary += tr("<br>min %1 · max %2 · mean %3 · std %4")
                        .arg(s.min, 0, 'g', 6)
@@ -185,6 +179,64 @@ void ValuesPanel::showTensor(int index)
         summary += tr(" · NaN %1 · Inf %2").arg(s.nan).arg(s.inf);
     m_summary->setText(summary);
     static_cast<Histogram *>(m_histogram)->setBins(s.histogram, s.min, s.max);
+}
+
+void ValuesPanel::startStatistics()
+{
+    if (!m_statsPending || m_statsCancel || m_current < 0)
+        return;
+    m_statsCancel = std::make_shared<std::atomic<bool>>(false);
+    auto *watcher = new QFutureWatcher<TensorStats>(this);
+    const int generation = m_statsGeneration;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != m_statsGeneration)
+            return; // another tensor is shown now
+        m_statsPending = false;
+        showStatistics(watcher->result());
+    });
+    watcher->setFuture(QtConcurrent::run([tensor = m_tensors[std::size_t(m_current)], cancel = m_statsCancel] {
+        return tensorStats(tensor, cancel.get());
+    }));
+}
+
+void ValuesPanel::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    startStatistics();
+}
+
+void ValuesPanel::showTensor(int index)
+{
+    m_current = index;
+    ++m_statsGeneration;
+    m_statsPending = false;
+    if (m_statsCancel)
+        m_statsCancel->store(true);
+    m_statsCancel.reset();
+    if (index < 0 || std::size_t(index) >= m_tensors.size()) {
+        m_summary->setText(tr("Select a node with weights or constants, or an initializer, to see its values."));
+        static_cast<Histogram *>(m_histogram)->setBins({}, 0, 0);
+        m_axes->hide();
+        m_text->clear();
+        m_model->setSlice(std::nullopt);
+        m_stack->setCurrentWidget(m_text);
+        return;
+    }
+    const Tensor &t = m_tensors[std::size_t(index)];
+    m_heading = QStringLiteral("<b>%1</b> %2 · %3 values")
+                    .arg(QString::fromStdString(t.name).toHtmlEscaped(), shapeText(t))
+                    .arg(QLocale().toString(qlonglong(t.elementCount())));
+    if (t.elementCount() <= kInlineStatsElements) {
+        showStatistics(tensorStats(t));
+    } else {
+        m_summary->setText(m_heading + tr("<br>reading %1 for the statistics…")
+                                           .arg(QLocale().formattedDataSize(qint64(t.byteSize()))));
+        static_cast<Histogram *>(m_histogram)->setBins({}, 0, 0);
+        m_statsPending = true;
+        if (isVisible())
+            startStatistics(); // else when the tab is shown: selecting a node reads no weight
+    }
     if (const std::optional<std::string> all = allValuesText(t, kFullTextLimit)) {
         m_text->setPlainText(QString::fromStdString(*all));
         m_stack->setCurrentWidget(m_text);

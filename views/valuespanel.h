@@ -8,6 +8,8 @@
 
 #include <QAbstractTableModel>
 #include <QWidget>
+#include <atomic>
+#include <memory>
 #include <optional>
 
 class QComboBox;
@@ -21,6 +23,7 @@ class QHBoxLayout;
 namespace opscope {
 
 class TensorSlice;
+struct TensorStats;
 
 // Thin model over core's TensorSlice: cells are formatted on demand, so a 10⁷-element weight
 // costs nothing until scrolled to.
@@ -45,6 +48,7 @@ class ValuesPanel : public QWidget
     Q_OBJECT
 public:
     explicit ValuesPanel(QWidget *parent = nullptr);
+    ~ValuesPanel() override; // stops a statistics job still reading
 
     // The tensors of the current selection (a node's weights, a clicked initializer), by name.
     void setTensors(std::vector<Tensor> tensors);
@@ -55,13 +59,25 @@ public:
     QString fullText() const;   // small tensors; empty when the table is shown
     TensorTableModel *table() const { return m_model; }
     void setAxes(int rowAxis, int colAxis, std::vector<std::int64_t> fixed);
+    bool statisticsPending() const { return m_statsPending; }
+
+protected:
+    void showEvent(QShowEvent *event) override;
 
 private:
+    void showStatistics(const TensorStats &s);
+    void startStatistics();
     void rebuildAxes();
     void updateSlice();
 
     std::vector<Tensor> m_tensors;
     int m_current = -1;
+    QString m_heading; // name, shape, count: shown while the statistics are computed
+    // Statistics of a tensor above kInlineStatsElements are read in the background: the weight
+    // may be a mapped 1 GiB file. A newer selection cancels the old job and drops its answer.
+    std::shared_ptr<std::atomic<bool>> m_statsCancel;
+    int m_statsGeneration = 0;
+    bool m_statsPending = false;
     QComboBox *m_chooser;
     QLabel *m_summary;
     QWidget *m_histogram;

@@ -154,7 +154,15 @@ MainWindow::MainWindow(QWidget *parent)
     rebuildRecentMenu();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    // Destroyed without a close event (tests, a parent going away): background work still stops
+    // now rather than running on to the end with nobody to see it.
+    m_profile->cancel();
+    if (m_cancelPipeline)
+        m_cancelPipeline->store(true);
+    m_layouts->cancelAll();
+}
 
 void MainWindow::buildDocks()
 {

@@ -61,6 +61,7 @@ public:
     bool isBusy() const;
     const passes::PipelineResult *pipelineResult() const { return m_result.get(); }
     int currentStep() const { return m_step; }
+    std::vector<int> changingSteps() const; // records of the last run whose pass changed the graph
     const QString &lastError() const { return m_lastError; }
     std::shared_ptr<const Model> model() const { return m_model; }
     bool selectNode(const QString &name); // false: no such node on screen
@@ -98,7 +99,6 @@ private:
     void inspectTensor(int side, const Graph *graph, const QString &tensor);
     std::shared_ptr<const Model> modelBefore(int record) const;
     std::shared_ptr<const Model> modelAfter(int record) const;
-    std::vector<int> changingSteps() const;
 
     LayoutService *m_layouts;
     GraphPane *m_graph;

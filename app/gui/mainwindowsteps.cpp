@@ -97,7 +97,9 @@ void MainWindow::runPasses(std::vector<std::string> list, passes::PassOptions pa
                 lines << QString::fromStdString(w);
             showError(tr("Passes skipped"), lines.join(QStringLiteral("\n\n")));
         }
-        if (!steps.empty())
+        // Cancelled: the passes that ran are listed, but nothing new starts (no step layout).
+        const bool cancelled = !m_result->status && m_result->status.message().find("cancelled") != std::string::npos;
+        if (!steps.empty() && !cancelled)
             showStep(steps.front());
         emit pipelineFinished();
         updateBusy();

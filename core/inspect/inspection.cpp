@@ -54,8 +54,10 @@ std::string histogramText(const std::vector<std::int64_t> &bins)
 
 } // namespace
 
-TensorStats tensorStats(const Tensor &tensor)
+TensorStats tensorStats(const Tensor &tensor, const std::atomic<bool> *cancel)
 {
+    constexpr std::int64_t kPoll = std::int64_t(1) << 20;
+    const auto cancelled = [cancel](std::int64_t i) { return cancel && i % kPoll == 0 && cancel->load(); };
     TensorStats s;
     if (tensor.dtype == DataType::String || tensor.dtype == DataType::Undefined || !tensor.data ||
         tensor.dtype == DataType::Complex64 || tensor.dtype == DataType::Complex128)
@@ -65,6 +67,8 @@ TensorStats tensorStats(const Tensor &tensor)
     double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0, sq = 0;
     std::int64_t finite = 0;
     for (std::int64_t i = 0; i < s.count; ++i) {
+        if (cancelled(i))
+            return {};
         const double v = rt.valueAsDouble(i);
         if (!std::isfinite(v)) {
             ++s.nonFinite;
@@ -86,6 +90,8 @@ TensorStats tensorStats(const Tensor &tensor)
     s.histogram.assign(16, 0);
     const double width = (hi - lo) / 16.0;
     for (std::int64_t i = 0; i < s.count; ++i) {
+        if (cancelled(i))
+            return {};
         const double v = rt.valueAsDouble(i);
         if (!std::isfinite(v))
             continue;
@@ -168,6 +174,11 @@ std::vector<PropertySection> inspectInitializer(const Graph &graph, ValueId id)
     else
         t.rows.push_back({"stored", "inside the model", {}});
     out.push_back(std::move(t));
+    if (tensor.elementCount() > kInlineStatsElements) {
+        out.push_back({"Statistics", {{"min / max / mean", "in the Values tab (computed in the background)",
+                                       "reading every element of a tensor this size takes a while"}}});
+        return out;
+    }
     const TensorStats s = tensorStats(tensor);
     if (!s.histogram.empty()) {
         PropertySection st{"Statistics", {}};

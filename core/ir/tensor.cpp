@@ -154,18 +154,25 @@ Status validateTensorData(const Tensor &tensor, const std::string &what)
                                    std::to_string(*count));
         return Status::ok();
     }
-    const std::size_t elem = dataTypeSize(tensor.dtype);
+    return checkTensorByteCount(tensor.dtype, tensor.dims, tensor.data ? tensor.data->size() : 0, what);
+}
+
+Status checkTensorByteCount(DataType dtype, const std::vector<std::int64_t> &dims, std::uint64_t have,
+                            const std::string &what)
+{
+    const Expected<std::int64_t> count = checkedElementCount(dims, what);
+    if (!count)
+        return count.status();
+    const std::size_t elem = dataTypeSize(dtype);
     if (elem == 0)
-        return Status::invalid(what + " has an unsupported data type (" + std::to_string(int(tensor.dtype)) +
-                               ")");
+        return Status::invalid(what + " has an unsupported data type (" + std::to_string(int(dtype)) + ")");
     if (*count > std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(elem))
         return Status::invalid(what + " is larger than 2^63 bytes");
     const std::uint64_t need = static_cast<std::uint64_t>(*count) * elem;
-    const std::uint64_t have = tensor.data ? tensor.data->size() : 0;
     if (have != need)
         return Status::invalid(what + " holds " + std::to_string(have) + " bytes but its shape " +
-                               Shape::fromSizes(tensor.dims).toString() + " of " +
-                               std::string(dataTypeName(tensor.dtype)) + " needs " + std::to_string(need));
+                               Shape::fromSizes(dims).toString() + " of " + std::string(dataTypeName(dtype)) +
+                               " needs " + std::to_string(need));
     return Status::ok();
 }
 

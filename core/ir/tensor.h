@@ -98,5 +98,9 @@ Expected<Tensor> denseFromSparse(const SparseTensor &sparse, const std::string &
 
 // Checks that a tensor's byte count agrees with its dtype and dims.
 Status validateTensorData(const Tensor &tensor, const std::string &what);
+// `have` bytes are exactly dims × the element size of a fixed-size dtype (the check behind
+// validateTensorData, also run on raw protobuf tensors before libonnx reads them).
+Status checkTensorByteCount(DataType dtype, const std::vector<std::int64_t> &dims, std::uint64_t have,
+                            const std::string &what);
 
 } // namespace opscope

@@ -1,8 +1,11 @@
 #include "onnx/schemacheck.h"
 
+#include "ir/tensor.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <onnx/defs/schema.h>
@@ -190,8 +193,24 @@ private:
         }
     }
 
+    // libonnx's inference reads constant inputs (Reshape's shape, Slice's starts) with ParseData,
+    // which copies raw_data's bytes into a vector sized by its own count: raw bytes that are not
+    // the tensor's dims × element size overflow it. Checked here, before libonnx sees the tensor.
+    static Status tensorPayload(const onnx::TensorProto &t, const std::string &what)
+    {
+        if (t.data_location() == onnx::TensorProto::EXTERNAL || !t.has_raw_data() ||
+            !isKnownDataType(t.data_type()) || t.data_type() == onnx::TensorProto::STRING ||
+            t.data_type() == onnx::TensorProto::UNDEFINED)
+            return Status::ok(); // external data and typed fields are checked at import
+        return checkTensorByteCount(static_cast<DataType>(t.data_type()),
+                                    std::vector<std::int64_t>(t.dims().begin(), t.dims().end()), t.raw_data().size(),
+                                    what);
+    }
+
     Status graph(const onnx::GraphProto &g, const std::map<std::string, std::int64_t> &opsets)
     {
+        for (const auto &t : g.initializer())
+            OPSCOPE_TRY(tensorPayload(t, "initializer '" + shown(t.name()) + "'"));
         for (const auto &n : g.node())
             OPSCOPE_TRY(node(n, opsets, &g));
         return Status::ok();
@@ -204,6 +223,10 @@ private:
         for (const auto &a : n.attribute()) {
             if (a.name().empty())
                 return Status::invalid(label + " has an attribute without a name");
+            if (a.has_t())
+                OPSCOPE_TRY(tensorPayload(a.t(), label + " attribute '" + shown(a.name()) + "'"));
+            for (const auto &t : a.tensors())
+                OPSCOPE_TRY(tensorPayload(t, label + " attribute '" + shown(a.name()) + "'"));
             for (const AttributeRange &r : attributeRanges)
                 if (a.name() == r.attribute && (r.op ? n.op_type() == r.op : isWindowOp(n.op_type())))
                     OPSCOPE_TRY(checkRange(label, a, r.minimum));
@@ -269,6 +292,9 @@ private:
         auto isGraph = [](const onnx::OpSchema::Attribute &a) {
             return a.type == AttributeProto::GRAPH || a.type == AttributeProto::GRAPHS;
         };
+        if (stale && n.input_size() < schema.min_input()) // required inputs stay required in later opsets
+            return Status::invalid(label + " has " + std::to_string(n.input_size()) + " input(s); " +
+                                   shown(n.op_type()) + " needs at least " + std::to_string(schema.min_input()));
         if (stale) {
             // What the older schema's inference dereferences: its required and graph attributes
             // (ScanInferenceFunction reads num_scan_inputs without a null check).
@@ -286,6 +312,16 @@ private:
             }
             return Status::ok();
         }
+        // Fewer inputs than the schema requires: libonnx's inference and every pass index the
+        // required ones (MatMul's B) without a check. Trailing optional inputs may be omitted.
+        if (n.input_size() < schema.min_input())
+            return Status::invalid(label + " has " + std::to_string(n.input_size()) + " input(s); " +
+                                   shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
+                                   " needs at least " + std::to_string(schema.min_input()));
+        if (n.output_size() < schema.min_output())
+            return Status::invalid(label + " has " + std::to_string(n.output_size()) + " output(s); " +
+                                   shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
+                                   " produces at least " + std::to_string(schema.min_output()));
         if (n.input_size() > schema.max_input())
             return Status::invalid(label + " has " + std::to_string(n.input_size()) + " inputs; " +
                                    shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +

@@ -30,10 +30,10 @@ std::optional<ActivationSpec> fusableActivation(const Graph &graph, const Node &
             for (std::size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
                 if (!node.inputs[i].valid())
                     continue;
-                const auto v = constantFloats(graph, node.inputs[i]);
-                if (!v || v->size() != 1)
+                const std::optional<float> v = scalarFloat(graph, node.inputs[i]);
+                if (!v)
                     return std::nullopt;
-                (i == 1 ? lo : hi) = (*v)[0];
+                (i == 1 ? lo : hi) = *v;
             }
         }
         return ActivationSpec{"Clip", {lo, hi}};
@@ -64,8 +64,10 @@ std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId c
                                                    std::int64_t channels, std::size_t rank, std::size_t axis)
 {
     const Tensor *t = constantTensor(graph, constant);
+    if (!t || t->dtype != DataType::Float || t->dims.size() > rank || t->elementCount() > channels)
+        return std::nullopt; // more elements than channels cannot be per-channel: not read
     const auto values = constantFloats(graph, constant);
-    if (!t || !values || t->dims.size() > rank)
+    if (!values)
         return std::nullopt;
     if (values->size() == 1)
         return std::vector<float>(static_cast<std::size_t>(channels), (*values)[0]);

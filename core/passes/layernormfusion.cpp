@@ -100,8 +100,7 @@ void LayerNormFusion::select(const Model &, const Graph &graph, std::vector<Matc
             continue;
         const Node &addEps = graph.node(addEpsId);
         const ValueId eps = otherOperand(addEps, var.outputs[0]);
-        const auto epsValue = constantFloats(graph, eps);
-        if (!epsValue || epsValue->size() != 1)
+        if (!scalarFloat(graph, eps))
             continue;
         const NodeId sqrtId = singleConsumer(graph, addEps.outputs[0]);
         if (!sqrtId.valid() || !isOp(graph.node(sqrtId), "Sqrt"))
@@ -169,8 +168,7 @@ void LayerNormFusion::selectRms(const Graph &graph, std::vector<Match> &matches)
             continue;
         const Node &addEps = graph.node(addEpsId);
         const ValueId eps = otherOperand(addEps, var.outputs[0]);
-        const auto epsValue = eps.valid() ? constantFloats(graph, eps) : std::nullopt;
-        if (!epsValue || epsValue->size() != 1 || !hasSingleUse(graph, addEps.outputs[0]))
+        if (!scalarFloat(graph, eps) || !hasSingleUse(graph, addEps.outputs[0]))
             continue;
         const NodeId sqrtId = singleConsumer(graph, addEps.outputs[0]);
         const Node &sqrtNode = graph.node(sqrtId);

@@ -14,14 +14,14 @@ std::optional<float> scaleOf(const Graph &graph, const Node &node, ValueId &v)
     if ((!mul && !div) || node.inputs.size() != 2)
         return std::nullopt;
     for (int side = 1; side >= (mul ? 0 : 1); --side) {
-        const auto c = constantFloats(graph, node.inputs[side]);
+        const std::optional<float> c = scalarFloat(graph, node.inputs[side]);
         const auto rank = knownRank(graph, node.inputs[1 - side]);
-        if (!c || c->size() != 1 || !rank || constantTensor(graph, node.inputs[side])->dims.size() > *rank)
+        if (!c || !rank || constantTensor(graph, node.inputs[side])->dims.size() > *rank)
             continue;
-        if (div && (*c)[0] == 0.0f)
+        if (div && *c == 0.0f)
             return std::nullopt;
         v = node.inputs[1 - side];
-        return div ? 1.0f / (*c)[0] : (*c)[0];
+        return div ? 1.0f / *c : *c;
     }
     return std::nullopt;
 }
@@ -87,7 +87,7 @@ Expected<bool> MatMulScaleFusion::apply(Model &model, Graph &graph, const Match 
     // A constant operand takes the scale; else alpha does.
     std::uint32_t constantSide = 2;
     for (std::uint32_t side = 0; side < 2 && constantSide == 2; ++side)
-        if (constantFloats(graph, graph.node(mm).inputs[side]))
+        if (isFloatConstant(graph, graph.node(mm).inputs[side]))
             constantSide = side;
     if (constantSide < 2) {
         scaleConstant(constantSide);

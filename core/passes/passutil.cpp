@@ -49,6 +49,12 @@ std::optional<std::vector<float>> constantFloats(const Graph &graph, ValueId v)
     return std::vector<float>(span.begin(), span.end());
 }
 
+bool isFloatConstant(const Graph &graph, ValueId v)
+{
+    const Tensor *t = v.valid() ? constantTensor(graph, v) : nullptr;
+    return t && t->dtype == DataType::Float;
+}
+
 std::optional<std::vector<std::int64_t>> constantInts(const Graph &graph, ValueId v)
 {
     const Tensor *t = constantTensor(graph, v);
@@ -59,8 +65,16 @@ std::optional<std::vector<std::int64_t>> constantInts(const Graph &graph, ValueI
 
 bool isConstantFilledWith(const Graph &graph, ValueId v, double x)
 {
-    const auto values = constantValues(graph, v);
-    return values && std::all_of(values->begin(), values->end(), [x](double d) { return d == x; });
+    // Element by element, stopping at the first that differs: a weight is not copied to learn
+    // that its first value is not zero.
+    const Tensor *t = constantTensor(graph, v);
+    if (!t || t->dtype == DataType::Complex64 || t->dtype == DataType::Complex128)
+        return false;
+    const RuntimeTensor rt = RuntimeTensor::fromConstant(*t);
+    for (std::int64_t i = 0; i < rt.elementCount(); ++i)
+        if (rt.valueAsDouble(i) != x)
+            return false;
+    return true;
 }
 
 std::optional<std::vector<std::int64_t>> staticShape(const Graph &graph, ValueId v)
@@ -136,8 +150,10 @@ bool sameShape(const Graph &graph, ValueId a, ValueId b)
 
 std::optional<float> scalarFloat(const Graph &graph, ValueId v)
 {
-    const auto f = v.valid() ? constantFloats(graph, v) : std::nullopt;
-    return f && f->size() == 1 ? std::optional<float>((*f)[0]) : std::nullopt;
+    const Tensor *t = v.valid() ? constantTensor(graph, v) : nullptr;
+    if (!t || t->dtype != DataType::Float || t->elementCount() != 1)
+        return std::nullopt;
+    return t->as<float>()[0];
 }
 
 const Node *producerNode(const Graph &graph, ValueId v)

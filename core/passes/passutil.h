@@ -27,8 +27,11 @@ bool isOpscopeOp(const Node &node, std::string_view opType);
 const Tensor *constantTensor(const Graph &graph, ValueId v);
 // A constant's elements as doubles (numeric dtypes only).
 std::optional<std::vector<double>> constantValues(const Graph &graph, ValueId v);
-// A constant's elements as float, for float32 constants only.
+// A constant's elements as float, for float32 constants only. This copies every element: a
+// selector asking "is it a scalar?" or "is it constant?" uses scalarFloat or isFloatConstant,
+// which never touch a weight's bytes (a 2 GiB model's weights stay mapped, not read).
 std::optional<std::vector<float>> constantFloats(const Graph &graph, ValueId v);
+bool isFloatConstant(const Graph &graph, ValueId v);
 std::optional<std::vector<std::int64_t>> constantInts(const Graph &graph, ValueId v);
 // Every element of a numeric constant equals `x`.
 bool isConstantFilledWith(const Graph &graph, ValueId v, double x);

@@ -61,7 +61,7 @@ std::pair<ValueId, ValueId> scaled(const Graph &graph, ValueId v)
     if (!m || m->inputs.size() != 2)
         return {};
     for (int side = 0; side < 2; ++side)
-        if (constantFloats(graph, m->inputs[side]))
+        if (isFloatConstant(graph, m->inputs[side]))
             return {m->inputs[1 - side], m->inputs[side]};
     return {};
 }

@@ -10,9 +10,9 @@ void PReluToLeakyRelu::select(const Model &, const Graph &graph, std::vector<Mat
         const Node &n = graph.node(id);
         if (!isOp(n, "PRelu") || n.inputs.size() != 2)
             continue;
-        const auto slope = constantFloats(graph, n.inputs[1]);
+        const std::optional<float> slope = scalarFloat(graph, n.inputs[1]);
         const auto rank = knownRank(graph, n.inputs[0]);
-        if (slope && slope->size() == 1 && rank && constantTensor(graph, n.inputs[1])->dims.size() <= *rank)
+        if (slope && rank && constantTensor(graph, n.inputs[1])->dims.size() <= *rank)
             matches.push_back({"prelu-scalar", {id}, {}, {}});
     }
 }

@@ -28,8 +28,7 @@ void SwishFusion::select(const Model &, const Graph &graph, std::vector<Match> &
         if (!scaleId.valid() || !isOp(graph.node(scaleId), "Mul") || !hasSingleUse(graph, z))
             continue;
         const ValueId beta = otherOperand(graph.node(scaleId), x);
-        const auto b = beta.valid() ? constantFloats(graph, beta) : std::nullopt;
-        if (b && b->size() == 1 && sameShape(graph, x, mul.outputs[0]))
+        if (scalarFloat(graph, beta) && sameShape(graph, x, mul.outputs[0]))
             matches.push_back({"x*sigmoid(beta*x)", {mulId, id, scaleId}, {x, mul.outputs[0], beta}, {}});
     }
 }

@@ -4,6 +4,7 @@
 #include "runtime/kernels/intgemm.h"
 
 #include "runtime/kernels/kernelutil.h"
+#include "util/cpuclones.h"
 
 #include <atomic>
 #include <oneapi/dnnl/dnnl.h>
@@ -39,9 +40,7 @@ inline std::int32_t wrapAdd(std::int32_t a, std::int64_t b)
 
 // One row of C = Σ_k (A[k] − a0)·B[k][·] in int32; k-outer order keeps the inner loop contiguous.
 // Cloned for AVX2 and AVX-512 (vpmovsxbd + vpmulld), picked at run time.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("default", "avx2", "avx512f")))
-#endif
+OPSCOPE_CPU_CLONES
 void referenceRightRow(std::int64_t n, std::int64_t k, const std::uint8_t *arow, std::int32_t a0,
                        const std::int8_t *b, std::int32_t b0, std::uint32_t *c)
 {
@@ -58,9 +57,7 @@ void referenceRightRow(std::int64_t n, std::int64_t k, const std::uint8_t *arow,
 }
 
 // One row of C = Σ_k w[k]·(X[k][·] − x0), w already w − w0.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("default", "avx2", "avx512f")))
-#endif
+OPSCOPE_CPU_CLONES
 void referenceLeftRow(std::int64_t n, std::int64_t k, const std::int32_t *w, const std::int8_t *x,
                       std::int64_t ldx, std::int32_t x0, std::uint32_t *c)
 {

@@ -8,6 +8,7 @@
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/intconv.h"
 #include "runtime/kernels/intgemm.h"
+#include "util/cpuclones.h"
 
 #include <cstring>
 #include <limits>
@@ -105,10 +106,8 @@ Q quantize(float x, float scale, double zeroPoint)
 // conversion cannot overflow. rint of a float is exact. Plain loops cloned for AVX2 and AVX-512,
 // which the compiler vectorizes (vdivps, vroundps in the default round-to-nearest-even mode).
 template<class Q>
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("default", "avx2", "avx512f")))
-#endif
-void quantizeBlock(const float *__restrict src, Q *__restrict dst, std::int64_t n, float sc, std::int32_t zp)
+[[gnu::always_inline]] inline void quantizeBlockBody(const float *__restrict src, Q *__restrict dst, std::int64_t n,
+                                                     float sc, std::int32_t zp)
 {
     const float lo = float(std::int32_t(std::numeric_limits<Q>::lowest()) - zp),
                 hi = float(std::int32_t(std::numeric_limits<Q>::max()) - zp);
@@ -118,6 +117,16 @@ void quantizeBlock(const float *__restrict src, Q *__restrict dst, std::int64_t 
         q = q < hi ? q : hi;
         dst[i] = static_cast<Q>(static_cast<std::int32_t>(std::rint(q)) + zp);
     }
+}
+
+OPSCOPE_CPU_CLONES void quantizeBlock(const float *src, std::uint8_t *dst, std::int64_t n, float sc, std::int32_t zp)
+{
+    quantizeBlockBody(src, dst, n, sc, zp);
+}
+
+OPSCOPE_CPU_CLONES void quantizeBlock(const float *src, std::int8_t *dst, std::int64_t n, float sc, std::int32_t zp)
+{
+    quantizeBlockBody(src, dst, n, sc, zp);
 }
 
 template<class Q>

@@ -59,14 +59,47 @@ Status recurrentKernel(KernelContext &ctx)
     const RuntimeTensor *c0 = K == Cell::Lstm ? ctx.input(6) : nullptr;
     const RuntimeTensor *peep = K == Cell::Lstm ? ctx.input(7) : nullptr;
     const bool batchFirst = ctx.attrInt("layout", 0) != 0;
+    if (xIn.rank() != 3 || w.rank() != 3 || r.rank() != 3)
+        return ctx.fail("X, W and R must have rank 3 (got " + xIn.shapeText() + ", " + w.shapeText() + ", " +
+                        r.shapeText() + ")");
     const std::int64_t seq = batchFirst ? xIn.dim(1) : xIn.dim(0),
                        batch = batchFirst ? xIn.dim(0) : xIn.dim(1);
-    const std::int64_t input = xIn.dim(2), hidden = ctx.attrInt("hidden_size", r.dim(2));
+    // hidden_size is read from R's last dim and the attribute must agree: an attribute alone (a
+    // model can say 2^63 − 1) would size every buffer below.
+    const std::int64_t input = xIn.dim(2), hidden = r.dim(2);
+    if (ctx.hasAttr("hidden_size") && ctx.attrInt("hidden_size", 0) != hidden)
+        return ctx.fail("hidden_size " + std::to_string(ctx.attrInt("hidden_size", 0)) +
+                        " does not match R " + r.shapeText());
     const std::string direction = ctx.attrString("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+        return ctx.fail("direction '" + direction + "' is not forward, reverse or bidirectional");
     const std::int64_t dirs = direction == "bidirectional" ? 2 : 1;
     const std::int64_t gates = K == Cell::Rnn ? 1 : K == Cell::Gru ? 3 : 4;
     if (w.dim(0) != dirs || w.dim(1) != gates * hidden || w.dim(2) != input)
         return ctx.fail("W " + w.shapeText() + " does not match the direction, gates and hidden size");
+    if (r.dim(0) != dirs || r.dim(1) != gates * hidden)
+        return ctx.fail("R " + r.shapeText() + " does not match the direction, gates and hidden size");
+    // The optional inputs are indexed by those sizes: each must have exactly its shape.
+    const auto expect = [&](const RuntimeTensor *t, const char *name,
+                            const std::vector<std::int64_t> &shape) -> Status {
+        if (!t)
+            return Status::ok();
+        if (t->shape() != shape)
+            return ctx.fail(std::string(name) + " " + t->shapeText() + " should be " +
+                            opscope::shapeText(shape));
+        if (t->dtype() != (t == seqLens ? DataType::Int32 : DataType::Float))
+            return ctx.fail(std::string(name) + " has the wrong element type");
+        return Status::ok();
+    };
+    if (w.dtype() != DataType::Float || r.dtype() != DataType::Float)
+        return ctx.fail("W and R must be float32 like X");
+    const std::vector<std::int64_t> state =
+        batchFirst ? std::vector<std::int64_t>{batch, dirs, hidden} : std::vector<std::int64_t>{dirs, batch, hidden};
+    OPSCOPE_TRY(expect(b, "B", {dirs, 2 * gates * hidden}));
+    OPSCOPE_TRY(expect(seqLens, "sequence_lens", {batch}));
+    OPSCOPE_TRY(expect(h0, "initial_h", state));
+    OPSCOPE_TRY(expect(c0, "initial_c", state));
+    OPSCOPE_TRY(expect(peep, "P", {dirs, 3 * hidden}));
     const float clip = ctx.attrFloat("clip", 0.0f);
     const bool hasClip = ctx.hasAttr("clip");
     const bool inputForget = ctx.attrInt("input_forget", 0) != 0;
