@@ -36,4 +36,5 @@ OPSCOPE_LAYOUT_BUDGET_MS=1000 run "$tmp/paddle_det.onnx" --run --step hardswish-
 run "$tmp/tf2onnx_long.onnx" --screenshot "$out/tf2onnx-long-names.png"
 run "$tmp/nested/vad_like.onnx" --enter /If_1 --screenshot "$out/if-body-breadcrumbs.png"
 run resources/models/inception_block.onnx --select /stem/conv1/Conv --values --screenshot "$out/values-tab.png"
+run --dark "$tmp/paddle_det.onnx" --run --step hardswish-fusion --screenshot "$out/dark-paddle-step.png"
 echo "wrote $out/*.png"

@@ -174,6 +174,7 @@ private slots:
         // A cancelled stage starts nothing by itself afterwards (no layout of a half-run pipeline).
         QTest::qWait(100);
         QVERIFY(!w->isBusy());
+        QVERIFY2(!w->statusText().endsWith(QStringLiteral("…")), qPrintable(w->statusText())); // nothing stale
         opensTheSample(*w);
         QVERIFY2(w->lastError().isEmpty(), qPrintable(w->lastError()));
     }

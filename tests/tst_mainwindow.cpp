@@ -4,6 +4,7 @@
 // walk the selection along edges; a bad file
 // shows the core's message; item models pass QAbstractItemModelTester.
 
+#include "categorycolors.h"
 #include "graphpane.h"
 #include "inspectormodel.h"
 #include "mainwindow.h"
@@ -13,8 +14,12 @@
 #include "waitidle.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QDragEnterEvent>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QMimeData>
+#include <QUrl>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -221,6 +226,33 @@ private slots:
         QVERIFY(lit >= 2);
     }
 
+    void followsADarkPalette()
+    {
+        // A desktop's dark theme reaches the app as a dark application palette: the canvas,
+        // node fills and text follow it, and switching back restores the light colours.
+        const QPalette before = QApplication::palette();
+        QApplication::setPalette(darkPalette());
+        MainWindow w;
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QVERIFY(canvasTheme().dark);
+        GraphView *view = w.graphPane()->view(0);
+        QTest::qWait(50);
+        const QImage shot = view->viewport()->grab().toImage();
+        QVERIFY(shot.pixelColor(3, shot.height() - 3).lightness() < 60); // canvas
+        const NodeItem *conv = w.graphPane()->scene(0)->itemForKey("/stem/conv1/Conv");
+        QVERIFY(conv);
+        const QPoint inside = view->mapFromScene(conv->sceneBoundingRect().left() + 8, conv->sceneBoundingRect().bottom() - 6);
+        const QColor fill = shot.pixelColor(inside);
+        QVERIFY2(fill.lightness() < 110 && fill.blue() > fill.red(), qPrintable(fill.name())); // deep blue
+        QVERIFY(canvasTheme().text.lightness() - fill.lightness() > 120);                    // text reads on it
+        QApplication::setPalette(before);
+        QVERIFY(!canvasTheme().dark);
+        QTest::qWait(50);
+        QVERIFY(view->viewport()->grab().toImage().pixelColor(3, shot.height() - 3).lightness() > 200);
+    }
+
     void arrowKeysWalkTheSelectionAlongEdges()
     {
         MainWindow w;
@@ -422,6 +454,43 @@ private slots:
         w.openFile(dir.filePath(QStringLiteral("missing.onnx")));
         QVERIFY(failed.wait(10000));
         QVERIFY2(w.lastError().contains(QStringLiteral("missing.onnx")), qPrintable(w.lastError()));
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.statusText().startsWith(QStringLiteral("Could not open")), qPrintable(w.statusText()));
+    }
+
+    void droppingAFileOpensIt()
+    {
+        MainWindow w;
+        w.show();
+        const auto drag = [&](const QList<QUrl> &urls) {
+            QMimeData data;
+            data.setUrls(urls);
+            const QPoint at = w.rect().center();
+            QDragEnterEvent enter(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(&w, &enter);
+            if (!enter.isAccepted())
+                return false;
+            QDropEvent drop(QPointF(at), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(&w, &drop);
+            return true;
+        };
+        // Text is not a file: refused at the door.
+        {
+            QMimeData text;
+            text.setText(QStringLiteral("hello"));
+            QDragEnterEvent enter(w.rect().center(), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+            QCoreApplication::sendEvent(&w, &enter);
+            QVERIFY(!enter.isAccepted());
+        }
+        // A remote URL is refused too (nothing to map).
+        QVERIFY(!drag({QUrl(QStringLiteral("https://example.com/model.onnx"))}));
+        QVERIFY(!w.model());
+        // Two files: the first opens.
+        QVERIFY(drag({QUrl::fromLocalFile(sample("transformer_block.onnx")), QUrl::fromLocalFile(sample("inception_block.onnx"))}));
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.model(), qPrintable(w.lastError()));
+        QCOMPARE(QString::fromStdString(w.model()->sourcePath.filename().string()), QStringLiteral("transformer_block.onnx"));
+        QVERIFY(!w.statusText().endsWith(QStringLiteral("…")));
     }
 
     void opensTheBundledSampleAndComparesModels()

@@ -14,7 +14,9 @@
 #include <QImage>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QHeaderView>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -98,6 +100,11 @@ private slots:
         QCOMPARE(view->rowCount(), int(3 + lanes)); // a header per run, then its lanes
         QCOMPARE(panel.totals()->columnCount(), 4); // op + one column per run
         QVERIFY(panel.totals()->rowCount() >= 3);
+        // Every run's column fits beside the timeline: none is cut off.
+        QTest::qWait(50);
+        QVERIFY2(panel.totalsView()->horizontalHeader()->length() <= panel.totalsView()->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 > %2").arg(panel.totalsView()->horizontalHeader()->length())
+                                .arg(panel.totalsView()->viewport()->width())));
         // The first lane of the first run: its first span is hit at its middle, and a click selects it.
         const trace::Span &first = panel.runs()[0].trace.lanes[0].spans[0];
         view->setVisibleRange(0.0, panel.runs()[0].trace.duration());

@@ -149,13 +149,12 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
     using Kind = layout::VisualItem::Kind;
     const bool io = m_item.kind == Kind::Input || m_item.kind == Kind::Output;
-    QColor fill = io ? QColor(0xfa, 0xfa, 0xfa) : categoryFill(m_item.category);
-    QColor border = io ? QColor(0x80, 0x80, 0x80) : categoryBorder(m_item.category);
+    const CanvasTheme &theme = canvasTheme();
+    QColor fill = io ? theme.ioFill : categoryFill(m_item.category);
+    QColor border = io ? theme.ioBorder : categoryBorder(m_item.category);
     double borderWidth = 1.0;
-    if (m_heat >= 0.0) {
-        const double h = std::clamp(m_heat, 0.0, 1.0);
-        fill = QColor::fromRgbF(1.0, 1.0 - 0.75 * h, 1.0 - 0.85 * h);
-    }
+    if (m_heat >= 0.0)
+        fill = heatFill(m_heat);
     if (m_diff != DiffState::None) {
         border = diffColor(m_diff);
         fill = QColor::fromRgbF(0.75 * fill.redF() + 0.25 * border.redF(),
@@ -164,7 +163,7 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         borderWidth = 2.5;
     }
     if (isSelected() || m_highlighted) {
-        border = QColor(0x1e, 0x66, 0xf5);
+        border = theme.selection;
         borderWidth = 3.0;
     }
     if (m_ghost) {
@@ -192,7 +191,9 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     }
     if (lod < 0.3)
         return; // unreadable: boxes only
-    QColor text = m_ghost ? QColor(0, 0, 0, 110) : QColor(0x20, 0x20, 0x20);
+    QColor text = theme.text;
+    if (m_ghost)
+        text.setAlpha(110);
     painter->setPen(text);
     const QFontMetricsF title(titleFont()), small(smallFont()), mono(monoFont());
     double y = m_rect.top() + kPadY;
@@ -204,13 +205,13 @@ void NodeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         return;
     if (!m_item.subtitle.empty()) {
         painter->setFont(smallFont());
-        painter->setPen(m_ghost ? text : QColor(0x50, 0x50, 0x50));
+        painter->setPen(m_ghost ? text : theme.subtitle);
         painter->drawText(QRectF(m_rect.left(), y, m_rect.width(), small.height()), Qt::AlignHCenter,
                           elided(QString::fromStdString(m_item.subtitle)));
         y += small.height();
     }
     painter->setFont(monoFont());
-    painter->setPen(m_ghost ? text : QColor(0x45, 0x45, 0x70));
+    painter->setPen(m_ghost ? text : theme.constants);
     for (const QString &line : constantLines(m_item)) {
         painter->drawText(QRectF(m_rect.left() + kPadX, y, m_rect.width() - 2 * kPadX, mono.height()),
                           Qt::AlignLeft, line);
@@ -249,7 +250,8 @@ void EdgeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     if (m_path.isEmpty())
         return;
     const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-    QColor color = m_highlighted ? QColor(0x1e, 0x66, 0xf5) : QColor(0x70, 0x70, 0x70);
+    const CanvasTheme &theme = canvasTheme();
+    QColor color = m_highlighted ? theme.selection : theme.edge;
     if (m_diff != DiffState::None)
         color = diffColor(m_diff);
     painter->setPen(QPen(color, m_highlighted ? 2.2 : 1.1));
@@ -267,7 +269,7 @@ void EdgeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
     if (!m_showLabel || lod < 0.55 || m_edge.label.empty())
         return;
     painter->setFont(QFont(QStringLiteral("DejaVu Sans"), 7));
-    painter->setPen(QColor(0x55, 0x55, 0x55));
+    painter->setPen(theme.edgeLabel);
     const QPointF mid = m_path.pointAtPercent(0.5);
     painter->drawText(mid + QPointF(4, 3), QString::fromStdString(m_edge.label));
 }

@@ -54,7 +54,7 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
         v->setSpacing(0);
         m_titles[side] = new QLabel(box);
         m_titles[side]->setContentsMargins(8, 3, 8, 3);
-        m_titles[side]->setStyleSheet(QStringLiteral("font-weight: bold; background: #eceae4;"));
+        m_titles[side]->setStyleSheet(QStringLiteral("font-weight: bold; background: palette(button);")); // follows a dark theme
         m_scenes[side] = new GraphScene(this);
         m_views[side] = new GraphView(box);
         m_views[side]->setScene(m_scenes[side]);

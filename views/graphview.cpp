@@ -1,5 +1,7 @@
 #include "graphview.h"
 
+#include "categorycolors.h"
+
 #include <QGraphicsItem>
 #include <QMouseEvent>
 #include <QScrollBar>
@@ -14,8 +16,25 @@ GraphView::GraphView(QWidget *parent) : QGraphicsView(parent)
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
-    setBackgroundBrush(QColor(0xfc, 0xfc, 0xfb));
+    setBackgroundBrush(canvasTheme().canvas);
     setFrameShape(QFrame::NoFrame);
+}
+
+void GraphView::changeEvent(QEvent *event)
+{
+    QGraphicsView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        setBackgroundBrush(canvasTheme().canvas);
+        if (scene())
+            scene()->update(); // items paint from the theme
+    }
+}
+
+void MiniMap::changeEvent(QEvent *event)
+{
+    QGraphicsView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        setBackgroundBrush(canvasTheme().minimap);
 }
 
 void GraphView::zoomBy(double factor)
@@ -120,7 +139,7 @@ MiniMap::MiniMap(GraphView *main, QWidget *parent) : QGraphicsView(parent), m_ma
     setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setRenderHints(QPainter::Antialiasing);
     setFrameShape(QFrame::Box);
-    setBackgroundBrush(QColor(0xf4, 0xf4, 0xf2));
+    setBackgroundBrush(canvasTheme().minimap);
     connect(main, &GraphView::viewChanged, this, [this] { viewport()->update(); });
 }
 
@@ -135,8 +154,10 @@ void MiniMap::refresh()
 void MiniMap::drawForeground(QPainter *painter, const QRectF &)
 {
     const QRectF visible = m_main->mapToScene(m_main->viewport()->rect()).boundingRect();
-    painter->setPen(QPen(QColor(0x1e, 0x66, 0xf5), 0));
-    painter->setBrush(QColor(0x1e, 0x66, 0xf5, 40));
+    QColor selection = canvasTheme().selection;
+    painter->setPen(QPen(selection, 0));
+    selection.setAlpha(40);
+    painter->setBrush(selection);
     painter->drawRect(visible);
 }
 

@@ -30,6 +30,7 @@ signals:
     void viewChanged();
 
 protected:
+    void changeEvent(QEvent *event) override; // a palette change (dark theme) repaints the canvas
     void wheelEvent(QWheelEvent *event) override;
     void scrollContentsBy(int dx, int dy) override;
     void resizeEvent(QResizeEvent *event) override;
@@ -47,6 +48,7 @@ public:
     void refresh();
 
 protected:
+    void changeEvent(QEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;

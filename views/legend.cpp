@@ -38,8 +38,9 @@ void Legend::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    p.setPen(QColor(0xd0, 0xd0, 0xd0));
-    p.setBrush(QColor(255, 255, 255, 225));
+    const CanvasTheme &theme = canvasTheme();
+    p.setPen(theme.panelBorder);
+    p.setBrush(theme.panel);
     p.drawRoundedRect(rect().adjusted(0, 0, -1, -1), 5, 5);
     QFont f(QStringLiteral("DejaVu Sans"), 8);
     p.setFont(f);
@@ -48,7 +49,7 @@ void Legend::paintEvent(QPaintEvent *)
         p.setPen(QPen(border, 1.2));
         p.setBrush(fill);
         p.drawRoundedRect(QRectF(8, y + 3, 18, 10), 2, 2);
-        p.setPen(QColor(0x30, 0x30, 0x30));
+        p.setPen(theme.panelText);
         p.drawText(QRect(32, y, width() - 36, kRow), Qt::AlignVCenter, text);
         y += kRow;
     };
@@ -57,9 +58,9 @@ void Legend::paintEvent(QPaintEvent *)
             QString::fromLatin1(opCategoryName(c).data(), int(opCategoryName(c).size())));
     if (m_diff) {
         y += 6;
-        row(Qt::white, diffColor(DiffState::Removed), tr("removed"));
-        row(Qt::white, diffColor(DiffState::Added), tr("added"));
-        row(Qt::white, diffColor(DiffState::Modified), tr("modified"));
+        row(theme.canvas, diffColor(DiffState::Removed), tr("removed"));
+        row(theme.canvas, diffColor(DiffState::Added), tr("added"));
+        row(theme.canvas, diffColor(DiffState::Modified), tr("modified"));
     }
 }
 

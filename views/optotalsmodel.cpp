@@ -59,14 +59,30 @@ QVariant OpTotalsModel::data(const QModelIndex &index, int role) const
     const std::size_t run = std::size_t(index.column() - 1);
     const double ms = m_ms[std::size_t(index.row())][run];
     const double share = m_runTotal[run] > 0 ? 100.0 * ms / m_runTotal[run] : 0.0;
-    return QStringLiteral("%1 ms  (%2%)").arg(ms, 0, 'f', 3).arg(share, 0, 'f', 0);
+    // Cells stay narrow (the unit is in the header) so every run's column fits beside the
+    // timeline; the share of the run is in the tooltip.
+    if (role == Qt::ToolTipRole)
+        return tr("%1: %2 ms in %3, %4 % of its op time")
+            .arg(m_ops[std::size_t(index.row())])
+            .arg(ms, 0, 'f', 3)
+            .arg(m_runNames[run])
+            .arg(share, 0, 'f', 1);
+    return QStringLiteral("%1").arg(ms, 0, 'f', ms < 100 ? 3 : 1);
 }
 
 QVariant OpTotalsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
         return {};
-    return section == 0 ? tr("Op") : m_runNames[std::size_t(section - 1)];
+    if (section == 0)
+        return tr("Op");
+    const QString name = m_runNames[std::size_t(section - 1)];
+    if (role == Qt::ToolTipRole)
+        return tr("%1: milliseconds per op type").arg(name);
+    // "serial, 2 threads" → two lines: the header, not the run's name, sets no column's width.
+    QString shown = name;
+    shown.replace(QStringLiteral(", "), QStringLiteral("\n"));
+    return shown + QStringLiteral("\nms");
 }
 
 } // namespace opscope

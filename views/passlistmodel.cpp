@@ -1,5 +1,6 @@
 #include "passlistmodel.h"
 
+#include "categorycolors.h"
 #include "passes/passdocs.h"
 
 #include <QBrush>
@@ -126,7 +127,7 @@ QVariant PassListModel::data(const QModelIndex &index, int role) const
     if (role == Qt::CheckStateRole && index.column() == PassColumn)
         return r.enabled ? Qt::Checked : Qt::Unchecked;
     if (role == Qt::BackgroundRole && index.row() == m_current)
-        return QBrush(QColor(0xd6, 0xe6, 0xff));
+        return QBrush(canvasTheme().dark ? QColor(0x2d, 0x4a, 0x7a) : QColor(0xd6, 0xe6, 0xff));
     if (role == Qt::ForegroundRole && (!r.enabled || (r.result && !r.result->changed)))
         return QBrush(QColor(0x90, 0x90, 0x90));
     if (role == Qt::FontRole && r.result && r.result->changed && index.column() == PassColumn) {

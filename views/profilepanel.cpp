@@ -19,6 +19,7 @@
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -200,6 +201,30 @@ void ProfilePanel::showRuns()
     }
     m_timeline->setRuns(std::move(runs));
     m_totals->setRuns(traces);
+    fitTotals();
+}
+
+void ProfilePanel::fitTotals()
+{
+    // The per-op table gets the width its columns need (up to 45 % of the panel), so no run's
+    // column is cut off; the timeline keeps the rest.
+    m_table->resizeColumnsToContents();
+    auto *split = static_cast<QSplitter *>(m_table->parentWidget());
+    const int total = split->width();
+    if (total <= 0)
+        return;
+    const int need = m_table->horizontalHeader()->length() + 2 * m_table->frameWidth() +
+                     m_table->verticalScrollBar()->sizeHint().width() + 2;
+    const int table = std::min(need, total * 45 / 100);
+    split->setSizes({total - table - split->handleWidth(), table});
+}
+
+void ProfilePanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    // Only ever widened here, so a splitter the user dragged wider stays where they put it.
+    if (m_table->viewport()->width() < m_table->horizontalHeader()->length())
+        fitTotals();
 }
 
 Status ProfilePanel::openTrace(const QString &path)

@@ -44,6 +44,7 @@ public:
     // Node name → seconds summed over the last run: the graph's heat overlay. Names are those of the
     // model as given: a fused op's time is shared among the nodes it replaced.
     std::map<std::string, double> timePerNode() const;
+    QTableView *totalsView() const { return m_table; } // for tests
 
 signals:
     void started();
@@ -51,8 +52,12 @@ signals:
     void finished(const QString &error); // empty on success
     void spanClicked(const QString &node);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void showRuns();
+    void fitTotals();
 
     TimelineView *m_timeline;
     OpTotalsModel *m_totals;

@@ -151,9 +151,10 @@ std::optional<TimelineView::Hit> TimelineView::spanAt(QPoint pos) const
 void TimelineView::paintAxis(QPainter &p)
 {
     const int w = viewport()->width();
-    p.fillRect(QRect(0, 0, w, AxisHeight), QColor(0xf1, 0xf0, 0xec));
+    const CanvasTheme &theme = canvasTheme();
+    p.fillRect(QRect(0, 0, w, AxisHeight), theme.axis);
     const double step = niceStep(90.0 / m_pixelsPerSecond);
-    p.setPen(QColor(0x66, 0x66, 0x66));
+    p.setPen(theme.axisText);
     p.setFont(QFont(QStringLiteral("DejaVu Sans"), 8));
     for (double t = std::floor(std::max(0.0, m_t0) / step) * step; timeToX(t) < w; t += step) {
         const double x = timeToX(t);
@@ -169,7 +170,8 @@ void TimelineView::paintEvent(QPaintEvent *)
 {
     QPainter p(viewport());
     const int w = viewport()->width(), h = viewport()->height();
-    p.fillRect(rect(), QColor(0xfc, 0xfc, 0xfb));
+    const CanvasTheme &theme = canvasTheme();
+    p.fillRect(rect(), theme.canvas);
     const double t1 = visibleEnd();
     const QFont spanFont(QStringLiteral("DejaVu Sans"), 7), labelFont(QStringLiteral("DejaVu Sans"), 8);
     std::vector<int> laneY(m_rows.size(), -1);
@@ -184,11 +186,11 @@ void TimelineView::paintEvent(QPaintEvent *)
         }
         const TimelineRun &run = m_runs[row.run];
         if (row.lane < 0) {
-            p.fillRect(QRect(0, y, w, rh), QColor(0xe6, 0xe4, 0xdc));
+            p.fillRect(QRect(0, y, w, rh), theme.runHeader);
             QFont bold = labelFont;
             bold.setBold(true);
             p.setFont(bold);
-            p.setPen(QColor(0x20, 0x20, 0x20));
+            p.setPen(theme.text);
             p.drawText(QRect(8, y, w - 16, rh), Qt::AlignVCenter,
                        QString::fromStdString(run.trace->name) + QStringLiteral("    ") + run.summary);
             y += rh;
@@ -196,7 +198,7 @@ void TimelineView::paintEvent(QPaintEvent *)
         }
         const trace::Lane &lane = run.trace->lanes[std::size_t(row.lane)];
         if (i % 2)
-            p.fillRect(QRect(LabelWidth, y, w - LabelWidth, rh), QColor(0xf6, 0xf6, 0xf4));
+            p.fillRect(QRect(LabelWidth, y, w - LabelWidth, rh), theme.lane);
         p.setClipRect(QRect(LabelWidth, y, w - LabelWidth, rh));
         p.setFont(spanFont);
         for (const trace::DrawItem &d : trace::levelOfDetail(lane, m_t0, t1, m_pixelsPerSecond)) {
@@ -207,11 +209,11 @@ void TimelineView::paintEvent(QPaintEvent *)
             const trace::Span &s = lane.spans[d.span];
             const QString name = QString::fromStdString(run.trace->strings[s.name]);
             if (d.count == 1 && !m_highlight.isEmpty() && name == m_highlight) {
-                p.setPen(QPen(QColor(0x1e, 0x66, 0xf5), 2));
+                p.setPen(QPen(theme.selection, 2));
                 p.drawRect(r.adjusted(1, 1, -1, -1));
             }
             if (d.count == 1 && r.width() > 36) {
-                p.setPen(QColor(0x20, 0x20, 0x20));
+                p.setPen(theme.text);
                 p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter,
                            p.fontMetrics().elidedText(QString::fromStdString(run.trace->strings[s.op]) +
                                                           QStringLiteral(" ") + name,
@@ -219,9 +221,9 @@ void TimelineView::paintEvent(QPaintEvent *)
             }
         }
         p.setClipping(false);
-        p.fillRect(QRect(0, y, LabelWidth, rh), QColor(0xf1, 0xf0, 0xec));
+        p.fillRect(QRect(0, y, LabelWidth, rh), theme.axis);
         p.setFont(labelFont);
-        p.setPen(QColor(0x40, 0x40, 0x40));
+        p.setPen(theme.panelText);
         p.drawText(QRect(10, y, LabelWidth - 14, rh), Qt::AlignVCenter,
                    QString::fromStdString(lane.device) + QStringLiteral("  q%1").arg(lane.queue));
         y += rh;
@@ -249,8 +251,10 @@ void TimelineView::paintEvent(QPaintEvent *)
     p.setClipping(false);
     paintAxis(p);
     if (m_selecting) {
-        p.setPen(QPen(QColor(0x1e, 0x66, 0xf5), 1, Qt::DashLine));
-        p.setBrush(QColor(0x1e, 0x66, 0xf5, 40));
+        QColor selection = theme.selection;
+        p.setPen(QPen(selection, 1, Qt::DashLine));
+        selection.setAlpha(40);
+        p.setBrush(selection);
         p.drawRect(QRect(QPoint(m_pressPos.x(), AxisHeight), QPoint(m_selectionEnd.x(), h)).normalized());
     }
 }

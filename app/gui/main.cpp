@@ -1,6 +1,7 @@
 // opscope: the desktop app. `opscope [MODEL]` opens a model (a bundled sample without one).
 // --screenshot FILE renders the window once it is idle and exits (docs/ screenshots, CI checks).
 
+#include "categorycolors.h"
 #include "graphpane.h"
 #include "mainwindow.h"
 #include "passpanel.h"
@@ -42,6 +43,8 @@ struct Options
     QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
     QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
                             QStringLiteral("1600x1000")};
+    QCommandLineOption dark{QStringLiteral("dark"),
+                            QStringLiteral("Dark colours (the desktop's dark theme is followed without it)")};
 
     void addTo(QCommandLineParser &parser) const
     {
@@ -49,7 +52,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, size});
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, size, dark});
     }
 };
 
@@ -105,6 +108,10 @@ int main(int argc, char **argv)
                              &compare = o.compare, &profile = o.profile, &partition = o.partition,
                              &level = o.level, &enter = o.enter, &values = o.values, &size = o.size;
 
+    if (parser.isSet(o.dark)) {
+        QApplication::setStyle(QStringLiteral("Fusion"));
+        QApplication::setPalette(opscope::darkPalette());
+    }
     // Screenshots start from the default layout, not from a user's saved window state.
     if (parser.isSet(screenshot))
         QApplication::setOrganizationName(QStringLiteral("opscope-screenshots"));

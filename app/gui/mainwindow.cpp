@@ -355,8 +355,14 @@ bool MainWindow::isBusy() const
     return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning();
 }
 
+QString MainWindow::statusText() const
+{
+    return m_statusText->text();
+}
+
 void MainWindow::setBusy(const QString &what, bool cancellable)
 {
+    m_busyText = what;
     m_statusText->setText(what);
     m_progress->show();
     m_cancel->setVisible(cancellable);
@@ -368,11 +374,17 @@ void MainWindow::updateBusy()
         return;
     m_progress->hide();
     m_cancel->hide();
+    // Whatever ended without saying how (a layout answered from the cache, a cancelled profile)
+    // leaves no "Loading…" or "Profiling…" behind.
+    if (m_statusText->text() == m_busyText)
+        m_statusText->setText(tr("Ready"));
     emit idle();
 }
 
 void MainWindow::cancelWork()
 {
+    if (isBusy())
+        m_statusText->setText(tr("Cancelled"));
     m_profile->cancel();
     if (m_cancelPipeline)
         m_cancelPipeline->store(true);
@@ -439,6 +451,7 @@ void MainWindow::loadAsync(const QString &source, std::function<Expected<std::sh
         Expected<std::shared_ptr<Model>> r = watcher->result();
         if (!r) {
             const QString message = QString::fromStdString(r.status().message());
+            m_statusText->setText(tr("Could not open %1").arg(source));
             showError(tr("Cannot open %1").arg(source), message);
             emit loadFailed(message);
             updateBusy();
@@ -584,17 +597,32 @@ void MainWindow::closeEvent(QCloseEvent *event)
     event->accept();
 }
 
+namespace {
+
+// The first local file among dropped URLs (a browser's https:// link has nothing to map).
+QString firstLocalFile(const QMimeData *data)
+{
+    for (const QUrl &url : data->urls())
+        if (url.isLocalFile())
+            return url.toLocalFile();
+    return {};
+}
+
+} // namespace
+
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)
 {
-    if (event->mimeData()->hasUrls())
+    if (!firstLocalFile(event->mimeData()).isEmpty())
         event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent *event)
 {
-    const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.front().isLocalFile())
-        openFile(urls.front().toLocalFile());
+    const QString path = firstLocalFile(event->mimeData());
+    if (!path.isEmpty()) {
+        event->acceptProposedAction();
+        openFile(path);
+    }
 }
 
 } // namespace opscope

@@ -63,6 +63,7 @@ public:
     int currentStep() const { return m_step; }
     std::vector<int> changingSteps() const; // records of the last run whose pass changed the graph
     const QString &lastError() const { return m_lastError; }
+    QString statusText() const;
     std::shared_ptr<const Model> model() const { return m_model; }
     bool selectNode(const QString &name); // false: no such node on screen
     // What "Save model at this step" writes: the step's model, lowered for the export target
@@ -114,6 +115,7 @@ private:
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancel = nullptr;
     QLabel *m_statusText = nullptr;
+    QString m_busyText; // what setBusy showed: replaced when the work ends, never left stale
     QMenu *m_recentMenu = nullptr;
 
     std::shared_ptr<const Model> m_model;
