@@ -17,7 +17,9 @@
 #include <QApplication>
 #include <QDragEnterEvent>
 #include <QElapsedTimer>
+#include <QComboBox>
 #include <QImage>
+#include <QPushButton>
 #include <QMimeData>
 #include <QUrl>
 #include <QPainter>
@@ -387,6 +389,19 @@ private slots:
             if (n->visual().kind == layout::VisualItem::Kind::Group && group.empty())
                 group = n->visual().key;
         QVERIFY(!group.empty());
+        // Selected, a group shows its summary: nodes, operators, parameters, border.
+        NodeItem *groupItem = pane->scene(0)->itemForKey(group);
+        groupItem->setSelected(true);
+        const QModelIndex summary = w.inspector()->index(0, 0);
+        QCOMPARE(summary.data().toString(), QStringLiteral("Group"));
+        QString nodes;
+        for (int r = 0; r < w.inspector()->rowCount(summary); ++r)
+            if (w.inspector()->index(r, 0, summary).data().toString() == QStringLiteral("nodes"))
+                nodes = w.inspector()->index(r, 1, summary).data().toString();
+        QCOMPARE(nodes.toULongLong(), qulonglong(pane->grouping().size(groupItem->visual().groupPath)));
+        QCOMPARE(w.inspector()->index(1, 0).data().toString(), QStringLiteral("Operators"));
+        QCOMPARE(w.inspector()->index(0, 0, w.inspector()->index(1, 0)).data().toString(), QStringLiteral("Relu"));
+        groupItem->setSelected(false);
         const std::size_t before = pane->scene(0)->nodeItems().size();
         emit pane->scene(0)->itemActivated(QString::fromStdString(group));
         QVERIFY(waitIdle(w));
@@ -415,6 +430,38 @@ private slots:
         values->showTensor(1);
         QVERIFY(values->fullText().startsWith(QLatin1Char('[')));
         QCOMPARE(values->fullText().count(QLatin1Char(',')), 15);
+    }
+
+    void theValuesTabShowsActivationsOfOneRun()
+    {
+        MainWindow w;
+        w.show();
+        w.openBundledSample();
+        QVERIFY(waitIdle(w));
+        ValuesPanel *values = w.valuesPanel();
+        w.showValuesTab();
+        QVERIFY(w.selectNode(QStringLiteral("/stem/conv1/Relu")));
+        auto *probe = values->findChild<QPushButton *>();
+        QVERIFY(probe && probe->isVisible());
+        probe->click();
+        QVERIFY(waitIdle(w));
+        // Its input and output, computed: a ReLU's output has no negative value, its input does.
+        auto *chooser = values->findChild<QComboBox *>();
+        QVERIFY(chooser->count() >= 2);
+        bool sawOutput = false;
+        for (int i = 0; i < chooser->count(); ++i) {
+            chooser->setCurrentIndex(i);
+            if (values->summaryText().contains(QStringLiteral("min 0 ")))
+                sawOutput = true;
+        }
+        QVERIFY2(sawOutput, qPrintable(values->summaryText()));
+        QVERIFY(!probe->isVisible()); // everything shown; nothing left to run for
+        // Kept for the model: selecting away and back shows them without another run.
+        w.selectNode(QStringLiteral("/stem/conv1/Conv"));
+        QVERIFY(probe->isVisible());
+        QVERIFY(w.selectNode(QStringLiteral("/stem/conv1/Relu")));
+        QVERIFY(!w.isBusy());
+        QVERIFY(chooser->count() >= 2);
     }
 
     void exportsSvgAndPng()

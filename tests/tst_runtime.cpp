@@ -7,6 +7,7 @@
 #include "runtime/executionplan.h"
 #include "runtime/kernels/depthwiseconv.h"
 #include "runtime/npy.h"
+#include "runtime/probe.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "testsupport.h"
@@ -72,6 +73,31 @@ private slots:
         const std::vector<float> expected{0, 0, 3, 2.5f, 2, 0}; // relu(x + [0.5, -1, 2])
         for (std::size_t i = 0; i < expected.size(); ++i)
             QCOMPARE(y[i], expected[i]);
+    }
+
+    void probeKeepsTheValuesAskedFor()
+    {
+        // x → Add(bias) → sum → Relu → y: the intermediate `sum`, the input, the constant and the
+        // output, in the order asked for, with the values a run computes.
+        const Model model = smallModel();
+        ProbeOptions options;
+        options.given = {{"x", floats({2, 3}, {-1, 0, 1, 2, 3, -4})}};
+        const Expected<ProbedValues> r = probeValues(model, {"sum", "x", "bias", "y"}, options);
+        QVERIFY2(r, r.status().message().c_str());
+        QCOMPARE(r->values.size(), std::size_t(4));
+        QCOMPARE(r->values[0].name, std::string("sum"));
+        const std::vector<float> sum{-0.5f, -1, 3, 2.5f, 2, -2};
+        for (std::size_t i = 0; i < sum.size(); ++i)
+            QCOMPARE(r->values[0].as<float>()[i], sum[i]);
+        QCOMPARE(r->values[1].as<float>()[0], -1.0f);  // the input as fed
+        QCOMPARE(r->values[2].as<float>()[1], -1.0f);  // the constant
+        QCOMPARE(r->values[3].as<float>()[2], 3.0f);   // the output
+        QCOMPARE(model.graph.outputs().size(), std::size_t(1)); // the model itself is untouched
+        // Random inputs when none are given; an unknown name is an error that names it.
+        QVERIFY(probeValues(model, {"sum"}));
+        const Expected<ProbedValues> bad = probeValues(model, {"nope"});
+        QVERIFY(!bad);
+        QVERIFY(bad.status().message().find("'nope'") != std::string::npos);
     }
 
     void serialPlanIsValid()

@@ -419,6 +419,24 @@ void GraphPane::onSelectionChanged(int side)
     if (!n)
         return;
     const layout::VisualItem &v = n->visual();
+    if (v.kind == layout::VisualItem::Kind::Group) {
+        // Members on the side shown (overlay: the AFTER graph when there is one).
+        const int gs = m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (m_graphs[1] ? 1 : 0) : side;
+        const Graph *graph = m_graphs[std::size_t(gs)];
+        if (!graph)
+            return;
+        std::vector<NodeId> members;
+        for (NodeId id : graph->nodeIds()) {
+            for (std::string g = m_grouping.groupOf(graph->node(id).name); !g.empty(); g = m_grouping.parentOf(g))
+                if (g == v.groupPath) {
+                    members.push_back(id);
+                    break;
+                }
+        }
+        emit groupSelected(gs, graph, QString::fromStdString(v.groupPath), members,
+                           int(m_grouping.childGroups(v.groupPath).size()));
+        return;
+    }
     const int graphSide =
         m_scenes[std::size_t(side)]->side() == GraphScene::Overlay ? (v.node[1].valid() ? 1 : 0) : side;
     if (v.node[std::size_t(graphSide)].valid())

@@ -103,6 +103,9 @@ signals:
     void layoutFinished(double milliseconds, int items, const QString &note);
     void layoutFailed(const QString &message);
     void nodeSelected(int side, const opscope::Graph *graph, opscope::NodeId node);
+    // A collapsed group was selected: `members` are its nodes (at any depth) in `graph`.
+    void groupSelected(int side, const opscope::Graph *graph, const QString &path,
+                       const std::vector<opscope::NodeId> &members, int childGroups);
     void tensorSelected(int side, const opscope::Graph *graph, const QString &tensor);
     void navigated(); // another graph level is shown
 

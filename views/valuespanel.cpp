@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QTableView>
@@ -121,6 +122,19 @@ ValuesPanel::ValuesPanel(QWidget *parent) : QWidget(parent)
     m_chooser->setMinimumContentsLength(20);
     connect(m_chooser, &QComboBox::currentIndexChanged, this, &ValuesPanel::showTensor);
     layout->addWidget(m_chooser);
+    m_probeRow = new QWidget(this);
+    auto *probeLayout = new QHBoxLayout(m_probeRow);
+    probeLayout->setContentsMargins(0, 0, 0, 0);
+    m_probe = new QPushButton(tr("Run once for its inputs and outputs"), m_probeRow);
+    m_probe->setToolTip(tr("Runs the model once (random inputs, symbolic dims 1) keeping only this node's "
+                           "inputs and outputs, and shows them here"));
+    connect(m_probe, &QPushButton::clicked, this, &ValuesPanel::probeRequested);
+    m_probeNote = new QLabel(m_probeRow);
+    m_probeNote->setWordWrap(true);
+    probeLayout->addWidget(m_probe);
+    probeLayout->addWidget(m_probeNote, 1);
+    layout->addWidget(m_probeRow);
+    m_probeRow->hide();
     m_summary = new QLabel(this);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -148,6 +162,22 @@ ValuesPanel::ValuesPanel(QWidget *parent) : QWidget(parent)
     setTensors({});
 }
 
+void ValuesPanel::setTensors(std::vector<Tensor> constants, std::vector<Tensor> computed)
+{
+    const int first = int(constants.size());
+    const std::size_t count = computed.size();
+    for (Tensor &t : computed)
+        constants.push_back(std::move(t));
+    setTensors(std::move(constants));
+    if (count == 0)
+        return;
+    const QSignalBlocker block(m_chooser);
+    for (int i = first; i < m_chooser->count(); ++i)
+        m_chooser->setItemText(i, m_chooser->itemText(i) + tr("  (from a run)"));
+    m_chooser->setCurrentIndex(first);
+    showTensor(first);
+}
+
 void ValuesPanel::setTensors(std::vector<Tensor> tensors)
 {
     m_tensors = std::move(tensors);
@@ -158,6 +188,14 @@ void ValuesPanel::setTensors(std::vector<Tensor> tensors)
     m_chooser->setVisible(m_tensors.size() > 1);
     m_current = -1;
     showTensor(m_tensors.empty() ? -1 : 0);
+}
+
+void ValuesPanel::setProbeState(bool available, bool running, const QString &note)
+{
+    m_probeRow->setVisible(available || !note.isEmpty());
+    m_probe->setVisible(available);
+    m_probe->setEnabled(!running);
+    m_probeNote->setText(note);
 }
 
 ValuesPanel::~ValuesPanel()

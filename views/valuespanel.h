@@ -14,6 +14,7 @@
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QPlainTextEdit;
 class QSpinBox;
 class QStackedWidget;
@@ -52,6 +53,8 @@ public:
 
     // The tensors of the current selection (a node's weights, a clicked initializer), by name.
     void setTensors(std::vector<Tensor> tensors);
+    // Constants, then values a run computed (marked in the chooser, and shown first).
+    void setTensors(std::vector<Tensor> constants, std::vector<Tensor> computed);
     void showTensor(int index);
 
     // For tests: what is shown.
@@ -60,6 +63,12 @@ public:
     TensorTableModel *table() const { return m_model; }
     void setAxes(int rowAxis, int colAxis, std::vector<std::int64_t> fixed);
     bool statisticsPending() const { return m_statsPending; }
+    // The "run once" row under the chooser: shown when the selection has values only a run
+    // computes (activations); `note` says what the last run did or why it cannot.
+    void setProbeState(bool available, bool running, const QString &note);
+
+signals:
+    void probeRequested(); // the user asked for the selected node's activations
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -79,6 +88,9 @@ private:
     int m_statsGeneration = 0;
     bool m_statsPending = false;
     QComboBox *m_chooser;
+    QWidget *m_probeRow;
+    QPushButton *m_probe;
+    QLabel *m_probeNote;
     QLabel *m_summary;
     QWidget *m_histogram;
     QWidget *m_axes;

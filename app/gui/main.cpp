@@ -7,6 +7,7 @@
 #include "passpanel.h"
 #include "passes/registry.h"
 #include "profilepanel.h"
+#include "valuespanel.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -41,6 +42,8 @@ struct Options
     QCommandLineOption enter{QStringLiteral("enter"), QStringLiteral("Walk into this node's first body (If/Loop/Scan)"),
                              QStringLiteral("node")};
     QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
+    QCommandLineOption activations{QStringLiteral("activations"),
+                                   QStringLiteral("Run once for the selected node's inputs and outputs (with --select)")};
     QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
                             QStringLiteral("1600x1000")};
     QCommandLineOption dark{QStringLiteral("dark"),
@@ -52,7 +55,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, size, dark});
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, activations, size, dark});
     }
 };
 
@@ -142,8 +145,9 @@ int main(int argc, char **argv)
     if (parser.isSet(screenshot)) {
         // A script of stages, each run when the window is idle.
         auto stage = std::make_shared<int>(0);
+        auto probed = std::make_shared<bool>(false);
         const QString out = parser.value(screenshot);
-        auto advance = [&, stage, out] {
+        auto advance = [&, stage, probed, out] {
             // Two idle signals can arrive back to back (a layout answered from the cache): a stage
             // runs only while nothing is in flight, so the grab never catches a half-built step.
             if (window.isBusy())
@@ -206,8 +210,14 @@ int main(int argc, char **argv)
                     QApplication::exit(1);
                     return;
                 }
-                if (parser.isSet(values))
+                if (parser.isSet(values) || parser.isSet(o.activations))
                     window.showValuesTab();
+                if (parser.isSet(o.activations) && !*probed) {
+                    *probed = true;
+                    emit window.valuesPanel()->probeRequested();
+                    if (window.isBusy())
+                        return; // idle again when the run is done
+                }
                 QTimer::singleShot(300, &window, [&window, out] {
                     if (!window.lastError().isEmpty())
                         std::fprintf(stderr, "opscope: %s\n", qPrintable(window.lastError()));

@@ -2,6 +2,7 @@
 
 #include "graphpane.h"
 #include "inspectormodel.h"
+#include "inspect/groupsummary.h"
 #include "inspect/inspection.h"
 #include "inspect/tensorvalues.h"
 #include "ir/summary.h"
@@ -109,9 +110,21 @@ MainWindow::MainWindow(QWidget *parent)
         updateBusy();
     });
     connect(m_graph, &GraphPane::nodeSelected, this, [this](int side, const Graph *graph, NodeId node) {
+        if (graph != m_inspectedGraph || node != m_inspectedNode)
+            m_probeNote.clear(); // the last run's note was about another node
+        m_inspectedModel = m_graph->model(side);
+        m_inspectedGraph = graph;
+        m_inspectedNode = node;
         inspectNode(*m_graph->model(side), *graph, node);
     });
     connect(m_graph, &GraphPane::tensorSelected, this, &MainWindow::inspectTensor);
+    connect(m_graph, &GraphPane::groupSelected, this,
+            [this](int, const Graph *graph, const QString &path, const std::vector<NodeId> &members, int children) {
+                m_inspector->setSections(inspectNodeGroup(*graph, members, path.toStdString(), std::size_t(children)));
+                m_values->setTensors({});
+                if (m_inspectorTabs->currentWidget() != m_values)
+                    m_inspectorTabs->setCurrentIndex(0);
+            });
 
     m_profile->currentModel = [this] { return m_model; };
     connect(m_profile, &ProfilePanel::started, this, [this] { setBusy(tr("Profiling…"), true); });
@@ -159,6 +172,8 @@ MainWindow::~MainWindow()
     // Destroyed without a close event (tests, a parent going away): background work still stops
     // now rather than running on to the end with nobody to see it.
     m_profile->cancel();
+    if (m_cancelProbe)
+        m_cancelProbe->store(true);
     if (m_cancelPipeline)
         m_cancelPipeline->store(true);
     m_layouts->cancelAll();
@@ -190,6 +205,7 @@ void MainWindow::buildDocks()
     m_inspectorTabs->addTab(selection, tr("Selection"));
     m_inspectorTabs->addTab(summary, tr("Model"));
     m_values = new ValuesPanel(m_inspectorTabs);
+    connect(m_values, &ValuesPanel::probeRequested, this, &MainWindow::probeInspectedNode);
     m_inspectorTabs->addTab(m_values, tr("Values"));
     inspectorDock->setWidget(m_inspectorTabs);
     addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
@@ -352,7 +368,7 @@ void MainWindow::buildMenus()
 
 bool MainWindow::isBusy() const
 {
-    return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning();
+    return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning() || m_cancelProbe;
 }
 
 QString MainWindow::statusText() const
@@ -385,6 +401,8 @@ void MainWindow::cancelWork()
 {
     if (isBusy())
         m_statusText->setText(tr("Cancelled"));
+    if (m_cancelProbe)
+        m_cancelProbe->store(true);
     m_profile->cancel();
     if (m_cancelPipeline)
         m_cancelPipeline->store(true);
@@ -526,7 +544,10 @@ void MainWindow::inspectNode(const Model &model, const Graph &graph, NodeId node
         }
     }
     m_inspector->setSections(std::move(sections));
-    m_values->setTensors(constantInputs(graph, node));
+    if (&graph == m_inspectedGraph && node == m_inspectedNode)
+        showNodeValues();
+    else
+        m_values->setTensors(constantInputs(graph, node));
     if (m_inspectorTabs->currentWidget() != m_values)
         m_inspectorTabs->setCurrentIndex(0);
 }

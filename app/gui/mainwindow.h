@@ -9,6 +9,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <atomic>
+#include <map>
 #include <memory>
 
 class QDockWidget;
@@ -97,6 +98,9 @@ private:
     void saveAtStep();
     void exportGraph();
     void inspectNode(const Model &model, const Graph &graph, NodeId node);
+    // Values tab of the inspected node: its constants, and its activations when a run computed them.
+    void showNodeValues();
+    void probeInspectedNode(); // one run in the background keeping the node's inputs and outputs
     void inspectTensor(int side, const Graph *graph, const QString &tensor);
     std::shared_ptr<const Model> modelBefore(int record) const;
     std::shared_ptr<const Model> modelAfter(int record) const;
@@ -109,6 +113,15 @@ private:
     ModelSummaryModel *m_summary;
     QTabWidget *m_inspectorTabs = nullptr;
     ValuesPanel *m_values = nullptr;
+    std::shared_ptr<const Model> m_inspectedModel; // what the selected node belongs to
+    const Graph *m_inspectedGraph = nullptr;
+    NodeId m_inspectedNode;
+    // Activations of the last probe runs (value name → tensor) of m_activationsModel; another
+    // model (a new file, a pass step) starts afresh.
+    std::shared_ptr<const Model> m_activationsModel;
+    std::map<std::string, Tensor> m_activations;
+    std::shared_ptr<std::atomic<bool>> m_cancelProbe; // set while a probe runs
+    QString m_probeNote;
     QDockWidget *m_timelineDock = nullptr;
     QLineEdit *m_search = nullptr;
     QLabel *m_searchStatus = nullptr;

@@ -18,7 +18,8 @@ struct RandomInputOptions
     std::int64_t intHigh = 10;                // integers: uniform in [0, intHigh)
 };
 
-// A feed for every input that has no default and is not in `given`, in input order.
+// `given`, then a random feed for every input that has no default and is not in `given`, in
+// input order: a whole feed list for run().
 Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
                             const RandomInputOptions &options);
 

@@ -1,0 +1,96 @@
+// The Values tab's activations: a selected node's inputs and outputs computed by one run of the
+// model it belongs to (core's probeValues keeps only those), shown beside its constants and kept
+// for the model until another one is shown.
+
+#include "mainwindow.h"
+
+#include "inspect/tensorvalues.h"
+#include "runtime/probe.h"
+#include "valuespanel.h"
+
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace opscope {
+
+namespace {
+
+// The values of `node` only a run computes: non-constant inputs and outputs.
+std::vector<std::string> computedValues(const Graph &graph, NodeId node)
+{
+    std::vector<std::string> out;
+    const Node &n = graph.node(node);
+    for (const std::vector<ValueId> *list : {&n.inputs, &n.outputs})
+        for (ValueId v : *list)
+            if (v.valid() && !constantValue(graph, v) &&
+                std::find(out.begin(), out.end(), graph.value(v).name) == out.end())
+                out.push_back(graph.value(v).name);
+    return out;
+}
+
+} // namespace
+
+void MainWindow::showNodeValues()
+{
+    if (!m_inspectedModel || !m_inspectedGraph || !m_inspectedNode.valid())
+        return;
+    const Graph &graph = *m_inspectedGraph;
+    std::vector<Tensor> computed;
+    const std::vector<std::string> wanted = computedValues(graph, m_inspectedNode);
+    const bool sameModel = m_activationsModel == m_inspectedModel;
+    std::size_t known = 0;
+    for (const std::string &name : wanted)
+        if (const auto it = m_activations.find(name); sameModel && it != m_activations.end()) {
+            computed.push_back(it->second);
+            ++known;
+        }
+    m_values->setTensors(constantInputs(graph, m_inspectedNode), std::move(computed));
+    const bool mainGraph = &graph == &m_inspectedModel->graph;
+    QString note = m_probeNote;
+    if (!mainGraph && !wanted.empty())
+        note = tr("Activations inside If/Loop/Scan bodies are not computed yet.");
+    m_values->setProbeState(mainGraph && known < wanted.size(), bool(m_cancelProbe),
+                            known && known == wanted.size() ? tr("inputs and outputs from one run (random inputs, symbolic dims 1)") : note);
+}
+
+void MainWindow::probeInspectedNode()
+{
+    if (m_cancelProbe || !m_inspectedModel || !m_inspectedGraph || &m_inspectedModel->graph != m_inspectedGraph)
+        return;
+    const std::vector<std::string> names = computedValues(*m_inspectedGraph, m_inspectedNode);
+    if (names.empty())
+        return;
+    if (m_activationsModel != m_inspectedModel) {
+        m_activations.clear();
+        m_activationsModel = m_inspectedModel;
+    }
+    m_cancelProbe = std::make_shared<std::atomic<bool>>(false);
+    m_probeNote = tr("running…");
+    setBusy(tr("Running the model for %1's values…").arg(QString::fromStdString(m_inspectedGraph->node(m_inspectedNode).name)),
+            true);
+    showNodeValues();
+    auto *watcher = new QFutureWatcher<Expected<ProbedValues>>(this);
+    const std::shared_ptr<const Model> model = m_inspectedModel;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, model] {
+        watcher->deleteLater();
+        m_cancelProbe.reset();
+        Expected<ProbedValues> r = watcher->result();
+        if (!r) {
+            m_probeNote = QString::fromStdString(r.status().message());
+        } else {
+            m_probeNote = tr("computed in %1 ms (random inputs)").arg(r->milliseconds, 0, 'f', 1);
+            if (m_activationsModel == model)
+                for (Tensor &t : r->values)
+                    m_activations[t.name] = std::move(t);
+        }
+        showNodeValues();
+        updateBusy();
+    });
+    ProbeOptions options;
+    options.cancel = m_cancelProbe.get();
+    auto cancel = m_cancelProbe;
+    watcher->setFuture(QtConcurrent::run([model, names, options, cancel] { return probeValues(*model, names, options); }));
+}
+
+} // namespace opscope
