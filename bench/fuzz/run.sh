@@ -57,12 +57,22 @@ esac
 export ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:handle_abort=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 log="$work/last-run.log"
+: > "$log"
 start=$(date +%s)
+deadline=$((start + minutes * 60))
+# A finding ends a libFuzzer run: it is kept in findings/ and the run starts again for the time
+# left, so one budget finds every class it can reach rather than stopping at the first.
+rc=0
 set +e
-"$build/bin/fuzz_$target" "$corpus" "${dict[@]}" -max_total_time=$((minutes * 60)) -timeout=20 \
-  -rss_limit_mb=4096 -malloc_limit_mb=4096 -max_len=262144 "${parallel[@]}" \
-  -artifact_prefix="$work/findings/" -print_final_stats=1 > "$log" 2>&1
-rc=$?
+while [ "$(date +%s)" -lt "$deadline" ]; do
+  left=$((deadline - $(date +%s)))
+  "$build/bin/fuzz_$target" "$corpus" "${dict[@]}" -max_total_time=$left -timeout=20 \
+    -rss_limit_mb=4096 -malloc_limit_mb=4096 -max_len=262144 "${parallel[@]}" \
+    -artifact_prefix="$work/findings/" -print_final_stats=1 >> "$log" 2>&1
+  r=$?
+  [ "$r" -ne 0 ] && rc=$r
+  [ "$r" -eq 0 ] && break
+done
 set -e
 if [ "$jobs" -gt 1 ]; then cat fuzz-*.log >> "$log" 2>/dev/null; rm -f fuzz-*.log; fi
 execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{s+=$2} END {print s+0}')

@@ -322,6 +322,15 @@ private:
             return Status::invalid(label + " has " + std::to_string(n.output_size()) + " output(s); " +
                                    shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
                                    " produces at least " + std::to_string(schema.min_output()));
+        // An empty name stands for an omitted optional input only: ONNX's own Verify refuses one
+        // in a required or variadic slot, and passes and kernels would read it as a tensor.
+        const auto &formal = schema.inputs();
+        for (int i = 0; i < n.input_size() && !formal.empty(); ++i) {
+            const auto &param = formal[std::size_t(std::min<int>(i, int(formal.size()) - 1))];
+            if (n.input(i).empty() && param.GetOption() != onnx::OpSchema::Optional)
+                return Status::invalid(label + ": input " + std::to_string(i) + " ('" + param.GetName() +
+                                       "') is empty, but " + shown(n.op_type()) + " requires it");
+        }
         if (n.input_size() > schema.max_input())
             return Status::invalid(label + " has " + std::to_string(n.input_size()) + " inputs; " +
                                    shown(n.op_type()) + "-" + std::to_string(schema.SinceVersion()) +
@@ -437,6 +446,30 @@ int rankOf(const onnx::TypeProto *t)
     return t->tensor_type().shape().dim_size();
 }
 
+// Inputs whose rank the spec fixes and whose dims some libonnx inference function reads by
+// position without checking the rank first (Gemm-6 reads A's dim 1 of a rank-1 A: a read past
+// the end of a protobuf list, then a crash in MergeFrom).
+struct FixedRank
+{
+    const char *op;
+    int input, rank;
+};
+constexpr FixedRank fixedRanks[] = {
+    {"Gemm", 0, 2},    {"Gemm", 1, 2},     {"LSTM", 0, 3},         {"LSTM", 1, 3},         {"LSTM", 2, 3},
+    {"GRU", 0, 3},     {"GRU", 1, 3},      {"GRU", 2, 3},          {"RNN", 0, 3},          {"RNN", 1, 3},
+    {"RNN", 2, 3},     {"RoiAlign", 0, 4}, {"RoiAlign", 1, 2},     {"RoiAlign", 2, 1},     {"MaxRoiPool", 0, 4},
+    {"MaxRoiPool", 1, 2}, {"DepthToSpace", 0, 4}, {"SpaceToDepth", 0, 4},
+};
+
+std::string fixedRankProblem(const std::string &op, int input, int rank)
+{
+    for (const FixedRank &f : fixedRanks)
+        if (op == f.op && input == f.input && rank >= 0 && rank != f.rank)
+            return "input " + std::to_string(input) + " has rank " + std::to_string(rank) + "; " + op +
+                   " takes rank " + std::to_string(f.rank) + " there";
+    return {};
+}
+
 // The one rule both the guard (during inference) and the naming pass (after it) apply.
 std::string windowRankProblem(const std::string &op, int inputRank, int weightRank,
                               const std::map<std::string, int> &listSizes)
@@ -517,6 +550,16 @@ std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
 
 void installGuards()
 {
+    std::set<std::string> ranked;
+    for (const FixedRank &f : fixedRanks)
+        ranked.insert(f.op);
+    for (const std::string &op : ranked)
+        guardInference(op, [op](onnx::InferenceContext &ctx) {
+            for (std::size_t i = 0; i < ctx.getNumInputs() && i < 3; ++i)
+                if (std::string p = fixedRankProblem(op, int(i), rankOf(ctx.getInputType(i))); !p.empty())
+                    return p;
+            return std::string();
+        });
     for (const auto &[op, index] : shapeInputs)
         guardInference(op, [i = std::size_t(index)](onnx::InferenceContext &ctx) { return shapeInputTooLong(ctx, i); });
     for (const char *op : {"Conv", "ConvInteger", "QLinearConv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool",
@@ -558,6 +601,10 @@ std::string nameGuardedNode(const onnx::GraphProto &g)
         return it == ranks.end() ? -1 : it->second;
     };
     for (const auto &n : g.node()) {
+        if (canonicalDomain(n.domain()).empty())
+            for (int i = 0; i < 3; ++i)
+                if (std::string p = fixedRankProblem(n.op_type(), i, rank(n, i)); !p.empty())
+                    return nodeLabel(n) + ": " + p;
         if (isWindowOp(n.op_type()) && canonicalDomain(n.domain()).empty()) {
             std::map<std::string, int> sizes;
             for (const auto &a : n.attribute())
