@@ -133,6 +133,29 @@ private slots:
         QCOMPARE(service.runningHelpers(), 0);
     }
 
+    void theItemBudgetFollowsHowFastDotIs()
+    {
+        LayoutService service;
+        const std::size_t start = service.itemBudget();
+        QVERIFY(start >= 150 && start <= 400);
+        // A fast machine: 300 items in 60 ms, again and again: more items at once, up to the cap.
+        for (int i = 0; i < 20; ++i)
+            service.recordLayout(300, 60.0, true);
+        QCOMPARE(service.itemBudget(), std::size_t(800));
+        // A slow one: 300 items in 3 s: about a fifth of that.
+        for (int i = 0; i < 20; ++i)
+            service.recordLayout(300, 3000.0, true);
+        QVERIFY2(service.itemBudget() < 80, qPrintable(QString::number(service.itemBudget())));
+        // Back to normal, then one layout past the budget: the next view lays out fewer items.
+        for (int i = 0; i < 20; ++i)
+            service.recordLayout(250, 600.0, true);
+        const std::size_t normal = service.itemBudget();
+        service.recordLayout(250, service.budgetMs(), false);
+        QVERIFY(service.itemBudget() < normal / 2);
+        service.recordLayout(5, 5000.0, true); // start-up noise of a tiny layout is ignored
+        QVERIFY(service.itemBudget() < normal / 2);
+    }
+
     void aHungDotIsKilledAtTheBudget()
     {
         QTemporaryDir dir;

@@ -21,12 +21,6 @@
 
 namespace opscope {
 
-namespace {
-
-constexpr std::size_t kVisibleBudget = 250; // items laid out at once: dot stays well under a second
-
-} // namespace
-
 GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent), m_layouts(layouts)
 {
     auto *outer = new QVBoxLayout(this);
@@ -247,7 +241,7 @@ void GraphPane::setMode(Mode mode)
 void GraphPane::rebuildGrouping()
 {
     m_grouping = layout::Grouping::build(graphList());
-    m_expanded = m_grouping.initialExpansion(kVisibleBudget);
+    m_expanded = m_grouping.initialExpansion(m_layouts->itemBudget());
 }
 
 void GraphPane::relayout()

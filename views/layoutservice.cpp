@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 namespace opscope {
 
@@ -134,6 +135,7 @@ void LayoutService::start(const std::shared_ptr<Job> &job)
             end(job); // superseded and out of time: nobody waits for it
             return;
         }
+        recordLayout(job->request.nodes.size(), m_budgetMs, false);
         fallBack(job, tr("Graphviz dot did not finish within %1 s").arg(m_budgetMs / 1000.0, 0, 'g', 3));
     });
     job->deadline->start(m_budgetMs);
@@ -157,6 +159,7 @@ void LayoutService::onHelperDone(const std::shared_ptr<Job> &job)
         Expected<layout::LayoutResult> r = layout::decodeResult(bytes, job->request);
         if (r) {
             auto result = QSharedPointer<const layout::LayoutResult>::create(std::move(*r));
+            recordLayout(job->request.nodes.size(), ms, true);
             store(job->digest, result, QString());
             if (isLatest(*job))
                 emit finished(job->ticket, result, QString(), ms, QString());
@@ -174,6 +177,22 @@ void LayoutService::onHelperDone(const std::shared_ptr<Job> &job)
         return;
     }
     fallBack(job, tr("Graphviz failed: %1").arg(why));
+}
+
+std::size_t LayoutService::itemBudget() const
+{
+    return std::size_t(std::clamp(kTargetLayoutMs / std::max(m_msPerItem, 1e-3), 60.0, 800.0));
+}
+
+void LayoutService::recordLayout(std::size_t items, double ms, bool finished)
+{
+    if (items < 20)
+        return; // tiny layouts are mostly process start-up: they say nothing about dot's speed
+    const double sample = ms / double(items);
+    if (finished)
+        m_msPerItem = 0.6 * m_msPerItem + 0.4 * sample;
+    else // at least this slow, and the budget ran out: come back well under it
+        m_msPerItem = std::max(m_msPerItem, sample) * 1.5;
 }
 
 void LayoutService::fallBack(const std::shared_ptr<Job> &job, const QString &why)
