@@ -228,6 +228,28 @@ private slots:
         QVERIFY(lit >= 2);
     }
 
+    void theGraphGetsMostOfASmallWindow_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("13-inch laptop at 200 %") << QSize(1280, 800);
+        QTest::newRow("1024x640") << QSize(1024, 640);
+        QTest::newRow("full HD") << QSize(1920, 1080);
+    }
+
+    void theGraphGetsMostOfASmallWindow()
+    {
+        // Docks take a share of the window, not fixed pixels (at 200 % a laptop is 1280 logical
+        // pixels wide: 440 + 400 fixed pixels of docks left the graph a strip).
+        QFETCH(QSize, size);
+        MainWindow w;
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(50);
+        QVERIFY2(w.graphPane()->width() >= size.width() * 38 / 100,
+                 qPrintable(QStringLiteral("graph %1 of %2").arg(w.graphPane()->width()).arg(size.width())));
+    }
+
     void followsADarkPalette()
     {
         // A desktop's dark theme reaches the app as a dark application palette: the canvas,

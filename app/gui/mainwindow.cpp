@@ -163,7 +163,7 @@ MainWindow::MainWindow(QWidget *parent)
     QSettings settings;
     resize(1400, 900);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_restoredState = restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     rebuildRecentMenu();
 }
 
@@ -222,8 +222,24 @@ void MainWindow::buildDocks()
     passDock->setObjectName(QStringLiteral("passes"));
     passDock->setWidget(m_passes);
     addDockWidget(Qt::LeftDockWidgetArea, passDock);
-    resizeDocks({passDock, inspectorDock}, {440, 400}, Qt::Horizontal);
-    resizeDocks({timelineDock}, {300}, Qt::Vertical);
+    m_passDock = passDock;
+    m_inspectorDock = inspectorDock;
+}
+
+void MainWindow::showEvent(QShowEvent *event)
+{
+    QMainWindow::showEvent(event);
+    if (m_docksSized)
+        return;
+    m_docksSized = true;
+    if (m_restoredState)
+        return; // the user's own layout
+    // The graph gets most of the window at any size and scale (a 13" laptop at 200 % is 1280
+    // logical pixels wide): docks take a share of the width, within bounds, not fixed pixels.
+    const int w = width(), h = height();
+    resizeDocks({m_passDock, m_inspectorDock}, {std::clamp(w * 27 / 100, 240, 440), std::clamp(w * 25 / 100, 220, 400)},
+                Qt::Horizontal);
+    resizeDocks({m_timelineDock}, {std::clamp(h * 28 / 100, 140, 300)}, Qt::Vertical);
 }
 
 void MainWindow::buildMenus()

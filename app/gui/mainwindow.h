@@ -80,6 +80,7 @@ signals:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override; // first show: docks sized to the window
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
@@ -128,6 +129,8 @@ private:
     QProgressBar *m_progress = nullptr;
     QPushButton *m_cancel = nullptr;
     QLabel *m_statusText = nullptr;
+    QDockWidget *m_passDock = nullptr, *m_inspectorDock = nullptr;
+    bool m_docksSized = false, m_restoredState = false;
     QString m_busyText; // what setBusy showed: replaced when the work ends, never left stale
     QMenu *m_recentMenu = nullptr;
 
