@@ -80,6 +80,12 @@ private slots:
             present({&g}, grouping,
                     {"", "/enc", "/enc/layer.0", "/enc/layer.1", "/enc/layer.0/attn", "/enc/layer.1/attn"});
         QCOMPARE(open.items.size(), std::size_t(11 + 2));
+        // A closed inner group names its layer: "attn" of layer.0 and of layer.1 differ.
+        Presentation layers = present({&g}, grouping, {"", "/enc", "/enc/layer.0", "/enc/layer.1"});
+        const VisualItem &attn0 = layers.items[layers.index.at("group:/enc/layer.0/attn")];
+        QCOMPARE(attn0.title, std::string("attn"));
+        QVERIFY2(attn0.subtitle.rfind("layer.0 · ", 0) == 0, attn0.subtitle.c_str());
+        QVERIFY(closed.items[closed.index.at("group:/enc")].subtitle.rfind("10 nodes", 0) == 0); // no parent scope
         QCOMPARE(open.items[open.index.at("/enc/layer.0/attn/MatMul")].category, OpCategory::Compute);
     }
 

@@ -333,7 +333,15 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
                 const auto slash = path.rfind('/');
                 it.title = slash == std::string::npos ? path : path.substr(slash + 1);
                 it.members = grouping.size(path);
-                it.subtitle = std::to_string(it.members) + " nodes";
+                // The enclosing scope in the subtitle: twelve "attention" boxes of a transformer
+                // read as layer.0 … layer.11, not as twelve copies of one name.
+                std::string context;
+                if (slash != std::string::npos && slash > 0) {
+                    const std::string parent = path.substr(0, slash);
+                    const auto up = parent.rfind('/');
+                    context = (up == std::string::npos ? parent : parent.substr(up + 1)) + " · ";
+                }
+                it.subtitle = context + std::to_string(it.members) + " nodes";
                 if (gi == 0 || !(it.presentIn & 1))
                     ++groupCategories[rep][cat];
             }
