@@ -83,6 +83,64 @@ private slots:
             QVERIFY(checkerFindings(o.after).empty());
     }
 
+    void padFusion_data()
+    {
+        // pads as [N,C,H,W begins, N,C,H,W ends]; `fused` 1 when the Pad becomes the op's pads.
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<QString>("pads");
+        QTest::addColumn<int>("opset");
+        QTest::addColumn<float>("value");
+        QTest::addColumn<int>("fused");
+        for (int opset : {10, 13}) // pads as an attribute (Pad-2), as an input (Pad-11+)
+            for (const char *op : {"Conv", "DepthwiseConv", "AveragePool"}) {
+                QTest::addRow("%s tf2onnx SAME stride 2, opset %d", op, opset) << op << "0,0,0,0,0,0,1,1" << opset << 0.0f << 1;
+                QTest::addRow("%s symmetric, opset %d", op, opset) << op << "0,0,2,1,0,0,2,1" << opset << 0.0f << 1;
+            }
+        QTest::newRow("Conv, pad value 1 (no)") << "Conv" << "0,0,1,1,0,0,1,1" << 13 << 1.0f << 0;
+        QTest::newRow("Conv, batch padding (no)") << "Conv" << "1,0,1,1,0,0,1,1" << 13 << 0.0f << 0;
+        QTest::newRow("Conv, a crop (no)") << "Conv" << "0,0,-1,0,0,0,1,1" << 13 << 0.0f << 0;
+        QTest::newRow("MaxPool pads with -inf (no)") << "MaxPool" << "0,0,1,1,0,0,1,1" << 13 << 0.0f << 0;
+    }
+
+    void padFusion()
+    {
+        QFETCH(QString, op);
+        QFETCH(QString, pads);
+        QFETCH(int, opset);
+        QFETCH(float, value);
+        QFETCH(int, fused);
+        std::vector<std::int64_t> p;
+        for (const QString &v : pads.split(','))
+            p.push_back(v.toLongLong());
+        ModelBuilder b(opset);
+        b.input("x", {-1, 4, 9, 9});
+        if (opset >= 11) {
+            b.intConstant("pads", {8}, p);
+            b.constant("value", {}, {value});
+            b.op("Pad", {"x", "pads", "value"}, {"padded"});
+        } else {
+            b.op("Pad", {"x"}, {"padded"}, {intsAttr("pads", p), floatAttr("value", value)});
+        }
+        const std::string type = op == "DepthwiseConv" ? "Conv" : op.toStdString();
+        if (type == "Conv") {
+            const bool depthwise = op == "DepthwiseConv";
+            b.randomConstant("w", {4, depthwise ? 1 : 4, 3, 3}).randomConstant("bias", {4});
+            b.op("Conv", {"padded", "w", "bias"}, {"y"},
+                 {intsAttr("strides", {2, 2}), intsAttr("pads", {1, 0, 0, 1}), intAttr("group", depthwise ? 4 : 1)});
+        } else if (type == "AveragePool") {
+            b.op("AveragePool", {"padded"}, {"y"},
+                 {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}), intAttr("count_include_pad", 1)});
+        } else {
+            b.op(type, {"padded"}, {"y"}, {intsAttr("kernel_shape", {3, 3})});
+        }
+        b.output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"pad-fusion"});
+        QCOMPARE(opCount(o.opsAfter, "Pad"), 1 - fused);
+        QCOMPARE(opCount(o.opsAfter, type), 1);
+        if (fused)
+            QVERIFY(checkerFindings(o.after).empty());
+    }
+
     void swish_data()
     {
         QTest::addColumn<QString>("form");

@@ -277,6 +277,24 @@ private slots:
         QVERIFY(view->viewport()->grab().toImage().pixelColor(3, shot.height() - 3).lightness() > 200);
     }
 
+    void selectingANodeBringsItIntoView()
+    {
+        MainWindow w;
+        w.resize(1200, 700);
+        w.show();
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        const Graph &g = w.model()->graph;
+        const std::string last = g.node(g.nodeIds().back()).name; // at the bottom, below the first view
+        GraphView *view = w.graphPane()->view(0);
+        QVERIFY(w.selectNode(QString::fromStdString(last)));
+        QTest::qWait(100); // nothing queued (the first view of the layout) may move it back
+        const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+        const NodeItem *item = w.graphPane()->scene(0)->itemForKey(last);
+        QVERIFY(item);
+        QVERIFY2(visible.contains(item->sceneBoundingRect().center()), last.c_str());
+    }
+
     void arrowKeysWalkTheSelectionAlongEdges()
     {
         MainWindow w;
@@ -423,6 +441,9 @@ private slots:
         QCOMPARE(nodes.toULongLong(), qulonglong(pane->grouping().size(groupItem->visual().groupPath)));
         QCOMPARE(w.inspector()->index(1, 0).data().toString(), QStringLiteral("Operators"));
         QCOMPARE(w.inspector()->index(0, 0, w.inspector()->index(1, 0)).data().toString(), QStringLiteral("Relu"));
+        groupItem->setSelected(false);
+        QVERIFY(w.selectNode(QString::fromStdString(groupItem->visual().groupPath))); // by its scope
+        QVERIFY(groupItem->isSelected());
         groupItem->setSelected(false);
         const std::size_t before = pane->scene(0)->nodeItems().size();
         emit pane->scene(0)->itemActivated(QString::fromStdString(group));

@@ -100,6 +100,83 @@ private slots:
         QVERIFY(bad.status().message().find("'nope'") != std::string::npos);
     }
 
+    void padMatchesAReferenceInEveryMode_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("pads");
+        for (const char *mode : {"constant", "edge", "reflect", "wrap"}) {
+            QTest::addRow("%s, last axis", mode) << mode << "0,0,1,0,0,2";
+            QTest::addRow("%s, every axis", mode) << mode << "1,2,1,1,0,2";
+            QTest::addRow("%s, with a crop", mode) << mode << "0,-1,2,1,1,-1";
+        }
+    }
+
+    void padMatchesAReferenceInEveryMode()
+    {
+        // x[2,3,4] padded; the reference maps every output index through the mode by hand.
+        QFETCH(QString, mode);
+        QFETCH(QString, pads);
+        std::vector<std::int64_t> p;
+        for (const QString &v : pads.split(','))
+            p.push_back(v.toLongLong());
+        onnx::ModelProto m = test::smallModel();
+        m.mutable_opset_import(0)->set_version(19);
+        auto *g = m.mutable_graph();
+        g->clear_node();
+        g->clear_initializer();
+        g->clear_input();
+        g->clear_output();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3, 4});
+        onnx::TensorProto padsTensor;
+        padsTensor.set_name("pads");
+        padsTensor.set_data_type(onnx::TensorProto::INT64);
+        padsTensor.add_dims(6);
+        for (std::int64_t v : p)
+            padsTensor.add_int64_data(v);
+        *g->add_initializer() = padsTensor;
+        *g->add_initializer() = test::floatTensor("value", {}, {-7.0f});
+        onnx::NodeProto node = test::node("Pad", {"x", "pads", "value"}, {"y"});
+        onnx::AttributeProto *a = node.add_attribute();
+        a->set_name("mode");
+        a->set_type(onnx::AttributeProto::STRING);
+        a->set_s(mode.toStdString());
+        *g->add_node() = node;
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {});
+        g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+        auto s = sessionOrFail(modelFromProto(m));
+        QVERIFY(s);
+        std::vector<float> xs(24);
+        for (std::size_t i = 0; i < xs.size(); ++i)
+            xs[i] = float(i);
+        const auto out = s->run({{"x", floats({2, 3, 4}, xs)}});
+        QVERIFY2(out, out.status().message().c_str());
+        const std::int64_t in[3] = {2, 3, 4};
+        std::int64_t dims[3];
+        for (int d = 0; d < 3; ++d)
+            dims[d] = in[d] + p[std::size_t(d)] + p[std::size_t(d + 3)];
+        QCOMPARE((*out)[0].shape(), (std::vector<std::int64_t>{dims[0], dims[1], dims[2]}));
+        const auto source = [&](std::int64_t i, int d) -> std::int64_t {
+            const std::int64_t n = in[d], c = i - p[std::size_t(d)];
+            if (c >= 0 && c < n)
+                return c;
+            if (mode == QLatin1String("constant"))
+                return -1;
+            if (mode == QLatin1String("edge"))
+                return c < 0 ? 0 : n - 1;
+            if (mode == QLatin1String("reflect"))
+                return c < 0 ? -c : 2 * (n - 1) - c;
+            return ((c % n) + n) % n;
+        };
+        const float *y = (*out)[0].data<float>();
+        for (std::int64_t i = 0; i < dims[0]; ++i)
+            for (std::int64_t j = 0; j < dims[1]; ++j)
+                for (std::int64_t k = 0; k < dims[2]; ++k) {
+                    const std::int64_t a0 = source(i, 0), a1 = source(j, 1), a2 = source(k, 2);
+                    const float want = a0 < 0 || a1 < 0 || a2 < 0 ? -7.0f : xs[std::size_t((a0 * 3 + a1) * 4 + a2)];
+                    QCOMPARE(y[(i * dims[1] + j) * dims[2] + k], want);
+                }
+    }
+
     void serialPlanIsValid()
     {
         const ImportResult r = test::loadOrFail(test::samplePath("inception_block.onnx"));

@@ -304,7 +304,12 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
     if (m_fitAfterLayout) {
         m_fitAfterLayout = false;
         showFirstView();
-        QTimer::singleShot(0, this, &GraphPane::showFirstView); // again once a newly shown side has its size
+        // Again once a newly shown side has its size — unless a node was selected (and brought
+        // into view) in between: the user's choice wins over the first view.
+        QTimer::singleShot(0, this, [this, generation = m_selectionGeneration] {
+            if (generation == m_selectionGeneration)
+                showFirstView();
+        });
     } else if (!m_centerKey.empty()) {
         m_views[0]->setTransform(QTransform::fromScale(zoom, zoom));
         if (NodeItem *n = m_scenes[0]->itemForKey(m_centerKey))
@@ -406,6 +411,7 @@ void GraphPane::showContextMenu(int side, const QPoint &pos)
 
 void GraphPane::onSelectionChanged(int side)
 {
+    ++m_selectionGeneration;
     const auto selected = m_scenes[std::size_t(side)]->selectedItems();
     if (selected.isEmpty())
         return;

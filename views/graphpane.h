@@ -161,6 +161,7 @@ private:
     QSharedPointer<const layout::LayoutResult> m_current; // the layout on screen, once it landed
     quint64 m_pendingTicket = 0;
     bool m_fitAfterLayout = true;
+    int m_selectionGeneration = 0; // a selection since the layout: the delayed first view stays away
     std::string m_centerKey; // keep this item in view after the next layout
 
     std::array<GraphScene *, 2> m_scenes{};

@@ -98,7 +98,9 @@ void GraphView::syncWith(GraphView *other)
 
 void GraphView::mirror(GraphView *other)
 {
-    if (m_syncing || other->m_syncing)
+    // A hidden view (the AFTER side in single mode) never drives the visible one: its centre is
+    // wherever it last was, and following it threw a selected node back out of sight.
+    if (m_syncing || other->m_syncing || !isVisible())
         return;
     other->m_syncing = true;
     other->setTransform(transform());

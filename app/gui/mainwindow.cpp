@@ -535,7 +535,10 @@ void MainWindow::setModel(std::shared_ptr<Model> model, const QString &source)
 
 bool MainWindow::selectNode(const QString &name)
 {
-    const std::string key = m_graph->visibleKeyFor(name.toStdString());
+    std::string key = m_graph->visibleKeyFor(name.toStdString());
+    // A closed group by its scope ("/encoder/layer.0/attention"), as the breadcrumbs name it.
+    if (!m_graph->scene(0)->itemForKey(key) && m_graph->scene(0)->itemForKey("group:" + name.toStdString()))
+        key = "group:" + name.toStdString();
     for (int side = 0; side < 2; ++side)
         if (auto *item = m_graph->scene(side)->itemForKey(key)) {
             m_graph->scene(side)->clearSelection();

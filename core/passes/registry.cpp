@@ -27,6 +27,7 @@
 #include "passes/matmulbnfusion.h"
 #include "passes/matmulscalefusion.h"
 #include "passes/matmultransposefusion.h"
+#include "passes/padfusion.h"
 #include "passes/partitionpass.h"
 #include "passes/prelufusion.h"
 #include "passes/preluleakyrelu.h"
@@ -79,6 +80,7 @@ const std::vector<Entry> &entries()
         entry<ChannelShuffleCanonicalization>("Reshape-Transpose-Reshape channel shuffle → ChannelShuffle",
                                               "extended"),
         entry<ElementwiseForward>("move elementwise ops after the Slice/Gather that reads them", "extended"),
+        entry<PadFusion>("an explicit zero Pad before Conv/AveragePool → their own pads", "extended"),
         entry<BnScaleFusion>("fold a per-channel Mul/Add after BatchNormalization into it", "extended"),
         entry<ConvBnFusion>("fold BatchNormalization into the preceding Conv", "extended"),
         entry<MatMulBnFusion>("fold BatchNormalization into the preceding MatMul → Gemm", "extended"),
@@ -130,6 +132,7 @@ std::vector<std::string> extendedPipeline()
         "channel-shuffle-canonicalization",
         "elementwise-forward",
         "global-pool-fusion",
+        "pad-fusion",
         "bn-scale-fusion",
         "conv-bn-fusion",
         "matmul-bn-fusion",

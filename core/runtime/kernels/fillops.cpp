@@ -75,6 +75,29 @@ Status tileKernel(KernelContext &ctx)
     });
 }
 
+enum class PadMode
+{
+    Constant,
+    Edge,
+    Reflect,
+    Wrap,
+};
+
+// The source index along an axis of `n` elements for output index `i` (−1: the constant value).
+std::int64_t padSource(std::int64_t i, std::int64_t begin, std::int64_t n, PadMode mode)
+{
+    const std::int64_t c = i - begin;
+    if (c >= 0 && c < n)
+        return c;
+    if (mode == PadMode::Constant || n == 0)
+        return -1;
+    if (mode == PadMode::Edge)
+        return c < 0 ? 0 : n - 1;
+    if (mode == PadMode::Reflect)
+        return c < 0 ? -c : 2 * (n - 1) - c;
+    return ((c % n) + n) % n; // wrap
+}
+
 Status padKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
@@ -109,8 +132,9 @@ Status padKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
     if (!out)
         return out.status();
+    const PadMode padMode = mode == "edge" ? PadMode::Edge : mode == "reflect" ? PadMode::Reflect
+                            : mode == "wrap"  ? PadMode::Wrap : PadMode::Constant;
     const Shape64 inStrides = stridesOf(x.shape());
-    const Shape64 outStrides = stridesOf(shape);
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         T value{};
@@ -120,29 +144,46 @@ Status padKernel(KernelContext &ctx)
             value = v->data<T>()[0];
         const T *src = x.data<T>();
         T *dst = (*out)->template mutableData<T>();
-        for (std::int64_t o = 0; o < (*out)->elementCount(); ++o) {
-            std::int64_t rem = o, off = 0;
-            bool inside = true;
-            for (std::size_t d = 0; d < shape.size(); ++d) {
-                std::int64_t c = rem / outStrides[d] - begin[d];
-                rem %= outStrides[d];
-                const std::int64_t n = x.dim(d);
-                if (c < 0 || c >= n) {
-                    if (mode == "constant" || n == 0) {
-                        inside = false;
-                        break;
-                    }
-                    if (mode == "edge")
-                        c = c < 0 ? 0 : n - 1;
-                    else if (mode == "reflect")
-                        c = c < 0 ? -c : 2 * (n - 1) - c;
-                    else // wrap
-                        c = ((c % n) + n) % n;
-                }
-                off += c * inStrides[d];
-            }
-            dst[o] = inside ? src[off] : value;
+        if (rank == 0) {
+            if ((*out)->elementCount())
+                dst[0] = src[0];
+            return Status::ok();
         }
+        // Row by row (every axis but the last): the row's source is found once, its middle is one
+        // memcpy, only the padded ends are filled element by element. Per element index
+        // arithmetic made a [1,32,512,512] Pad take 40 ms, ten times a copy.
+        const std::size_t last = std::size_t(rank) - 1;
+        const std::int64_t width = shape[last], n = x.dim(last), b = begin[last];
+        const std::int64_t rows = width ? (*out)->elementCount() / width : 0;
+        const std::int64_t keepFrom = std::clamp<std::int64_t>(b, 0, width),
+                           keepTo = std::clamp<std::int64_t>(b + n, 0, width);
+        parallelFor(
+            rows,
+            [&](std::int64_t row) {
+                T *o = dst + row * width;
+                std::int64_t rem = row, off = 0;
+                for (std::size_t d = last; d-- > 0;) {
+                    const std::int64_t c = padSource(rem % shape[d], begin[d], x.dim(d), padMode);
+                    rem /= shape[d];
+                    if (c < 0) {
+                        std::fill(o, o + width, value);
+                        return;
+                    }
+                    off += c * inStrides[d];
+                }
+                const T *in = src + off;
+                for (std::int64_t j = 0; j < keepFrom; ++j) {
+                    const std::int64_t c = padSource(j, b, n, padMode);
+                    o[j] = c < 0 ? value : in[c];
+                }
+                if (keepTo > keepFrom)
+                    std::copy(in + (keepFrom - b), in + (keepTo - b), o + keepFrom);
+                for (std::int64_t j = std::max(keepTo, keepFrom); j < width; ++j) {
+                    const std::int64_t c = padSource(j, b, n, padMode);
+                    o[j] = c < 0 ? value : in[c];
+                }
+            },
+            std::max<std::int64_t>(1, 32768 / std::max<std::int64_t>(1, width)));
         return Status::ok();
     });
 }
