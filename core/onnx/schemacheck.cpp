@@ -295,6 +295,12 @@ private:
         if (stale && n.input_size() < schema.min_input()) // required inputs stay required in later opsets
             return Status::invalid(label + " has " + std::to_string(n.input_size()) + " input(s); " +
                                    shown(n.op_type()) + " needs at least " + std::to_string(schema.min_input()));
+        if (stale) // nor may they be empty there (the fuzzer's Einsum(''), Mul('', x) at opsets 20–24)
+            for (int i = 0; i < n.input_size() && i < int(schema.inputs().size()); ++i)
+                if (n.input(i).empty() && schema.inputs()[std::size_t(i)].GetOption() != onnx::OpSchema::Optional)
+                    return Status::invalid(label + ": input " + std::to_string(i) + " ('" +
+                                           schema.inputs()[std::size_t(i)].GetName() + "') is empty, but " +
+                                           shown(n.op_type()) + " requires it");
         if (stale) {
             // What the older schema's inference dereferences: its required and graph attributes
             // (ScanInferenceFunction reads num_scan_inputs without a null check).

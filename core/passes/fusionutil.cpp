@@ -69,8 +69,11 @@ std::optional<std::vector<float>> perChannelValues(const Graph &graph, ValueId c
     const auto values = constantFloats(graph, constant);
     if (!values)
         return std::nullopt;
-    if (values->size() == 1)
+    if (values->size() == 1) {
+        if (channels < 0 || channels > kMaxSynthesizedElements)
+            return std::nullopt;
         return std::vector<float>(static_cast<std::size_t>(channels), (*values)[0]);
+    }
     // Align the constant's dims to the right of the tensor's.
     const std::size_t offset = rank - t->dims.size();
     for (std::size_t i = 0; i < t->dims.size(); ++i) {

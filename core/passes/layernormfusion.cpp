@@ -216,8 +216,11 @@ Expected<bool> LayerNormFusion::apply(Model &model, Graph &graph, const Match &m
         normDims.push_back(d.value_or(0));
     }
     std::int64_t count = 1;
-    for (std::int64_t d : normDims)
+    for (std::int64_t d : normDims) {
+        if (d < 0 || (d > 0 && count > kMaxSynthesizedElements / d))
+            return false; // a γ of ones that large is not worth making (and may not fit)
         count *= d;
+    }
     const std::string base = graph.node(m.nodes[0]).name;
     if (!gamma.valid())
         gamma = addConstant(graph, base + "_gamma",

@@ -20,6 +20,11 @@ namespace opscope::passes {
 inline constexpr const char *kOpscopeDomain = "ai.opscope";
 inline constexpr const char *kMicrosoftDomain = "com.microsoft";
 
+// The most elements a pass may synthesize for a constant sized by a shape (LayerNorm's default γ of
+// ones, a per-channel broadcast): a declared dim of 2^31 must not become an 8 GB tensor (the
+// pipeline fuzzer's model did, and took 17 GB and two minutes). Bigger: the rewrite is skipped.
+inline constexpr std::int64_t kMaxSynthesizedElements = std::int64_t(1) << 24;
+
 bool isOp(const Node &node, std::string_view opType); // in the default ONNX domain
 bool isOpscopeOp(const Node &node, std::string_view opType);
 

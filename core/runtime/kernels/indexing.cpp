@@ -151,6 +151,23 @@ Status gatherKernel(KernelContext &ctx)
     return Status::ok();
 }
 
+// GatherElements / ScatterElements walk the indices' shape and address the data with it: the data
+// must have a rank (an axis to index), the same rank as the indices, and at least as many
+// elements as the indices on every other axis — else the walk reads or writes past the data.
+Status checkElementsShapes(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &idx,
+                           std::int64_t axis, const char *op)
+{
+    if (x.rank() == 0)
+        return ctx.fail(std::string(op) + " needs data of rank ≥ 1");
+    if (idx.rank() != x.rank())
+        return ctx.fail("indices must have the data's rank");
+    for (std::size_t d = 0; d < x.rank(); ++d)
+        if (std::int64_t(d) != axis && idx.dim(d) > x.dim(d))
+            return ctx.fail("indices " + idx.shapeText() + " are larger than the data " + x.shapeText() +
+                            " on axis " + std::to_string(d));
+    return Status::ok();
+}
+
 Status gatherElementsKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
@@ -158,8 +175,7 @@ Status gatherElementsKernel(KernelContext &ctx)
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();
-    if (idx.rank() != x.rank())
-        return ctx.fail("indices must have the data's rank");
+    OPSCOPE_TRY(checkElementsShapes(ctx, x, idx, *axis, "GatherElements"));
     std::vector<std::int64_t> indices = idx.toInt64Vector();
     const std::int64_t n = x.dim(std::size_t(*axis));
     for (std::int64_t &v : indices)
@@ -281,6 +297,7 @@ Status scatterElementsKernel(KernelContext &ctx)
         return axis.status();
     if (idx.shape() != upd.shape() || idx.rank() != x.rank())
         return ctx.fail("indices and updates must have the same shape and the data's rank");
+    OPSCOPE_TRY(checkElementsShapes(ctx, x, idx, *axis, "ScatterElements"));
     const std::string mode = ctx.attrString("reduction", "none");
     std::vector<std::int64_t> indices = idx.toInt64Vector();
     for (std::int64_t &v : indices)

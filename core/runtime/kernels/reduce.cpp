@@ -5,10 +5,31 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 namespace opscope {
 namespace kernels {
 namespace {
+
+// Integer sums and products wrap around as two's complement, as ONNX Runtime's do; in signed C++
+// arithmetic an overflow is undefined (the fuzzer's UBSan run found ReduceSum of int32 maxima).
+template<class A>
+A wrapAdd(A a, A b)
+{
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
+        return static_cast<A>(static_cast<std::make_unsigned_t<A>>(a) + static_cast<std::make_unsigned_t<A>>(b));
+    else
+        return a + b;
+}
+
+template<class A>
+A wrapMul(A a, A b)
+{
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
+        return static_cast<A>(static_cast<std::make_unsigned_t<A>>(a) * static_cast<std::make_unsigned_t<A>>(b));
+    else
+        return a * b;
+}
 
 enum class Red
 {
@@ -141,9 +162,9 @@ Status reduceKernel(KernelContext &ctx)
                                     nan |= v != v;
                                     a = K == Red::Max ? (a < v ? v : a) : (v < a ? v : a);
                                 } else if constexpr (K == Red::SumSquare) {
-                                    a += v * v;
+                                    a = wrapAdd(a, wrapMul(v, v));
                                 } else {
-                                    a += v;
+                                    a = wrapAdd(a, v);
                                 }
                             }
                             if constexpr (K == Red::Mean)
@@ -167,13 +188,13 @@ Status reduceKernel(KernelContext &ctx)
                 switch (K) {
                 case Red::Sum:
                 case Red::Mean:
-                case Red::LogSum: a += v; break;
+                case Red::LogSum: a = wrapAdd(a, v); break;
                 case Red::Max: a = std::max(a, v); break;
                 case Red::Min: a = std::min(a, v); break;
-                case Red::Prod: a *= v; break;
-                case Red::L1: a += v < 0 ? Acc(-v) : v; break;
+                case Red::Prod: a = wrapMul(a, v); break;
+                case Red::L1: a = wrapAdd(a, v < 0 ? wrapMul(v, Acc(-1)) : v); break;
                 case Red::L2:
-                case Red::SumSquare: a += v * v; break;
+                case Red::SumSquare: a = wrapAdd(a, wrapMul(v, v)); break;
                 case Red::LogSumExp: break; // two passes below
                 }
             });
