@@ -124,8 +124,14 @@ public:
     std::size_t nodeSlots() const { return m_nodes.size(); }
     std::size_t nodeCountWithSubgraphs() const;
 
-    NodeId producer(ValueId v) const { return m_values[v.index].producer; }
-    const std::vector<Use> &uses(ValueId v) const { return m_values[v.index].uses; }
+    // An invalid id (an omitted optional input) has no producer and no uses: callers that walk
+    // node.inputs need not test each one first (a pass once read past the values for one).
+    NodeId producer(ValueId v) const { return v.valid() ? m_values[v.index].producer : NodeId(); }
+    const std::vector<Use> &uses(ValueId v) const
+    {
+        static const std::vector<Use> none;
+        return v.valid() ? m_values[v.index].uses : none;
+    }
     bool isGraphOutput(ValueId v) const;
 
     // Kahn's algorithm, stable: nodes keep insertion order where dependencies allow.

@@ -130,6 +130,13 @@ public:
 
     Status run(const onnx::ModelProto &model)
     {
+        // Version 0 (or below) of an operator set exists for no domain: every schema lookup would
+        // come back empty and no node would be checked (the fuzzer's ai.onnx version 0 model).
+        for (const auto &o : model.opset_import())
+            if (o.version() <= 0)
+                return Status::invalid("the model imports operator set '" +
+                                       (o.domain().empty() ? std::string("ai.onnx") : shown(o.domain())) +
+                                       "' at version " + std::to_string(o.version()) + "; versions start at 1");
         OPSCOPE_TRY(checkFunctionCycles());
         OPSCOPE_TRY(graph(model.graph(), m_opsets));
         for (const auto &f : model.functions()) {
