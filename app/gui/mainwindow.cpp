@@ -185,12 +185,14 @@ void MainWindow::buildDocks()
     inspectorDock->setObjectName(QStringLiteral("inspector"));
     m_inspectorTabs = new QTabWidget(inspectorDock);
     // The property column fits its content up to 60 % of the view, so long initializer names
-    // (tf2onnx: hundreds of characters) never push the values off screen; they elide in the middle.
+    // (tf2onnx: hundreds of characters) never push the values off screen. They elide on the left:
+    // scoped names differ in their last parts (/encoder/layer.3/…/dense.weight), and elided in the
+    // middle every layer's weight read the same ("/encoder/la…nse.weight").
     auto propertyTree = [this](QAbstractItemModel *model) {
         auto *tree = new QTreeView(m_inspectorTabs);
         tree->setModel(model);
         tree->setAlternatingRowColors(true);
-        tree->setTextElideMode(Qt::ElideMiddle);
+        tree->setTextElideMode(Qt::ElideLeft);
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
             tree->expandAll();
