@@ -107,13 +107,16 @@ bool GraphPane::eventFilter(QObject *watched, QEvent *event)
 
 bool GraphPane::overlayCoversNodes(const QWidget *overlay) const
 {
-    if (!overlay->isVisible())
-        return false;
+    return overlay->isVisible() && rectCoversNodes(overlay->geometry());
+}
+
+bool GraphPane::rectCoversNodes(const QRect &area) const
+{
     for (int side = 0; side < 2; ++side) {
         const GraphView *view = m_views[std::size_t(side)];
         if (!view->isVisible())
             continue;
-        const QRect inView(view->viewport()->mapFrom(this, overlay->geometry().topLeft()), overlay->size());
+        const QRect inView(view->viewport()->mapFrom(this, area.topLeft()), area.size());
         const QPolygonF area = view->mapToScene(inView);
         for (const QGraphicsItem *item : m_scenes[std::size_t(side)]->items(area))
             if (dynamic_cast<const NodeItem *>(item))
@@ -124,6 +127,21 @@ bool GraphPane::overlayCoversNodes(const QWidget *overlay) const
 
 void GraphPane::updateOverlays()
 {
+    // The legend moves to a corner of the left view where no node is (top left, top right, bottom
+    // left); only when every corner has nodes does it stay and fade.
+    if (m_legend->isVisible() && m_legend != m_hovered) {
+        placeLegend();
+        const QRect view(m_views[0]->mapTo(this, QPoint(0, 0)), m_views[0]->viewport()->size());
+        const QPoint home = m_legend->pos();
+        const QSize size = m_legend->size();
+        const QPoint corners[] = {home, QPoint(view.right() - size.width() - 12, home.y()),
+                                  QPoint(home.x(), view.bottom() - size.height() - 12)};
+        for (const QPoint &at : corners)
+            if (view.contains(QRect(at, size)) && !rectCoversNodes(QRect(at, size))) {
+                m_legend->move(at);
+                break;
+            }
+    }
     for (QWidget *overlay : {static_cast<QWidget *>(m_legend), static_cast<QWidget *>(m_minimap)}) {
         auto *effect = static_cast<QGraphicsOpacityEffect *>(overlay->graphicsEffect());
         const bool faded = overlay != m_hovered && overlayCoversNodes(overlay);

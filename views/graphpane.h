@@ -135,6 +135,7 @@ private:
     void goToProducer(const std::string &value);
     void rebuildGrouping();
     bool overlayCoversNodes(const QWidget *overlay) const;
+    bool rectCoversNodes(const QRect &area) const; // in pane coordinates
     void updateOverlays();
     void relayout();
     void onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
