@@ -483,6 +483,34 @@ std::string fixedRankProblem(const std::string &op, int input, int rank)
     return {};
 }
 
+// Ops whose `axis` indexes input 0's dims, and the range libonnx's inference assumes without
+// checking every time: [-r, r) — Flatten [-r, r]. LayerNormalization with axis −2^31 indexed far
+// before its shape.
+struct AxisRange
+{
+    const char *op;
+    bool inclusiveUpper;
+};
+constexpr AxisRange axisRanges[] = {
+    {"LayerNormalization", false}, {"Softmax", false}, {"LogSoftmax", false}, {"Hardmax", false},
+    {"Gather", false},             {"GatherElements", false}, {"ScatterElements", false},
+    {"Concat", false},             {"Split", false},   {"ArgMax", false},     {"ArgMin", false},
+    {"Flatten", true},
+};
+
+std::string axisProblem(const std::string &op, std::int64_t axis, int rank)
+{
+    if (rank < 0)
+        return {};
+    for (const AxisRange &a : axisRanges)
+        if (op == a.op) {
+            const std::int64_t hi = a.inclusiveUpper ? rank : rank - 1;
+            if (axis < -std::int64_t(rank) || axis > hi)
+                return "axis " + std::to_string(axis) + " is out of range for an input of rank " + std::to_string(rank);
+        }
+    return {};
+}
+
 // The one rule both the guard (during inference) and the naming pass (after it) apply.
 std::string windowRankProblem(const std::string &op, int inputRank, int weightRank,
                               const std::map<std::string, int> &listSizes)
@@ -521,6 +549,8 @@ constexpr const char *windowLists[] = {"kernel_shape", "strides", "dilations", "
 // node's inference instead of letting libonnx's function run on it. The registry's schemas are
 // not const objects, it only hands out const pointers; installed once (call_once below), before
 // any inference runs.
+constexpr const char *kSkipInference = "skip";
+
 void guardInference(const std::string &op, std::function<std::string(onnx::InferenceContext &)> problem)
 {
     std::set<const onnx::OpSchema *> done;
@@ -532,7 +562,9 @@ void guardInference(const std::string &op, std::function<std::string(onnx::Infer
         const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
             [original, op, problem](onnx::InferenceContext &ctx) {
                 if (const std::string p = problem(ctx); !p.empty()) {
-                    if (t_guardFindings)
+                    // "skip": the node is valid but libonnx's inference cannot take it; inference
+                    // passes over it (error mode 0) and the import goes on.
+                    if (t_guardFindings && p != kSkipInference)
                         t_guardFindings->push_back(op + ": " + p);
                     fail_shape_inference(op, ": ", p);
                 }
@@ -563,6 +595,22 @@ std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
 
 void installGuards()
 {
+    for (const AxisRange &a : axisRanges) {
+        const std::string op = a.op;
+        guardInference(op, [op](onnx::InferenceContext &ctx) {
+            const AttributeProto *axis = ctx.getAttribute("axis");
+            if (!axis || ctx.getNumInputs() == 0)
+                return std::string();
+            return axisProblem(op, axis->i(), rankOf(ctx.getInputType(0)));
+        });
+    }
+    // MaxUnpool's inference reads dim 1 of the indices' shape without asking whether there is one
+    // (ONNX 1.12): with no shape or rank < 2 there, the node is left uninferred.
+    guardInference("MaxUnpool", [](onnx::InferenceContext &ctx) {
+        if (ctx.getNumInputs() != 2 || rankOf(ctx.getInputType(0)) < 0)
+            return std::string();
+        return rankOf(ctx.getInputType(1)) < 2 ? std::string(kSkipInference) : std::string();
+    });
     std::set<std::string> ranked;
     for (const FixedRank &f : fixedRanks)
         ranked.insert(f.op);
@@ -614,10 +662,15 @@ std::string nameGuardedNode(const onnx::GraphProto &g)
         return it == ranks.end() ? -1 : it->second;
     };
     for (const auto &n : g.node()) {
-        if (canonicalDomain(n.domain()).empty())
+        if (canonicalDomain(n.domain()).empty()) {
             for (int i = 0; i < 3; ++i)
                 if (std::string p = fixedRankProblem(n.op_type(), i, rank(n, i)); !p.empty())
                     return nodeLabel(n) + ": " + p;
+            for (const auto &a : n.attribute())
+                if (a.name() == "axis")
+                    if (std::string p = axisProblem(n.op_type(), a.i(), rank(n, 0)); !p.empty())
+                        return nodeLabel(n) + ": " + p;
+        }
         if (isWindowOp(n.op_type()) && canonicalDomain(n.domain()).empty()) {
             std::map<std::string, int> sizes;
             for (const auto &a : n.attribute())
