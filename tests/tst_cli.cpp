@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
+#include <thread>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -512,6 +513,15 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         QVERIFY(QJsonDocument::fromJson(r.out.toUtf8()).object()["simulated"].toBool());
         QCOMPARE(cli({"profile", sample("inception_block.onnx"), "--devices", "tpu:3"}).exitCode, 1);
+        // More devices than cores runs, with a warning that says what the numbers then mean.
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        r = cli({"profile", sample("inception_block.onnx"), "--devices", QStringLiteral("cpu:%1").arg(cores + 1),
+                 "--iterations", "1", "--schedule", "serial"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains(QStringLiteral("time-slicing")), qPrintable(r.err));
+        r = cli({"profile", sample("inception_block.onnx"), "--devices", "cpu:1", "--iterations", "1", "--schedule",
+                 "serial"});
+        QVERIFY2(!r.err.contains(QStringLiteral("time-slicing")), qPrintable(r.err));
         QCOMPARE(cli({"profile", sample("inception_block.onnx"), "--schedule", "magic"}).exitCode, 1);
     }
 

@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTest>
 
 using namespace opscope;
@@ -179,6 +180,11 @@ private slots:
         QVERIFY(writeNpy(npy.toStdString(), *RuntimeTensor::zeros(DataType::Float, {5})));
         dialog.inputFile("t")->setText(npy);
         QVERIFY(dialog.dimWarning().contains(QStringLiteral("batch left at 1")));
+        // More devices than this machine's cores: said before the run, not discovered after.
+        dialog.devicesBox()->setValue(std::max(1, QThread::idealThreadCount()) + 1);
+        QVERIFY2(dialog.dimWarning().contains(QStringLiteral("time-slicing")), qPrintable(dialog.dimWarning()));
+        dialog.devicesBox()->setValue(1);
+        QVERIFY(!dialog.dimWarning().contains(QStringLiteral("time-slicing")));
         Expected<schedule::ProfileOptions> o = dialog.options();
         QVERIFY(o);
         QCOMPARE(o->dims, (std::map<std::string, std::int64_t>{{"height", 224}}));

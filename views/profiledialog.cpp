@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QThread>
 #include <set>
 
 namespace opscope {
@@ -51,6 +52,8 @@ ProfileDialog::ProfileDialog(std::shared_ptr<const Model> model, QWidget *parent
     m_threads = new QSpinBox(this);
     m_threads->setRange(1, 64);
     form->addRow(tr("Threads per device"), m_threads);
+    connect(m_devices, &QSpinBox::valueChanged, this, &ProfileDialog::updateWarning);
+    connect(m_threads, &QSpinBox::valueChanged, this, &ProfileDialog::updateWarning);
     m_iterations = new QSpinBox(this);
     m_iterations->setRange(1, 1000);
     m_iterations->setValue(10);
@@ -130,12 +133,22 @@ void ProfileDialog::updateWarning()
         if (needed)
             unbound << QString::fromStdString(symbol);
     }
-    m_warning->setText(unbound.isEmpty()
-                           ? QString()
-                           : tr("%1 left at 1: the run measures inputs of that size, which can be far "
-                                "faster than the sizes you deploy with.")
-                                 .arg(unbound.join(QStringLiteral(", "))));
-    m_warning->setVisible(!unbound.isEmpty());
+    QStringList lines;
+    if (!unbound.isEmpty())
+        lines << tr("%1 left at 1: the run measures inputs of that size, which can be far "
+                    "faster than the sizes you deploy with.")
+                     .arg(unbound.join(QStringLiteral(", ")));
+    // More workers than cores: parallel and greedy would measure time-slicing, not parallelism.
+    const int cores = std::max(1, QThread::idealThreadCount());
+    if (m_devices->value() * m_threads->value() > cores)
+        lines << tr("%1 devices × %2 threads need %3 cores; this machine has %4, so the workers share "
+                    "cores and parallel and greedy times measure time-slicing.")
+                     .arg(m_devices->value())
+                     .arg(m_threads->value())
+                     .arg(m_devices->value() * m_threads->value())
+                     .arg(cores);
+    m_warning->setText(lines.join(QStringLiteral("\n")));
+    m_warning->setVisible(!lines.isEmpty());
 }
 
 Expected<schedule::ProfileOptions> ProfileDialog::options() const

@@ -30,7 +30,8 @@ public:
     // For tests and scripted use.
     QSpinBox *dimBox(const std::string &symbol) const;
     QLineEdit *inputFile(const std::string &input) const;
-    QString dimWarning() const;
+    QString dimWarning() const; // unbound dims, and more workers than cores
+    QSpinBox *devicesBox() const { return m_devices; }
     std::vector<std::string> symbols() const;
 
 private:

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 namespace opscope::cli {
 
@@ -51,6 +52,18 @@ int runProfile(const ProfileArgs &args)
     if (!args.trace.empty())
         if (Status ok = checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force); !ok)
             return reportError(ok);
+    // More workers than cores: parallel and greedy then measure the OS time-slicing the workers,
+    // not parallelism (cpu:64 on a 2-core machine ran and reported as if it were 64 devices).
+    if (args.simulate.empty()) {
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        const long wanted = long(*devices) * std::max(1, args.threadsPerDevice);
+        if (wanted > long(cores))
+            printWarnings({args.devices + " with " + std::to_string(std::max(1, args.threadsPerDevice)) +
+                           " thread(s) each needs " + std::to_string(wanted) + " cores, but this machine has " +
+                           std::to_string(cores) + ": the workers share cores, so parallel and greedy times "
+                           "measure time-slicing, not parallelism (--simulate " + args.devices +
+                           " predicts them instead)"});
+    }
     Model model = loaded->model;
     model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(model, args.optimize); !opt)
