@@ -110,13 +110,13 @@ bool GraphPane::overlayCoversNodes(const QWidget *overlay) const
     return overlay->isVisible() && rectCoversNodes(overlay->geometry());
 }
 
-bool GraphPane::rectCoversNodes(const QRect &area) const
+bool GraphPane::rectCoversNodes(const QRect &rect) const
 {
     for (int side = 0; side < 2; ++side) {
         const GraphView *view = m_views[std::size_t(side)];
         if (!view->isVisible())
             continue;
-        const QRect inView(view->viewport()->mapFrom(this, area.topLeft()), area.size());
+        const QRect inView(view->viewport()->mapFrom(this, rect.topLeft()), rect.size());
         const QPolygonF area = view->mapToScene(inView);
         for (const QGraphicsItem *item : m_scenes[std::size_t(side)]->items(area))
             if (dynamic_cast<const NodeItem *>(item))

@@ -4,6 +4,7 @@
 #include "ir/types.h"
 #include "util/mappedfile.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -155,6 +156,19 @@ Status validateTensorData(const Tensor &tensor, const std::string &what)
         return Status::ok();
     }
     return checkTensorByteCount(tensor.dtype, tensor.dims, tensor.data ? tensor.data->size() : 0, what);
+}
+
+void canonicalizeBools(Tensor &tensor)
+{
+    if (tensor.dtype != DataType::Bool || !tensor.data)
+        return;
+    const std::span<const std::byte> bytes = tensor.data->bytes();
+    if (std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte(0) || b == std::byte(1); }))
+        return;
+    std::vector<std::byte> fixed(bytes.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        fixed[i] = std::byte(bytes[i] != std::byte(0));
+    tensor.data = Buffer::fromBytes(std::move(fixed));
 }
 
 Status checkTensorByteCount(DataType dtype, const std::vector<std::int64_t> &dims, std::uint64_t have,

@@ -98,6 +98,10 @@ Expected<Tensor> denseFromSparse(const SparseTensor &sparse, const std::string &
 
 // Checks that a tensor's byte count agrees with its dtype and dims.
 Status validateTensorData(const Tensor &tensor, const std::string &what);
+// A bool tensor whose bytes are not all 0 or 1 (ONNX stores one byte per value; any nonzero byte
+// is true) gets a copy holding 0/1: kernels read the bytes as C++ bool, for which any other value
+// is undefined behaviour (found by the run fuzzer). Other tensors are left as they are.
+void canonicalizeBools(Tensor &tensor);
 // `have` bytes are exactly dims × the element size of a fixed-size dtype (the check behind
 // validateTensorData, also run on raw protobuf tensors before libonnx reads them).
 Status checkTensorByteCount(DataType dtype, const std::vector<std::int64_t> &dims, std::uint64_t have,

@@ -250,6 +250,7 @@ Expected<Tensor> tensorFromProto(onnx::TensorProto &proto, ExternalFiles &files,
         t.data = Buffer::fromBytes(std::move(*bytes));
     }
     OPSCOPE_TRY(validateTensorData(t, what));
+    canonicalizeBools(t);
     return t;
 }
 

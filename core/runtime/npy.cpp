@@ -121,6 +121,9 @@ Expected<RuntimeTensor> readNpy(const std::filesystem::path &path)
     if (!t)
         return t.status().withContext(what);
     std::memcpy(t->mutableBytes(), bytes.data() + dataStart, t->byteSize());
+    if (dtype == DataType::Bool) // any nonzero byte is true; kernels read bool, which is 0 or 1
+        for (std::size_t i = 0; i < t->byteSize(); ++i)
+            t->mutableBytes()[i] = std::byte(t->mutableBytes()[i] != std::byte(0));
     return t;
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/kernels/elementwise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace opscope {
@@ -204,8 +205,22 @@ Status clipKernel(KernelContext &ctx)
         } else {
             C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
             if (ctx.opset() < 11) {
-                lo = static_cast<C>(ctx.attrFloat("min", -std::numeric_limits<float>::max()));
-                hi = static_cast<C>(ctx.attrFloat("max", std::numeric_limits<float>::max()));
+                // The float attributes clamped into C first: ±FLT_MAX does not fit an integer type
+                // (undefined behaviour, found by the run fuzzer on a uint8 Clip).
+                const auto bound = [](float v) -> C {
+                    if constexpr (std::is_integral_v<C>) {
+                        const double d = std::isnan(v) ? 0.0 : double(v);
+                        if (d >= double(std::numeric_limits<C>::max())) // ≥, as int64's max rounds up
+                            return std::numeric_limits<C>::max();
+                        if (d <= double(std::numeric_limits<C>::lowest()))
+                            return std::numeric_limits<C>::lowest();
+                        return static_cast<C>(d);
+                    } else {
+                        return static_cast<C>(v);
+                    }
+                };
+                lo = bound(ctx.attrFloat("min", -std::numeric_limits<float>::max()));
+                hi = bound(ctx.attrFloat("max", std::numeric_limits<float>::max()));
             } else {
                 if (const RuntimeTensor *m = ctx.input(1); m && m->elementCount() > 0)
                     lo = C(m->data<T>()[0]);
