@@ -171,6 +171,11 @@ MainWindow::~MainWindow()
 {
     // Destroyed without a close event (tests, a parent going away): background work still stops
     // now rather than running on to the end with nobody to see it.
+    stopBackgroundJobs();
+}
+
+void MainWindow::stopBackgroundJobs()
+{
     m_profile->cancel();
     if (m_cancelProbe)
         m_cancelProbe->store(true);
@@ -419,17 +424,12 @@ void MainWindow::cancelWork()
 {
     if (isBusy())
         m_statusText->setText(tr("Cancelled"));
-    if (m_cancelProbe)
-        m_cancelProbe->store(true);
-    m_profile->cancel();
-    if (m_cancelPipeline)
-        m_cancelPipeline->store(true);
     if (m_loading) {
         ++m_generation; // the load still finishes in the background; its result is dropped
         m_loading = 0;
         m_statusText->setText(tr("Loading cancelled"));
     }
-    m_layouts->cancelAll();
+    stopBackgroundJobs();
     updateBusy();
 }
 

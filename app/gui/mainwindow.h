@@ -93,6 +93,7 @@ private:
     void setModel(std::shared_ptr<Model> model, const QString &source);
     void showError(const QString &title, const QString &message);
     void setBusy(const QString &what, bool cancellable);
+    void stopBackgroundJobs(); // profile, probe, pipeline and layouts: each told to stop
     void updateBusy();
     void addRecent(const QString &path);
     void rebuildRecentMenu();

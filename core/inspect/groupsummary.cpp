@@ -3,7 +3,6 @@
 #include "inspect/tensorvalues.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -21,18 +20,6 @@ std::string count(std::uint64_t n)
         out += digits[i];
     }
     return out;
-}
-
-std::string bytes(std::uint64_t b)
-{
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = double(b);
-    int u = 0;
-    while (v >= 1024.0 && u < 4)
-        v /= 1024.0, ++u;
-    char buf[48];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
 }
 
 } // namespace
@@ -87,7 +74,7 @@ std::vector<PropertySection> inspectNodeGroup(const Graph &graph, const std::vec
     if (childGroups)
         group.rows.push_back({"groups inside", count(childGroups), {}});
     group.rows.push_back({"parameters", count(parameters), count(constants.size()) + " weight tensors"});
-    group.rows.push_back({"parameter bytes", bytes(parameterBytes), {}});
+    group.rows.push_back({"parameter bytes", bytesText(parameterBytes), {}});
     group.rows.push_back({"reads from outside", count(readFromOutside.size()) + " values", {}});
     group.rows.push_back({"hands out", count(handedOut.size()) + " values", {}});
     out.push_back(std::move(group));

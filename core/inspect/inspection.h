@@ -33,6 +33,9 @@ std::vector<PropertySection> inspectInitializer(const Graph &graph, ValueId valu
 // A tensor between nodes: type, producer, consumers.
 std::vector<PropertySection> inspectTensor(const Graph &graph, ValueId value);
 
+// "12.5 KiB": a byte count as the inspector shows it.
+std::string bytesText(std::uint64_t bytes);
+
 struct TensorStats
 {
     std::int64_t count = 0, nonFinite = 0, nan = 0, inf = 0; // nonFinite = nan + inf

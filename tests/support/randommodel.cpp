@@ -1,5 +1,7 @@
 #include "randommodel.h"
 
+#include "passtest.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -48,34 +50,6 @@ onnx::ValueInfoProto valueInfo(const std::string &name, const Kind &kind)
     for (std::int64_t d : kind.dims)
         shape->add_dim()->set_dim_value(d);
     return vi;
-}
-
-onnx::AttributeProto intsAttribute(const std::string &name, const std::vector<std::int64_t> &v)
-{
-    onnx::AttributeProto a;
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INTS);
-    for (std::int64_t x : v)
-        a.add_ints(x);
-    return a;
-}
-
-onnx::AttributeProto intAttribute(const std::string &name, std::int64_t v)
-{
-    onnx::AttributeProto a;
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(v);
-    return a;
-}
-
-onnx::AttributeProto graphAttribute(const std::string &name, onnx::GraphProto g)
-{
-    onnx::AttributeProto a;
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::GRAPH);
-    *a.mutable_g() = std::move(g);
-    return a;
 }
 
 class Generator
@@ -341,7 +315,7 @@ private:
         case 18: return pattern(s);
         case 12: {
             const Val a = anyInt(s);
-            addOp(s, "Cast", {a.name}, {kFloat, a.kind.dims}, {intAttribute("to", kFloat)});
+            addOp(s, "Cast", {a.name}, {kFloat, a.kind.dims}, {intAttr("to", kFloat)});
             return;
         }
         case 13:
@@ -360,7 +334,7 @@ private:
             const Val a = ensure(s, {kFloat, ab()});
             std::vector<double> index{double(uniform(0, m_a - 1))};
             const Val i = constant(s, {kInt, {}}, chance(0.5), &index);
-            addOp(s, "Gather", {a.name, i.name}, {kFloat, b()}, {intAttribute("axis", 0)});
+            addOp(s, "Gather", {a.name, i.name}, {kFloat, b()}, {intAttr("axis", 0)});
             return;
         }
         }
@@ -391,7 +365,7 @@ private:
         Val w = ensure(s, right);
         if (chance(0.2) &&
             right.dims[0] == right.dims[1]) // Transpose of an operand (matmul-transpose-fusion)
-            w = addOp(s, "Transpose", {w.name}, right, {intsAttribute("perm", {1, 0})});
+            w = addOp(s, "Transpose", {w.name}, right, {intsAttr("perm", {1, 0})});
         Val y = addOp(s, "MatMul", {a.name, w.name}, out);
         if (chance(0.5)) // + bias (matmul-add-fusion)
             y = addOp(s, "Add", {y.name, ensure(s, {kFloat, b()}).name}, out);
@@ -405,9 +379,9 @@ private:
                           return x.kind.elem == kFloat && x.kind.dims.size() == 2;
                       }).value_or(ensure(s, {kFloat, ab()}));
         const Kind out{kFloat, {a.kind.dims[1], a.kind.dims[0]}};
-        const Val t = addOp(s, "Transpose", {a.name}, out, {intsAttribute("perm", {1, 0})});
+        const Val t = addOp(s, "Transpose", {a.name}, out, {intsAttr("perm", {1, 0})});
         if (chance(0.3)) // a cancelling pair
-            addOp(s, "Transpose", {t.name}, a.kind, {intsAttribute("perm", {1, 0})});
+            addOp(s, "Transpose", {t.name}, a.kind, {intsAttr("perm", {1, 0})});
     }
 
     void reshape(Scope &s)
@@ -437,10 +411,10 @@ private:
         if (chance(0.5)) {
             std::vector<double> zero{0.0};
             addOp(s, "ReduceSum", {a.name, constant(s, {kInt, {1}}, chance(0.5), &zero).name}, {kFloat, b()},
-                  {intAttribute("keepdims", 0)});
+                  {intAttr("keepdims", 0)});
         } else {
             addOp(s, "ReduceMean", {a.name}, {kFloat, b()},
-                  {intsAttribute("axes", {0}), intAttribute("keepdims", 0)});
+                  {intsAttr("axes", {0}), intAttr("keepdims", 0)});
         }
     }
 
@@ -474,7 +448,7 @@ private:
         case 2: return addOp(s, "Not", {"flag"}, {kBool, {}}, {}, false).name;
         default: {
             const Val i = anyInt(s);
-            const Val sum = addOp(s, "ReduceSum", {i.name}, {kInt, {}}, {intAttribute("keepdims", 0)});
+            const Val sum = addOp(s, "ReduceSum", {i.name}, {kInt, {}}, {intAttr("keepdims", 0)});
             std::vector<double> t{double(uniform(0, 20))};
             return addOp(s, "Greater", {sum.name, constant(s, {kInt, {}}, chance(0.5), &t).name}, {kBool, {}},
                          {}, false)
@@ -550,8 +524,8 @@ private:
             n->add_output(fresh("if"));
             s.vals.push_back({n->output(n->output_size() - 1), k});
         }
-        *n->add_attribute() = graphAttribute("then_branch", std::move(thenG));
-        *n->add_attribute() = graphAttribute("else_branch", std::move(elseG));
+        *n->add_attribute() = graphAttr("then_branch", std::move(thenG));
+        *n->add_attribute() = graphAttr("else_branch", std::move(elseG));
     }
 
     void loopNode(Scope &s)
@@ -599,7 +573,7 @@ private:
                 m_extraOutputs.emplace_back(n->output(n->output_size() - 1),
                                             Kind{kFloat, {std::int64_t(trips[0]), m_b}});
         }
-        *n->add_attribute() = graphAttribute("body", std::move(g));
+        *n->add_attribute() = graphAttr("body", std::move(g));
     }
 
     void scanNode(Scope &s)
@@ -616,8 +590,8 @@ private:
         n->add_output(fresh("scan_rows"));
         s.vals.push_back({n->output(0), {kFloat, ab()}});
         s.vals.push_back({n->output(1), {kFloat, ab()}});
-        *n->add_attribute() = graphAttribute("body", std::move(g));
-        *n->add_attribute() = intAttribute("num_scan_inputs", 1);
+        *n->add_attribute() = graphAttr("body", std::move(g));
+        *n->add_attribute() = intAttr("num_scan_inputs", 1);
     }
 
     std::mt19937_64 m_rng;
