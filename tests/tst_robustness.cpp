@@ -3,6 +3,8 @@
 // a pass, hung, or ended in an internal error. Every command a user would try on such a file —
 // info, run, optimize — must answer within seconds with exit 1 and one line that names the problem.
 
+#include "onnx/modelio.h"
+#include "runtime/session.h"
 #include "testsupport.h"
 
 #include <QProcess>
@@ -10,6 +12,7 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
+#include <cstring>
 #include <functional>
 
 using namespace opscope;
@@ -101,6 +104,21 @@ onnx::ModelProto model(int opset, const std::function<void(onnx::GraphProto &)> 
 onnx::NodeProto conv()
 {
     return test::node("Conv", {"x", "W"}, {"y"}, "conv");
+}
+
+// A session on a model built in memory; null (and a test failure) when it does not load.
+std::unique_ptr<InferenceSession> session(const onnx::ModelProto &proto)
+{
+    const std::string bytes = proto.SerializeAsString();
+    Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
+    if (!r) {
+        QTest::qFail(r.status().message().c_str(), __FILE__, __LINE__);
+        return nullptr;
+    }
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(r->model);
+    if (!s)
+        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
+    return s ? std::move(*s) : nullptr;
 }
 
 } // namespace
@@ -404,6 +422,83 @@ private slots:
 
     // Every input a fuzz target once crashed on (bench/fuzz/run.sh writes them as crash-*; each is
     // kept in tests/fuzz-regressions/ under a name saying what it was): loads end in exit 0 or 1.
+    // Kernels read their inputs as the schema's types: a value of another type (a float Where
+    // condition, float + int64) must be refused before the kernel reinterprets its bytes. The
+    // graphs declare the offending types on their inputs, as a model with wrong declarations does.
+    void inputTypesAreCheckedBeforeKernels_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("Where float condition")
+            << 0 << "node 'where' (Where): input 0 'a' is float32, which Where does not accept there (bool)";
+        QTest::newRow("Add float and int64")
+            << 1 << "input 0 'a' is float32 and input 1 'b' is int64; Add needs them of one type (T)";
+        QTest::newRow("Compress uint8 condition") << 2 << "input 1 'b' is uint8, which Compress does not accept";
+        QTest::newRow("Max variadic mixed") << 3 << "input 0 'a' is float32 and input 2 'c' is float64";
+        QTest::newRow("Where bool condition runs") << 4 << "";
+        QTest::newRow("Concat mixed") << 5 << "Concat needs them of one type (T)";
+    }
+
+    void inputTypesAreCheckedBeforeKernels()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, expected);
+        using Tp = onnx::TensorProto;
+        const int types[][3] = {{Tp::FLOAT, Tp::FLOAT, Tp::FLOAT}, {Tp::FLOAT, Tp::INT64, Tp::FLOAT},
+                                {Tp::FLOAT, Tp::UINT8, Tp::FLOAT}, {Tp::FLOAT, Tp::FLOAT, Tp::DOUBLE},
+                                {Tp::BOOL, Tp::FLOAT, Tp::FLOAT},  {Tp::FLOAT, Tp::INT64, Tp::FLOAT}};
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto *g = m.mutable_graph();
+        g->set_name("types");
+        const char *names[] = {"a", "b", "c"};
+        for (int i = 0; i < 3; ++i)
+            *g->add_input() = test::tensorInfo(names[i], types[kind][i], {4});
+        switch (kind) {
+        case 0:
+        case 4: *g->add_node() = test::node("Where", {"a", "b", "c"}, {"y"}, "where"); break;
+        case 1: *g->add_node() = test::node("Add", {"a", "b"}, {"y"}, "add"); break;
+        case 2: *g->add_node() = test::node("Compress", {"a", "b"}, {"y"}, "compress"); break;
+        case 3: *g->add_node() = test::node("Max", {"a", "b", "c"}, {"y"}, "max"); break;
+        case 5: {
+            auto n = test::node("Concat", {"a", "b"}, {"y"}, "concat");
+            auto *axis = n.add_attribute();
+            axis->set_name("axis");
+            axis->set_type(onnx::AttributeProto::INT);
+            axis->set_i(0);
+            *g->add_node() = n;
+            break;
+        }
+        }
+        onnx::ValueInfoProto y;
+        y.set_name("y");
+        *g->add_output() = y;
+        auto s = session(m);
+        QVERIFY(s);
+        const auto tensor = [](int type, std::vector<std::uint8_t> bytes) {
+            const DataType t = DataType(type);
+            RuntimeTensor r = *RuntimeTensor::allocate(t, {4});
+            std::memset(r.mutableData<std::uint8_t>(), 0, r.byteSize());
+            for (std::size_t i = 0; i < bytes.size(); ++i)
+                r.mutableData<std::uint8_t>()[i * dataTypeSize(t)] = bytes[i];
+            return r;
+        };
+        Feeds feeds;
+        for (int i = 0; i < 3; ++i)
+            feeds.emplace_back(names[i], tensor(types[kind][i], {1, 0, 1, 0}));
+        const auto out = s->run(feeds);
+        if (expected.isEmpty()) {
+            QVERIFY2(out, out.status().message().c_str());
+            QCOMPARE((*out)[0].elementCount(), 4);
+            return;
+        }
+        QVERIFY(!out);
+        QCOMPARE(out.status().kind(), ErrorKind::InvalidInput);
+        QVERIFY2(QString::fromStdString(out.status().message()).contains(expected),
+                 out.status().message().c_str());
+    }
+
     void fuzzRegressions()
     {
         const fs::path dir = test::sourceDir() / "tests" / "fuzz-regressions";

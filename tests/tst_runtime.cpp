@@ -700,6 +700,16 @@ private slots:
                  out.status().message().c_str());
     }
 
+    void oversizedTensorIsAStatus()
+    {
+        // Larger than memory and swap: a Status, not a null from malloc or a sanitizer abort.
+        // Feeds and inputs with a declared dimension of 2^31 - 1 reached this point.
+        const auto t = RuntimeTensor::allocate(DataType::Float, {(1LL << 31) - 1, 1024});
+        QVERIFY(!t);
+        QVERIFY2(contains(t.status().message(), "more than this machine's"), t.status().message().c_str());
+        QVERIFY(RuntimeTensor::allocate(DataType::Float, {1024, 1024}));
+    }
+
     void peakEstimateFollowsLiveness()
     {
         // A chain of 10 Relus on 1024 floats keeps two intermediates alive at a time.

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 #include <set>
 #include <tuple>
@@ -179,3 +180,79 @@ const std::vector<Attribute> &attributeDefaults(const std::string &opType, const
 }
 
 } // namespace opscope
+
+namespace opscope {
+
+namespace {
+
+// "tensor(float)" → bit of DataType::Float; sequences, optionals and maps have no tensor bit.
+std::uint32_t tensorTypeBits(const onnx::DataTypeSet &types, bool &onlyTensors)
+{
+    std::uint32_t bits = 0;
+    for (const onnx::DataType &t : types) {
+        try {
+            const onnx::TypeProto &proto = onnx::Utils::DataTypeUtils::ToTypeProto(t);
+            if (proto.value_case() != onnx::TypeProto::kTensorType) {
+                onlyTensors = false;
+                continue;
+            }
+            const int elem = proto.tensor_type().elem_type();
+            if (elem > 0 && elem < 32)
+                bits |= 1u << elem;
+        } catch (const std::exception &) {
+            onlyTensors = false; // a type string this libonnx cannot parse: do not constrain
+        }
+    }
+    return bits;
+}
+
+std::uint32_t bit(DataType t)
+{
+    return 1u << static_cast<int>(t);
+}
+
+} // namespace
+
+const InputTypeRules &inputTypeRules(const std::string &opType, const std::string &domain, int opsetVersion)
+{
+    static std::mutex mutex;
+    static std::map<std::tuple<std::string, std::string, int>, InputTypeRules> cache;
+    std::lock_guard lock(mutex);
+    const auto key = std::make_tuple(opType, canonicalDomain(domain), opsetVersion);
+    const auto it = cache.find(key);
+    if (it != cache.end())
+        return it->second;
+    InputTypeRules rules;
+    if (const onnx::OpSchema *s =
+            onnx::OpSchemaRegistry::Schema(opType, opsetVersion, canonicalDomain(domain))) {
+        const auto &versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+        const auto range = versions.find(canonicalDomain(domain));
+        const bool newerThanLibonnx = range != versions.end() && opsetVersion > range->second.second;
+        const std::uint32_t newerTypes = bit(DataType::Float16) | bit(DataType::BFloat16) |
+                                         bit(DataType::Float8E4M3FN) | bit(DataType::Float8E4M3FNUZ) |
+                                         bit(DataType::Float8E5M2) | bit(DataType::Float8E5M2FNUZ) |
+                                         bit(DataType::String);
+        const auto &constraints = s->typeConstraintParams();
+        for (const auto &p : s->inputs()) {
+            InputTypeRule r;
+            bool onlyTensors = true;
+            const std::uint32_t bits = tensorTypeBits(p.GetTypes(), onlyTensors);
+            if (onlyTensors && bits)
+                r.allowed = newerThanLibonnx ? bits | newerTypes : bits;
+            for (std::size_t c = 0; c < constraints.size(); ++c)
+                if (constraints[c].type_param_str == p.GetTypeStr()) {
+                    r.typeVariable = static_cast<int>(c);
+                    r.variableName = p.GetTypeStr();
+                }
+            rules.inputs.push_back(std::move(r));
+        }
+        if (!s->inputs().empty() && s->inputs().back().GetOption() == onnx::OpSchema::Variadic) {
+            rules.lastIsVariadic = true;
+            rules.variadicHomogeneous = s->inputs().back().GetIsHomogeneous();
+        }
+    }
+    return cache.emplace(key, std::move(rules)).first->second;
+}
+
+} // namespace opscope
+

@@ -5,6 +5,7 @@
 #include "ir/attribute.h"
 #include "ir/model.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,3 +64,40 @@ const std::vector<Attribute> &attributeDefaults(const std::string &opType, const
                                                 int opsetVersion);
 
 } // namespace opscope
+
+namespace opscope {
+
+// The element types a node's inputs may have, from its schema's type constraints. Kernels read
+// their inputs as the schema's types (a Where's condition as bool, Add's operands as one type):
+// a model whose values break that (a float condition, float + int64, only visible at run time
+// when the model declares no types) would make a kernel reinterpret bytes. The executor checks
+// every node's inputs against these rules before its kernel runs.
+struct InputTypeRule
+{
+    std::uint32_t allowed = ~0u; // bit (1 << DataType); all bits: not constrained (seq, optional)
+    int typeVariable = -1;       // inputs with the same variable ("T") must have the same type
+    std::string variableName;
+};
+
+struct InputTypeRules
+{
+    std::vector<InputTypeRule> inputs; // one per formal input
+    bool lastIsVariadic = false;       // the last rule repeats for every further input
+    bool variadicHomogeneous = true;   // a variadic slot's inputs share one type
+    bool empty() const { return inputs.empty(); }
+    const InputTypeRule *rule(std::size_t input) const
+    {
+        if (input < inputs.size())
+            return &inputs[input];
+        return lastIsVariadic && !inputs.empty() ? &inputs.back() : nullptr;
+    }
+};
+
+// The rules for an op at an opset (cached, stable address; empty when libonnx has no schema, as
+// for ONNX Runtime's contrib ops and opscope's own). Above libonnx's newest operator set, newer
+// ONNX versions added float16, bfloat16, float8 and string variants of many ops; those types are
+// allowed there rather than refusing a model libonnx is too old to judge.
+const InputTypeRules &inputTypeRules(const std::string &opType, const std::string &domain, int opsetVersion);
+
+} // namespace opscope
+

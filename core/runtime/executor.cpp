@@ -292,6 +292,7 @@ private:
             sub.onStep = m_options.onStep;
             return executeGraph(g, std::move(in), sub, nullptr, &m_frame);
         };
+        OPSCOPE_TRY(checkInputTypes(m_frame.graph(), pn, inputs));
         KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);
         OPSCOPE_TRY(backend.run(pn, ctx));
         for (std::size_t i = 0; i < n.outputs.size(); ++i) {

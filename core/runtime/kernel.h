@@ -19,6 +19,7 @@ namespace opscope {
 
 class KernelContext;
 struct PreparedGraph;
+struct InputTypeRules;
 using KernelFn = Status (*)(KernelContext &);
 
 // Runs a prepared subgraph with explicit inputs; outer-scope values come from the calling frame.
@@ -41,6 +42,7 @@ struct PreparedNode
     KernelFn kernel = nullptr;
     int opset = 0;
     std::vector<Attribute> attributes;                                    // node attributes + schema defaults
+    const InputTypeRules *typeRules = nullptr;                            // from the schema; null: none
     std::vector<ValueId> implicitInputs;                                  // outer values its subgraphs read
     std::vector<std::pair<std::string, const PreparedGraph *>> subgraphs; // by attribute name
 };

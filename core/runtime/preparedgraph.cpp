@@ -3,6 +3,8 @@
 #include "ir/dependencies.h"
 #include "onnx/opschema.h"
 
+#include <algorithm>
+
 namespace opscope {
 
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
@@ -45,6 +47,8 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
         if (!p.kernel)
             unsupported.insert({n.opType, domain, p.opset, n.name});
         p.attributes = n.attributes;
+        if (const InputTypeRules &rules = inputTypeRules(n.opType, domain, p.opset); !rules.empty())
+            p.typeRules = &rules;
         for (const Attribute &d : attributeDefaults(n.opType, domain, p.opset))
             if (!n.attribute(d.name))
                 p.attributes.push_back(d);
@@ -74,6 +78,53 @@ std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<s
     if (plan)
         pg->plan = std::move(*plan);
     return pg;
+}
+
+Status checkInputTypes(const Graph &graph, const PreparedNode &pn, std::span<const RuntimeTensor *const> inputs)
+{
+    if (!pn.typeRules)
+        return Status::ok();
+    const InputTypeRules &rules = *pn.typeRules;
+    const Node &n = *pn.node;
+    const auto inputText = [&](std::size_t i) {
+        const std::string name = i < n.inputs.size() && n.inputs[i].valid() ? graph.value(n.inputs[i]).name : "";
+        return "input " + std::to_string(i) + (name.empty() ? std::string() : " '" + name + "'");
+    };
+    // (type variable, first input bound to it); schemas have a handful of variables.
+    std::vector<std::pair<int, std::size_t>> bound;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const RuntimeTensor *t = inputs[i];
+        const InputTypeRule *rule = rules.rule(i);
+        if (!t || !rule)
+            continue;
+        const DataType dtype = t->dtype();
+        const int raw = static_cast<int>(dtype);
+        if (raw <= 0 || raw >= 32 || !(rule->allowed & (1u << raw))) {
+            std::string accepted;
+            for (int b = 1; b < 32; ++b)
+                if (rule->allowed & (1u << b))
+                    accepted += (accepted.empty() ? "" : ", ") + std::string(dataTypeName(DataType(b)));
+            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(i) + " is " +
+                                   std::string(dataTypeName(dtype)) + ", which " + n.opType +
+                                   " does not accept there (" + accepted + ")");
+        }
+        const bool variadicSlot = rules.lastIsVariadic && i + 1 >= rules.inputs.size();
+        if (rule->typeVariable < 0 || (variadicSlot && !rules.variadicHomogeneous))
+            continue;
+        const auto it = std::find_if(bound.begin(), bound.end(),
+                                     [&](const auto &b) { return b.first == rule->typeVariable; });
+        if (it == bound.end()) {
+            bound.emplace_back(rule->typeVariable, i);
+            continue;
+        }
+        const DataType first = inputs[it->second]->dtype();
+        if (first != dtype)
+            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(it->second) +
+                                   " is " + std::string(dataTypeName(first)) + " and " + inputText(i) +
+                                   " is " + std::string(dataTypeName(dtype)) + "; " + n.opType +
+                                   " needs them of one type (" + rule->variableName + ")");
+    }
+    return Status::ok();
 }
 
 std::string describeUnsupported(const std::set<UnsupportedOp> &ops)

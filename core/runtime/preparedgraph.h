@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -45,6 +46,11 @@ struct UnsupportedOp
 std::unique_ptr<PreparedGraph> prepareGraph(const Graph &graph, const std::map<std::string, int> &opsets,
                                             const Backend &backend, std::set<UnsupportedOp> &unsupported,
                                             const std::set<std::string> &outerConstants = {});
+
+// The node's inputs against its schema's type constraints (PreparedNode::typeRules): each input's
+// element type allowed in its slot, inputs sharing a type variable of one type. Kernels rely on
+// both; the executor calls this before every kernel. The error names the node and the inputs.
+Status checkInputTypes(const Graph &graph, const PreparedNode &node, std::span<const RuntimeTensor *const> inputs);
 
 std::string describeUnsupported(const std::set<UnsupportedOp> &ops);
 

@@ -3,6 +3,7 @@
 #include "runtime/kernels/kernelutil.h"
 
 #include "ir/types.h"
+#include "util/systemmemory.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -90,6 +91,11 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
                                " is too large to allocate");
     const std::size_t bytes =
         std::max<std::size_t>(64, (static_cast<std::size_t>(count) * elem + 63) / 64 * 64);
+    if (bytes > systemMemoryBytes())
+        return Status::invalid("tensor of shape " + opscope::shapeText(t.m_shape) + " needs " +
+                               memoryText(bytes) + ", more than this machine's " +
+                               memoryText(systemMemoryBytes()) +
+                               " of memory and swap");
     void *p = BufferPool::instance().take(bytes);
     if (!p)
         return Status::io("out of memory allocating " + std::to_string(bytes >> 20) +

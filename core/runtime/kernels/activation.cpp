@@ -38,25 +38,6 @@ Status leakyReluKernel(KernelContext &ctx)
     });
 }
 
-// float32 tensors of some size go through oneDNN's vectorized eltwise (dnnleltwise.h); true
-// when done.
-bool fastEltwise(KernelContext &ctx, FastEltwise op, float alpha = 0.0f, Status *status = nullptr)
-{
-    const RuntimeTensor *x = ctx.input(0);
-    if (!x || x->dtype() != DataType::Float || x->elementCount() < 64)
-        return false;
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x->shape());
-    if (!out) {
-        if (status)
-            *status = out.status();
-        return true;
-    }
-    if (dnnlEltwise(op, x->data<float>(), (*out)->mutableData<float>(), x->elementCount(), alpha))
-        return true;
-    ctx.setOutput(0, RuntimeTensor()); // oneDNN declined: the caller's loop writes it
-    return false;
-}
-
 Status sigmoidKernel(KernelContext &ctx)
 {
     if (Status st; fastEltwise(ctx, FastEltwise::Sigmoid, 0.0f, &st))
@@ -99,6 +80,8 @@ Status tanhKernel(KernelContext &ctx)
 Status eluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.0f);
+    if (Status st; fastEltwise(ctx, FastEltwise::Elu, alpha, &st))
+        return st;
     return unaryFloat(ctx, [alpha](auto v) { return v >= 0 ? v : decltype(v)(alpha) * std::expm1(v); });
 }
 
@@ -123,6 +106,8 @@ Status celuKernel(KernelContext &ctx)
 
 Status softplusKernel(KernelContext &ctx)
 {
+    if (Status st; fastEltwise(ctx, FastEltwise::SoftPlus, 0.0f, &st))
+        return st;
     return unaryFloat(ctx, [](auto v) { return v > 20 ? v : std::log1p(std::exp(v)); });
 }
 
@@ -340,6 +325,24 @@ Status softmaxKernel(KernelContext &ctx)
 }
 
 } // namespace
+
+bool fastEltwise(KernelContext &ctx, FastEltwise op, float alpha, Status *status)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    if (!x || x->dtype() != DataType::Float || x->elementCount() < 64)
+        return false;
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x->shape());
+    if (!out) {
+        if (status)
+            *status = out.status();
+        return true;
+    }
+    if (dnnlEltwise(op, x->data<float>(), (*out)->mutableData<float>(), x->elementCount(), alpha))
+        return true;
+    ctx.setOutput(0, RuntimeTensor()); // oneDNN declined: the caller's loop writes it
+    return false;
+}
+
 } // namespace kernels
 
 void registerActivationKernels(KernelRegistry &r)

@@ -70,7 +70,12 @@ Status castTo(KernelContext &ctx, const RuntimeTensor &x, DataType target)
             using D = decltype(dtag);
             const S *src = x.data<S>();
             D *dst = (*out)->template mutableData<D>();
-            parallelFor(n, [&](std::int64_t i) { dst[i] = convert<S, D>(src[i]); });
+            if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>)
+                floatsToHalves(src, reinterpret_cast<std::uint16_t *>(dst), n);
+            else if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>)
+                halvesToFloats(reinterpret_cast<const std::uint16_t *>(src), dst, n);
+            else
+                parallelFor(n, [&](std::int64_t i) { dst[i] = convert<S, D>(src[i]); });
             return Status::ok();
         });
     });

@@ -3,30 +3,47 @@
 #include "runtime/kernels/dnnlengine.h"
 
 #include <map>
+#include <unordered_map>
 #include <tuple>
 
 namespace opscope::kernels {
 
 namespace {
 
-// Runs the primitive cached under `key` (made by `make` on a miss) from src to dst, both laid out
-// as `md`. Per thread: the executor runs queues on several threads, and primitives are cheap to
-// keep; many shapes (dynamic sizes) start the cache over rather than grow it. false: oneDNN
-// declined.
-template<class Key, class Make>
-bool runCached(std::map<Key, dnnl::primitive> &cache, const Key &key, const dnnl::memory::desc &md,
-               const float *src, float *dst, Make make)
+// A primitive with its source and destination memory objects and argument map, made once: an
+// LSTM step runs five 128-value activations, and creating memory objects and the argument map
+// per call (malloc, memory descriptors) cost more than the activation itself.
+struct CachedPrimitive
+{
+    dnnl::primitive primitive;
+    dnnl::memory in, out;
+    std::unordered_map<int, dnnl::memory> args;
+};
+
+// Runs the primitive cached under `key` (made by `make` on a miss, its memory laid out as
+// `describe()`) from src to dst. Per thread: the executor runs queues on several threads, and
+// primitives are cheap to keep; many shapes (dynamic sizes) start the cache over rather than
+// grow it. false: oneDNN declined.
+template<class Key, class Describe, class Make>
+bool runCached(std::map<Key, CachedPrimitive> &cache, const Key &key, Describe describe, const float *src,
+               float *dst, Make make)
 {
     try {
         auto it = cache.find(key);
         if (it == cache.end()) {
             if (cache.size() > 256)
                 cache.clear();
-            it = cache.emplace(key, make()).first;
+            const dnnl::memory::desc md = describe();
+            CachedPrimitive c{make(md), dnnl::memory(md, dnnlEngine(), DNNL_MEMORY_NONE),
+                              dnnl::memory(md, dnnlEngine(), DNNL_MEMORY_NONE), {}};
+            c.args = {{DNNL_ARG_SRC, c.in}, {DNNL_ARG_DST, c.out}};
+            it = cache.emplace(key, std::move(c)).first;
         }
-        dnnl::memory in(md, dnnlEngine(), const_cast<float *>(src)), out(md, dnnlEngine(), dst);
+        CachedPrimitive &c = it->second;
+        c.in.set_data_handle(const_cast<float *>(src));
+        c.out.set_data_handle(dst);
         dnnl::stream &s = dnnlStream();
-        it->second.execute(s, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, out}});
+        c.primitive.execute(s, c.args);
         s.wait();
     } catch (const dnnl::error &) {
         return false;
@@ -45,10 +62,15 @@ bool dnnlEltwise(FastEltwise op, const float *src, float *dst, std::int64_t n, f
                   : op == FastEltwise::Tanh    ? A::eltwise_tanh
                   : op == FastEltwise::Swish   ? A::eltwise_swish
                   : op == FastEltwise::GeluErf ? A::eltwise_gelu_erf
+                  : op == FastEltwise::Exp     ? A::eltwise_exp
+                  : op == FastEltwise::Elu     ? A::eltwise_elu
+                  : op == FastEltwise::SoftPlus ? A::eltwise_soft_relu
                                                : A::eltwise_gelu_tanh;
-    thread_local std::map<std::tuple<int, std::int64_t, float>, dnnl::primitive> cache;
-    const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
-    return runCached(cache, std::make_tuple(int(op), n, alpha), md, src, dst, [&] {
+    thread_local std::map<std::tuple<int, std::int64_t, float>, CachedPrimitive> cache;
+    const auto describe = [n] {
+        return dnnl::memory::desc({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+    };
+    return runCached(cache, std::make_tuple(int(op), n, alpha), describe, src, dst, [&](const dnnl::memory::desc &md) {
         const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, md, alpha, 0.0f);
         return dnnl::primitive(
             dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, dnnlEngine())));
@@ -60,10 +82,12 @@ bool dnnlSoftmax(const float *src, float *dst, std::int64_t outer, std::int64_t 
 {
     if (outer <= 0 || len <= 0 || inner <= 0)
         return false;
-    thread_local std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, dnnl::primitive> cache;
-    const dnnl::memory::desc md({outer, len, inner}, dnnl::memory::data_type::f32,
-                                dnnl::memory::format_tag::abc);
-    return runCached(cache, std::make_tuple(outer, len, inner, log), md, src, dst, [&] {
+    thread_local std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, bool>, CachedPrimitive> cache;
+    const auto describe = [=] {
+        return dnnl::memory::desc({outer, len, inner}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::abc);
+    };
+    return runCached(cache, std::make_tuple(outer, len, inner, log), describe, src, dst,
+                     [&](const dnnl::memory::desc &md) {
         const auto prop = dnnl::prop_kind::forward_inference;
         if (log)
             return dnnl::primitive(dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(

@@ -1,6 +1,7 @@
 // Elementwise math with multidirectional broadcasting: arithmetic, comparison, logic, bit
 // shifts, variadic Sum/Mean/Max/Min, Where, and unary math functions.
 
+#include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/elementwise.h"
 
 #include <algorithm>
@@ -305,17 +306,50 @@ Status whereKernel(KernelContext &ctx)
         auto &po = (*out)->mutableStrings();
         forEachBroadcast(*bc, [&](std::int64_t o, const std::int64_t *i) {
             po[std::size_t(o)] =
-                c.data<bool>()[i[0]] ? x.strings()[std::size_t(i[1])] : y.strings()[std::size_t(i[2])];
+                c.data<std::uint8_t>()[i[0]] != 0 ? x.strings()[std::size_t(i[1])] : y.strings()[std::size_t(i[2])];
         });
         return Status::ok();
     }
+    // Rows of the coalesced broadcast, each input read with stride 1 or 0 along a row (an
+    // attention mask [1,1,1,L] against scores [1,H,L,L]): per-element index arithmetic made
+    // Where 3.6x ONNX Runtime. Long single rows are cut into chunks so they still parallelize.
+    const BroadcastRows br = BroadcastRows::of(*bc);
+    const std::int64_t chunk = br.rows == 1 ? std::min<std::int64_t>(br.rowLength, 16384) : br.rowLength;
+    const std::int64_t perRow = chunk == 0 ? 1 : (br.rowLength + chunk - 1) / chunk;
+    const std::int64_t pieces = chunk == 0 ? 0 : br.rows * perRow;
     return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         T *po = (*out)->template mutableData<T>();
-        const bool *pc = c.data<bool>();
+        // Bools are read as bytes: the schema check guarantees a bool tensor, and a byte other
+        // than 0/1 (never made by opscope, but bytes are bytes) selects like any non-zero.
+        const std::uint8_t *pc = c.data<std::uint8_t>();
         const T *px = x.data<T>(), *py = y.data<T>();
-        forEachBroadcast(
-            *bc, [&](std::int64_t o, const std::int64_t *i) { po[o] = pc[i[0]] ? px[i[1]] : py[i[2]]; });
+        parallelFor(
+            pieces,
+            [&](std::int64_t piece) {
+                const std::int64_t row = piece / perRow, begin = (piece % perRow) * chunk;
+                const std::int64_t len = std::min(chunk, br.rowLength - begin);
+                const std::int64_t sc = br.innerStride[0], sx = br.innerStride[1], sy = br.innerStride[2];
+                const std::uint8_t *rc = pc + br.offset(row, 0) + sc * begin;
+                const T *rx = px + br.offset(row, 1) + sx * begin, *ry = py + br.offset(row, 2) + sy * begin;
+                T *o = po + row * br.rowLength + begin;
+                if (sc && sx && sy) {
+                    for (std::int64_t j = 0; j < len; ++j)
+                        o[j] = rc[j] != 0 ? rx[j] : ry[j];
+                } else if (sc && sx) {
+                    const T vy = ry[0];
+                    for (std::int64_t j = 0; j < len; ++j)
+                        o[j] = rc[j] != 0 ? rx[j] : vy;
+                } else if (sc && sy) {
+                    const T vx = rx[0];
+                    for (std::int64_t j = 0; j < len; ++j)
+                        o[j] = rc[j] != 0 ? vx : ry[j];
+                } else {
+                    for (std::int64_t j = 0; j < len; ++j)
+                        o[j] = rc[j * sc] != 0 ? rx[j * sx] : ry[j * sy];
+                }
+            },
+            (*out)->elementCount() < 32768 ? pieces + 1 : 1);
         return Status::ok();
     });
 }
@@ -329,7 +363,12 @@ Status whereKernel(KernelContext &ctx)
     }
 
 OPSCOPE_UNARY_FLOAT(sqrt, std::sqrt(x))
-OPSCOPE_UNARY_FLOAT(exp, std::exp(x))
+Status expKernel(KernelContext &ctx)
+{
+    if (Status st; fastEltwise(ctx, FastEltwise::Exp, 0.0f, &st))
+        return st;
+    return unaryFloat(ctx, [](auto x) { return std::exp(x); });
+}
 OPSCOPE_UNARY_FLOAT(log, std::log(x))
 OPSCOPE_UNARY_FLOAT(reciprocal, decltype(x)(1) / x)
 OPSCOPE_UNARY_FLOAT(sin, std::sin(x))

@@ -1,5 +1,9 @@
 #include "runtime/kernels/kernelutil.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 
 namespace opscope::kernels {
@@ -52,6 +56,65 @@ std::uint16_t floatToHalf(float f)
     return sign | static_cast<std::uint16_t>(r);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+namespace {
+
+__attribute__((target("avx,f16c"))) void floatsToHalvesF16c(const float *src, std::uint16_t *dst, std::int64_t n)
+{
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i)
+        dst[i] = floatToHalf(src[i]);
+}
+
+__attribute__((target("avx,f16c"))) void halvesToFloatsF16c(const std::uint16_t *src, float *dst, std::int64_t n)
+{
+    std::int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
+    for (; i < n; ++i)
+        dst[i] = halfToFloat(src[i]);
+}
+
+bool hasF16c()
+{
+    static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    return has;
+}
+
+} // namespace
+#endif
+
+void floatsToHalves(const float *src, std::uint16_t *dst, std::int64_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (hasF16c()) {
+        parallelFor((n + 4095) / 4096, [&](std::int64_t b) {
+            floatsToHalvesF16c(src + b * 4096, dst + b * 4096, std::min<std::int64_t>(4096, n - b * 4096));
+        }, 64);
+        return;
+    }
+#endif
+    for (std::int64_t i = 0; i < n; ++i)
+        dst[i] = floatToHalf(src[i]);
+}
+
+void halvesToFloats(const std::uint16_t *src, float *dst, std::int64_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (hasF16c()) {
+        parallelFor((n + 4095) / 4096, [&](std::int64_t b) {
+            halvesToFloatsF16c(src + b * 4096, dst + b * 4096, std::min<std::int64_t>(4096, n - b * 4096));
+        }, 64);
+        return;
+    }
+#endif
+    for (std::int64_t i = 0; i < n; ++i)
+        dst[i] = halfToFloat(src[i]);
+}
+
 std::uint16_t floatToBFloat16(float f)
 {
     std::uint32_t x = std::bit_cast<std::uint32_t>(f);
@@ -68,9 +131,12 @@ Expected<RuntimeTensor> toFloat32(const RuntimeTensor &t)
         return out;
     const auto *src = t.data<std::uint16_t>();
     float *dst = out->mutableData<float>();
-    const bool half = t.dtype() == DataType::Float16;
+    if (t.dtype() == DataType::Float16) {
+        halvesToFloats(src, dst, t.elementCount());
+        return out;
+    }
     for (std::int64_t i = 0; i < t.elementCount(); ++i)
-        dst[i] = half ? halfToFloat(src[i]) : bfloat16ToFloat(src[i]);
+        dst[i] = bfloat16ToFloat(src[i]);
     return out;
 }
 
@@ -81,9 +147,12 @@ Expected<RuntimeTensor> fromFloat32(const RuntimeTensor &t, DataType target)
         return out;
     const float *src = t.data<float>();
     auto *dst = out->mutableData<std::uint16_t>();
-    const bool half = target == DataType::Float16;
+    if (target == DataType::Float16) {
+        floatsToHalves(src, dst, t.elementCount());
+        return out;
+    }
     for (std::int64_t i = 0; i < t.elementCount(); ++i)
-        dst[i] = half ? floatToHalf(src[i]) : floatToBFloat16(src[i]);
+        dst[i] = floatToBFloat16(src[i]);
     return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include "runtime/kernels/convgeometry.h"
 #include "runtime/kernels/dnnlengine.h"
+#include "runtime/kernels/reduce.h"
 
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -267,6 +268,12 @@ Status globalPoolKernel(KernelContext &ctx)
         return out.status();
     const std::int64_t inner = product(x.shape(), 2);
     const double p = static_cast<double>(ctx.attrInt("p", 2));
+    if (K != Pool::Lp && x.dtype() == DataType::Float) {
+        // The reduction engine's vectorized rows (the double loop below was 2.5-3x ORT).
+        reduceRowsF32(K == Pool::Max ? RowReduction::Max : RowReduction::Mean, x.data<float>(),
+                      (*out)->mutableData<float>(), x.dim(0) * x.dim(1), inner);
+        return Status::ok();
+    }
     return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         using C = ComputeType<T>;

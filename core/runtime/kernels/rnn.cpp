@@ -2,43 +2,100 @@
 // clip, sequence_lens, initial states, LSTM peepholes and input_forget, GRU linear_before_reset,
 // and layout=1 (batch first). Float32; the per-step products go through sgemm.
 
+#include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
+#include "util/cpuclones.h"
 
+#include <cstring>
 #include <functional>
+#include <optional>
 
 namespace opscope {
 namespace kernels {
 namespace {
 
-using Activation = std::function<float(float)>;
+// A scalar function, plus oneDNN's vectorized form for the two every exported RNN uses.
+struct Activation
+{
+    std::function<float(float)> f;
+    std::optional<FastEltwise> fast;
+    float operator()(float v) const { return f(v); }
+    // v[0..n) in place; per element calls of std::exp and std::tanh were most of an LSTM step.
+    void apply(float *v, std::int64_t n) const
+    {
+        if (fast && n >= 32 && dnnlEltwise(*fast, v, v, n))
+            return;
+        for (std::int64_t i = 0; i < n; ++i)
+            v[i] = f(v[i]);
+    }
+};
 
 Expected<Activation> makeActivation(const KernelContext &ctx, const std::string &name, float alpha,
                                     float beta)
 {
     if (name == "Sigmoid")
-        return Activation([](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+        return Activation{[](float v) { return 1.0f / (1.0f + std::exp(-v)); }, FastEltwise::Sigmoid};
     if (name == "Tanh")
-        return Activation([](float v) { return std::tanh(v); });
+        return Activation{[](float v) { return std::tanh(v); }, FastEltwise::Tanh};
     if (name == "Relu")
-        return Activation([](float v) { return std::max(v, 0.0f); });
+        return Activation{[](float v) { return std::max(v, 0.0f); }, std::nullopt};
     if (name == "Affine")
-        return Activation([=](float v) { return alpha * v + beta; });
+        return Activation{[=](float v) { return alpha * v + beta; }, std::nullopt};
     if (name == "LeakyRelu")
-        return Activation([=](float v) { return v >= 0 ? v : alpha * v; });
+        return Activation{[=](float v) { return v >= 0 ? v : alpha * v; }, std::nullopt};
     if (name == "ThresholdedRelu")
-        return Activation([=](float v) { return v > alpha ? v : 0.0f; });
+        return Activation{[=](float v) { return v > alpha ? v : 0.0f; }, std::nullopt};
     if (name == "ScaledTanh")
-        return Activation([=](float v) { return alpha * std::tanh(beta * v); });
+        return Activation{[=](float v) { return alpha * std::tanh(beta * v); }, std::nullopt};
     if (name == "HardSigmoid")
-        return Activation([=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); });
+        return Activation{[=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); }, std::nullopt};
     if (name == "Elu")
-        return Activation([=](float v) { return v >= 0 ? v : alpha * (std::exp(v) - 1.0f); });
+        return Activation{[=](float v) { return v >= 0 ? v : alpha * (std::exp(v) - 1.0f); }, std::nullopt};
     if (name == "Softsign")
-        return Activation([](float v) { return v / (1.0f + std::abs(v)); });
+        return Activation{[](float v) { return v / (1.0f + std::abs(v)); }, std::nullopt};
     if (name == "Softplus")
-        return Activation([](float v) { return std::log1p(std::exp(v)); });
+        return Activation{[](float v) { return std::log1p(std::exp(v)); }, std::nullopt};
     return ctx.unsupported("activation '" + name + "'");
+}
+
+// y[0..rows) = Σ_k x[k]·Wt[k·ld + r]: the recurrent product of a batch-1 step (h·Rᵀ, a 512×128
+// matrix-vector product per step) from Rᵀ, whose rows are contiguous in the output index, so
+// the loop is independent multiply-adds that vectorize without a horizontal sum. sgemm's
+// per-call setup outweighed the work at this size.
+typedef float F32x16 __attribute__((vector_size(64)));
+
+OPSCOPE_CPU_CLONES void matVecTransposedF32(const float *Wt, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                                            const float *x, float *y)
+{
+    // 64 outputs held in four vector accumulators across all of k: only W streams from memory.
+    std::int64_t r = 0;
+    for (; r + 64 <= rows; r += 64) {
+        F32x16 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (std::int64_t k = 0; k < cols; ++k) {
+            const float *w = Wt + k * ld + r;
+            F32x16 w0, w1, w2, w3;
+            std::memcpy(&w0, w, 64);
+            std::memcpy(&w1, w + 16, 64);
+            std::memcpy(&w2, w + 32, 64);
+            std::memcpy(&w3, w + 48, 64);
+            const float xk = x[k];
+            a0 += xk * w0;
+            a1 += xk * w1;
+            a2 += xk * w2;
+            a3 += xk * w3;
+        }
+        std::memcpy(y + r, &a0, 64);
+        std::memcpy(y + r + 16, &a1, 64);
+        std::memcpy(y + r + 32, &a2, 64);
+        std::memcpy(y + r + 48, &a3, 64);
+    }
+    for (; r < rows; ++r) {
+        float acc = 0.0f;
+        for (std::int64_t k = 0; k < cols; ++k)
+            acc += x[k] * Wt[k * ld + r];
+        y[r] = acc;
+    }
 }
 
 enum class Cell
@@ -148,6 +205,7 @@ Status recurrentKernel(KernelContext &ctx)
     std::vector<float> yh(std::size_t(dirs * batch * hidden)), yc(std::size_t(dirs * batch * hidden));
     const std::int64_t gh = gates * hidden;
     std::vector<float> xw(std::size_t(seq * batch * gh)), hr(std::size_t(batch * gh));
+    std::vector<float> lstmGates(K == Cell::Lstm ? std::size_t(gh) : 0);
     for (std::int64_t d = 0; d < dirs; ++d) {
         const float *W = w.data<float>() + d * gh * input;
         const float *R = r.data<float>() + d * gh * hidden;
@@ -168,14 +226,43 @@ Status recurrentKernel(KernelContext &ctx)
                 std::copy_n(c0->data<float>() + (batchFirst ? (n * dirs + d) : (d * batch + n)) * hidden,
                             hidden, c.begin() + n * hidden);
         }
+        // Rᵀ [hidden, gates·hidden] for the batch-1 products: made once per node when R is an
+        // initializer (the transpose is strided stores, as slow as the run's products).
+        std::shared_ptr<const std::vector<float>> transposedR;
+        if (batch <= 2) {
+            const auto make = [&] {
+                auto all = std::make_shared<std::vector<float>>(std::size_t(dirs * gh * hidden));
+                for (std::int64_t dd = 0; dd < dirs; ++dd)
+                    for (std::int64_t gi = 0; gi < gh; ++gi)
+                        for (std::int64_t k = 0; k < hidden; ++k)
+                            (*all)[std::size_t((dd * hidden + k) * gh + gi)] =
+                                r.data<float>()[(dd * gh + gi) * hidden + k];
+                return all;
+            };
+            if (ctx.isConstantInput(2)) {
+                std::lock_guard lock(ctx.cache().mutex);
+                transposedR = std::static_pointer_cast<const std::vector<float>>(ctx.cache().state);
+                if (!transposedR) {
+                    transposedR = make();
+                    ctx.cache().state = std::const_pointer_cast<std::vector<float>>(transposedR);
+                }
+            } else {
+                transposedR = make();
+            }
+        }
+        const float *Rt = transposedR ? transposedR->data() + d * gh * hidden : nullptr;
         // X·Wᵀ for every step at once.
         OPSCOPE_TRY(gemmF32(false, true, seq * batch, gh, input, 1.0f, x.data(), input, W, input, 0.0f,
                             xw.data(), gh));
         const bool reverse = direction == "reverse" || d == 1;
         for (std::int64_t s = 0; s < seq; ++s) {
             const std::int64_t t = reverse ? seq - 1 - s : s;
-            OPSCOPE_TRY(gemmF32(false, true, batch, gh, hidden, 1.0f, h.data(), hidden, R, hidden, 0.0f,
-                                hr.data(), gh));
+            if (batch <= 2)
+                for (std::int64_t n = 0; n < batch; ++n)
+                    matVecTransposedF32(Rt, gh, gh, hidden, h.data() + n * hidden, hr.data() + n * gh);
+            else
+                OPSCOPE_TRY(gemmF32(false, true, batch, gh, hidden, 1.0f, h.data(), hidden, R, hidden, 0.0f,
+                                    hr.data(), gh));
             for (std::int64_t n = 0; n < batch; ++n) {
                 const std::int64_t len = seqLens ? seqLens->valueAsInt(n) : seq;
                 if (t >= len)
@@ -187,7 +274,7 @@ Status recurrentKernel(KernelContext &ctx)
                 const auto bias = [&](const float *bb, std::int64_t gate, std::int64_t j) {
                     return bb ? bb[gate * hidden + j] : 0.0f;
                 };
-                for (std::int64_t j = 0; j < hidden; ++j) {
+                for (std::int64_t j = 0; j < hidden && K != Cell::Lstm; ++j) {
                     if constexpr (K == Cell::Rnn) {
                         hn[j] = f(clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j)));
                     } else if constexpr (K == Cell::Gru) {
@@ -206,22 +293,35 @@ Status recurrentKernel(KernelContext &ctx)
                         xw[std::size_t((t * batch + n) * gh + hidden + j)] = rr;
                         if (linearBeforeReset)
                             hr[std::size_t(n * gh + 2 * hidden + j)] = hhat;
-                    } else {
-                        // ONNX gate order: i, o, f, c.
-                        const float ig =
-                            xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j) + (P ? P[j] * cn[j] : 0.0f);
-                        const float fg = xg[2 * hidden + j] + hg[2 * hidden + j] + bias(Wb, 2, j) +
-                                         bias(Rb, 2, j) + (P ? P[2 * hidden + j] * cn[j] : 0.0f);
-                        const float cg =
-                            xg[3 * hidden + j] + hg[3 * hidden + j] + bias(Wb, 3, j) + bias(Rb, 3, j);
-                        const float i = f(clipped(ig));
-                        const float fo = inputForget ? 1.0f - i : f(clipped(fg));
-                        const float ct = fo * cn[j] + i * g(clipped(cg));
-                        const float og = xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j) +
-                                         (P ? P[hidden + j] * ct : 0.0f);
-                        cn[j] = ct;
-                        hn[j] = f(clipped(og)) * hAct(ct);
                     }
+                }
+                if constexpr (K == Cell::Lstm) {
+                    // Gate pre-activations for the whole row, then each activation over its gate
+                    // at once (vectorized); ONNX gate order: i, o, f, c.
+                    float *gi = lstmGates.data(), *go = gi + hidden, *gf = go + hidden, *gc = gf + hidden;
+                    for (std::int64_t j = 0; j < hidden; ++j) {
+                        gi[j] = clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j) + (P ? P[j] * cn[j] : 0.0f));
+                        gf[j] = clipped(xg[2 * hidden + j] + hg[2 * hidden + j] + bias(Wb, 2, j) + bias(Rb, 2, j) +
+                                        (P ? P[2 * hidden + j] * cn[j] : 0.0f));
+                        gc[j] = clipped(xg[3 * hidden + j] + hg[3 * hidden + j] + bias(Wb, 3, j) + bias(Rb, 3, j));
+                    }
+                    f.apply(gi, hidden);
+                    if (inputForget)
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            gf[j] = 1.0f - gi[j];
+                    else
+                        f.apply(gf, hidden);
+                    g.apply(gc, hidden);
+                    for (std::int64_t j = 0; j < hidden; ++j) {
+                        cn[j] = gf[j] * cn[j] + gi[j] * gc[j];
+                        go[j] = clipped(xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j) +
+                                        (P ? P[hidden + j] * cn[j] : 0.0f));
+                        gc[j] = cn[j];
+                    }
+                    f.apply(go, hidden);
+                    hAct.apply(gc, hidden);
+                    for (std::int64_t j = 0; j < hidden; ++j)
+                        hn[j] = go[j] * gc[j];
                 }
                 if constexpr (K == Cell::Gru) {
                     std::vector<float> hhat(static_cast<std::size_t>(hidden));
@@ -232,14 +332,17 @@ Status recurrentKernel(KernelContext &ctx)
                         std::vector<float> rh(static_cast<std::size_t>(hidden));
                         for (std::int64_t j = 0; j < hidden; ++j)
                             rh[std::size_t(j)] = xw[std::size_t((t * batch + n) * gh + hidden + j)] * hn[j];
+                        // (r ⊙ H)·Rhᵀ through sgemm: the scalar dot products were 6x ONNX Runtime.
                         const float *Rh = R + 2 * hidden * hidden;
-                        for (std::int64_t j = 0; j < hidden; ++j) {
-                            float acc = 0;
-                            for (std::int64_t k = 0; k < hidden; ++k)
-                                acc += rh[std::size_t(k)] * Rh[j * hidden + k];
+                        if (batch <= 2)
+                            matVecTransposedF32(Rt + 2 * hidden, gh, hidden, hidden, rh.data(), hhat.data());
+                        else
+                            OPSCOPE_TRY(gemmF32(false, true, 1, hidden, hidden, 1.0f, rh.data(), hidden, Rh, hidden,
+                                                0.0f, hhat.data(), hidden));
+                        for (std::int64_t j = 0; j < hidden; ++j)
                             hhat[std::size_t(j)] =
-                                g(clipped(xg[2 * hidden + j] + bias(Wb, 2, j) + acc + bias(Rb, 2, j)));
-                        }
+                                clipped(xg[2 * hidden + j] + bias(Wb, 2, j) + hhat[std::size_t(j)] + bias(Rb, 2, j));
+                        g.apply(hhat.data(), hidden);
                     }
                     for (std::int64_t j = 0; j < hidden; ++j) {
                         const float z = xw[std::size_t((t * batch + n) * gh + j)];

@@ -31,7 +31,7 @@ Status dropoutKernel(KernelContext &ctx)
     OPSCOPE_TRY(ctx.requireInputs(1));
     // Inference: training_mode (input 2) must be false; the ratio does not matter then.
     if (const RuntimeTensor *training = ctx.input(2);
-        training && training->elementCount() && training->data<bool>()[0])
+        training && training->elementCount() && training->data<std::uint8_t>()[0] != 0)
         return ctx.unsupported("training mode (random masks) is not supported");
     ctx.setOutput(0, ctx.in(0));
     if (ctx.wantsOutput(1)) {

@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+"""The CPU kernels' fast paths against numpy, at sizes above every threshold that picks them.
+
+The ONNX backend suite's inputs are tiny, so the vectorized and specialized paths the per-op
+benchmark (bench/op_bench.py) led to — TopK's heap selection, Einsum as batched GEMM, the
+reduction engine's rows, columns and permuted axes, F16C casts, oneDNN activations, the
+batch-1 recurrent product, CumSum by rows, row-wise Slice/Tile/Expand/GatherElements/DepthToSpace/ScatterND —
+would run nowhere else. Each case is a one-node model run by `opscope-cli run --optimize none`
+and compared with a numpy reference (exact where the op only moves or selects values).
+
+  tests/kernel_parity.py OPSCOPE_CLI      (CTest: kernel_parity; also run under ASan)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+
+rng = np.random.default_rng(11)
+
+
+def model(op, inputs, inits=None, attrs=None, outputs=1, order=None):
+    inits = inits or {}
+    names = order or list(inputs) + list(inits)
+    node = helper.make_node(op, names, [f"y{i}" for i in range(outputs)], **(attrs or {}))
+    ins = [helper.make_tensor_value_info(k, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[v.dtype], v.shape)
+           for k, v in inputs.items()]
+    outs = [helper.make_empty_tensor_value_info(f"y{i}") for i in range(outputs)]
+    graph = helper.make_graph([node], op, ins, outs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def f32(*s):
+    return rng.standard_normal(s).astype(np.float32)
+
+
+def ints(x):
+    return np.array(x, np.int64)
+
+
+def topk_ref(x, k, axis, largest):
+    x = np.moveaxis(x, axis, -1)
+    vals, idxs = np.empty(x.shape[:-1] + (k,), x.dtype), np.empty(x.shape[:-1] + (k,), np.int64)
+    for pos in np.ndindex(*x.shape[:-1]):
+        row = x[pos]
+        key = [((0 if np.isnan(v) else 1, -v if not np.isnan(v) else 0, j) if largest else
+                (1 if np.isnan(v) else 0, v if not np.isnan(v) else 0, j)) for j, v in enumerate(row)]
+        order = [j for _, _, j in sorted(key)][:k]
+        vals[pos], idxs[pos] = row[order], order
+    return [np.moveaxis(vals, -1, axis), np.moveaxis(idxs, -1, axis)]
+
+
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def lstm_ref(x, W, R, B):
+    h = np.zeros((x.shape[1], R.shape[2]), np.float64)
+    c = np.zeros_like(h)
+    hidden = R.shape[2]
+    ys = []
+    for t in range(x.shape[0]):
+        g = x[t] @ W[0].T + h @ R[0].T + B[0, :4 * hidden] + B[0, 4 * hidden:]
+        i, o, f, cc = (g[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(cc)
+        h = sigmoid(o) * np.tanh(c)
+        ys.append(h)
+    return np.stack(ys)[:, None].astype(np.float32)
+
+
+def gru_ref(x, W, R, B):
+    hidden = R.shape[2]
+    h = np.zeros((x.shape[1], hidden), np.float64)
+    Wb, Rb = B[0, :3 * hidden], B[0, 3 * hidden:]
+    ys = []
+    for t in range(x.shape[0]):
+        xw = x[t] @ W[0].T + Wb
+        hr = h @ R[0].T + Rb
+        z = sigmoid(xw[:, :hidden] + hr[:, :hidden])
+        r = sigmoid(xw[:, hidden:2 * hidden] + hr[:, hidden:2 * hidden])
+        hh = np.tanh(xw[:, 2 * hidden:] + (r * h) @ R[0][2 * hidden:].T + Rb[2 * hidden:])
+        h = (1 - z) * hh + z * h
+        ys.append(h)
+    return np.stack(ys)[:, None].astype(np.float32)
+
+
+def depth_to_space_ref(x, b, crd):
+    n, c, h, w = x.shape
+    if crd:
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    else:
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+def cases():
+    c = []
+    # TopK: heap selection (k·16 ≤ n) with ties and NaN, selection (nth_element), a non-last axis.
+    t = np.round(f32(3, 1000) * 4) / 4
+    t[1, 17] = np.nan
+    t[2, 400] = np.inf
+    for k, largest in [(10, 1), (10, 0), (600, 1)]:
+        c.append((f"TopK k={k} largest={largest}", model("TopK", {"x": t}, {"k": ints([k])}, {"largest": largest},
+                                                           outputs=2), {"x": t}, topk_ref(t, k, -1, largest), 0))
+    t0 = np.round(f32(500, 3) * 4) / 4
+    c.append(("TopK axis 0", model("TopK", {"x": t0}, {"k": ints([7])}, {"axis": 0}, outputs=2), {"x": t0},
+              topk_ref(t0, 7, 0, 1), 0))
+    # Einsum as batched GEMM: plain, transposed operands, permuted output, a dot product.
+    for eq, sa, sb in [("bhqd,bhkd->bhqk", (2, 3, 17, 8), (2, 3, 19, 8)), ("bij,bjk->bik", (3, 5, 7), (3, 7, 4)),
+                       ("ij,kj->ki", (6, 9), (5, 9)), ("ji,jk->ik", (7, 6), (7, 5)), ("i,i->", (33,), (33,)),
+                       ("bqhd,bkhd->bhqk", (1, 9, 2, 4), (1, 11, 2, 4))]:
+        a, b = f32(*sa), f32(*sb)
+        c.append((f"Einsum {eq}", model("Einsum", {"a": a, "b": b}, attrs={"equation": eq}), {"a": a, "b": b},
+                  [np.einsum(eq, a.astype(np.float64), b.astype(np.float64)).astype(np.float32)], 1e-5))
+    # Reductions: rows (inner 1), columns (inner > 1024), permuted axes, NaN and inf, integers.
+    r = f32(4, 1000)
+    r[1, 333] = np.nan
+    r[2, 5] = np.inf
+    r[3, 999] = -np.inf
+    for op, ref in [("ReduceMax", np.max), ("ReduceMin", np.min), ("ReduceSum", np.sum), ("ReduceMean", np.mean)]:
+        ax = {"axes": [-1]} if op != "ReduceSum" else {}
+        inits = {"axes": ints([-1])} if op == "ReduceSum" else {}
+        c.append((f"{op} rows with NaN/inf", model(op, {"x": r}, inits, ax), {"x": r},
+                  [ref(r.astype(np.float64), axis=-1, keepdims=True).astype(np.float32)], 1e-5))
+    col = f32(2, 7, 1500)
+    col[1, 3, 1400] = np.nan
+    for op, ref in [("ReduceMax", np.max), ("ReduceMean", np.mean), ("ReduceL2", None), ("ReduceSumSquare", None)]:
+        want = (np.sqrt((col.astype(np.float64) ** 2).sum(1, keepdims=True)) if op == "ReduceL2" else
+                (col.astype(np.float64) ** 2).sum(1, keepdims=True) if op == "ReduceSumSquare" else
+                ref(col.astype(np.float64), axis=1, keepdims=True))
+        c.append((f"{op} columns", model(op, {"x": col}, attrs={"axes": [1]}), {"x": col}, [want.astype(np.float32)], 1e-5))
+    p = f32(3, 5, 7)
+    c.append(("ReduceSum axes 0,2 (permuted)", model("ReduceSum", {"x": p}, {"axes": ints([0, 2])}, {"keepdims": 0}),
+              {"x": p}, [p.astype(np.float64).sum((0, 2)).astype(np.float32)], 1e-5))
+    c.append(("ReduceLogSumExp axis 1", model("ReduceLogSumExp", {"x": p * 30}, attrs={"axes": [1]}), {"x": p * 30},
+              [np.log(np.exp((p * 30).astype(np.float64)).sum(1, keepdims=True)).astype(np.float32)], 1e-5))
+    q = rng.integers(-1000, 1000, (6, 300)).astype(np.int64)
+    c.append(("ReduceSum int64", model("ReduceSum", {"x": q}, {"axes": ints([1])}), {"x": q}, [q.sum(1, keepdims=True)], 0))
+    g = f32(2, 3, 20, 20)
+    c.append(("GlobalMaxPool", model("GlobalMaxPool", {"x": g}), {"x": g}, [g.max((2, 3), keepdims=True)], 0))
+    c.append(("GlobalAveragePool", model("GlobalAveragePool", {"x": g}), {"x": g},
+              [g.astype(np.float64).mean((2, 3), keepdims=True).astype(np.float32)], 1e-5))
+    # Moving and selecting values: exact.
+    cond, xa = rng.random((1, 1, 4, 300)) > 0.5, f32(1, 3, 4, 300)
+    c.append(("Where broadcast mask", model("Where", {"c": cond, "a": xa}, {"b": np.array(-7, np.float32)}),
+              {"c": cond, "a": xa}, [np.where(cond, xa, np.float32(-7))], 0))
+    ge = f32(50, 70)
+    for axis in [0, 1]:
+        idx = rng.integers(0, ge.shape[axis], (40, 60)).astype(np.int64)
+        c.append((f"GatherElements axis {axis}", model("GatherElements", {"x": ge, "i": idx}, attrs={"axis": axis}),
+                  {"x": ge, "i": idx}, [ge[idx, np.arange(60)[None, :]] if axis == 0 else ge[np.arange(40)[:, None], idx]], 0))
+    s = f32(40, 50)
+    c.append(("Slice steps 2,-3", model("Slice", {"x": s}, {"st": ints([1, 48]), "en": ints([39, 2]), "ax": ints([0, 1]),
+                                                             "sp": ints([2, -3])}), {"x": s}, [s[1:39:2, 48:2:-3]], 0))
+    ti = f32(3, 5, 7)
+    c.append(("Tile", model("Tile", {"x": ti}, {"r": ints([2, 1, 3])}), {"x": ti}, [np.tile(ti, (2, 1, 3))], 0))
+    ex = f32(3, 1, 5)
+    c.append(("Expand", model("Expand", {"x": ex}, {"s": ints([2, 3, 4, 5])}), {"x": ex},
+              [np.broadcast_to(ex, (2, 3, 4, 5))], 0))
+    d = f32(2, 16, 9, 11)
+    for mode in ["DCR", "CRD"]:
+        c.append((f"DepthToSpace {mode}", model("DepthToSpace", {"x": d}, attrs={"blocksize": 2, "mode": mode}), {"x": d},
+                  [depth_to_space_ref(d, 2, mode == "CRD")], 0))
+    sx, su = f32(6, 128), f32(4, 128)
+    si = ints([[5], [0], [3], [1]])
+    want = sx.copy()
+    want[[5, 0, 3, 1]] = su
+    c.append(("ScatterND rows", model("ScatterND", {"x": sx, "u": su}, {"i": si}, order=["x", "i", "u"]),
+              {"x": sx, "u": su}, [want], 0))
+    want_add = sx.copy()
+    want_add[[5, 0, 3, 1]] += su
+    c.append(("ScatterND add", model("ScatterND", {"x": sx, "u": su}, {"i": si}, {"reduction": "add"},
+                                     order=["x", "i", "u"]), {"x": sx, "u": su}, [want_add], 1e-6))
+    cs = f32(3, 50, 70)
+    for excl, rev in [(0, 0), (1, 0), (0, 1), (1, 1)]:
+        v = cs[:, ::-1] if rev else cs
+        want = np.cumsum(v.astype(np.float64), 1)
+        if excl:
+            want = np.concatenate([np.zeros_like(want[:, :1]), want[:, :-1]], 1)
+        if rev:
+            want = want[:, ::-1]
+        c.append((f"CumSum exclusive={excl} reverse={rev}", model("CumSum", {"x": cs}, {"a": np.array(1, np.int64)},
+                                                                   {"exclusive": excl, "reverse": rev}), {"x": cs},
+                  [want.astype(np.float32)], 1e-5))
+    # float16 casts through F16C: ties, subnormals, overflow, inf (NaN compared as NaN).
+    h = np.concatenate([f32(200) * 1000, np.array([65504, 65520, 1e-7, 6e-8, -2e-5, np.inf, -np.inf, 1 + 2 ** -11,
+                                                    1 + 3 * 2 ** -11, np.nan], np.float32)])
+    with np.errstate(over="ignore"):
+        hh = h.astype(np.float16)
+    c.append(("Cast float→float16", model("Cast", {"x": h}, attrs={"to": T.FLOAT16}), {"x": h}, [hh], 0))
+    c.append(("Cast float16→float", model("Cast", {"x": hh}, attrs={"to": T.FLOAT}), {"x": hh}, [hh.astype(np.float32)], 0))
+    # Activations through oneDNN above 64 values.
+    a = f32(1000) * 3
+    for op, ref in [("Exp", np.exp), ("Elu", lambda v: np.where(v > 0, v, np.expm1(v))),
+                    ("Softplus", lambda v: np.log1p(np.exp(v)))]:
+        c.append((op, model(op, {"x": a}), {"x": a}, [ref(a.astype(np.float64)).astype(np.float32)], 1e-5))
+    # Recurrent cells at batch 1 (the transposed matrix-vector product) and batch 3 (sgemm).
+    for batch in [1, 3]:
+        x, W, R, B = f32(9, batch, 16), f32(1, 4 * 32, 16) * 0.3, f32(1, 4 * 32, 32) * 0.3, f32(1, 8 * 32) * 0.1
+        c.append((f"LSTM batch {batch}", model("LSTM", {"x": x}, {"W": W, "R": R, "B": B}, {"hidden_size": 32}),
+                  {"x": x}, [lstm_ref(x.astype(np.float64), W, R, B)], 1e-5))
+        W3, R3, B3 = W[:, :96], R[:, :96], np.concatenate([B[:, :96], B[:, 128:224]], 1)
+        c.append((f"GRU batch {batch}", model("GRU", {"x": x}, {"W": W3, "R": R3, "B": B3}, {"hidden_size": 32}),
+                  {"x": x}, [gru_ref(x.astype(np.float64), W3, R3, B3)], 1e-5))
+    return c
+
+
+def main():
+    cli = sys.argv[1]
+    failures = 0
+    for name, m, feeds, expected, tol in cases():
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.onnx")
+            onnx.save(m, path)
+            flags = []
+            for k, v in feeds.items():
+                np.save(os.path.join(tmp, k + ".npy"), v)
+                flags += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
+            out = os.path.join(tmp, "out")
+            p = subprocess.run([cli, "run", path, "--optimize", "none", "--iterations", "1", "--save-outputs", out] + flags,
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                print(f"FAIL {name}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+                failures += 1
+                continue
+            bad = 0
+            for i, want in enumerate(expected):
+                got = np.load(os.path.join(out, f"y{i}.npy"))
+                ok = got.shape == want.shape and got.dtype == want.dtype
+                if ok and tol == 0:
+                    ok = np.array_equal(got, want, equal_nan=got.dtype.kind == "f")
+                elif ok:
+                    ok = np.allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.nanmax(np.abs(want[np.isfinite(want)]),
+                                                                                     initial=0))), equal_nan=True)
+                if not ok:
+                    diff = "" if got.shape != want.shape else f", max diff {np.nanmax(np.abs(got.astype(np.float64) - want)):.3g}"
+                    print(f"FAIL {name}: output {i} {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}{diff}")
+                    bad += 1
+            failures += bad
+            if not bad:
+                print(f"ok   {name}")
+    print(f"{failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
