@@ -10,6 +10,7 @@ and compared with a numpy reference (exact where the op only moves or selects va
 
   tests/kernel_parity.py OPSCOPE_CLI      (CTest: kernel_parity; also run under ASan)
 """
+import math
 import os
 import subprocess
 import sys
@@ -194,10 +195,12 @@ def cases():
         hh = h.astype(np.float16)
     c.append(("Cast float→float16", model("Cast", {"x": h}, attrs={"to": T.FLOAT16}), {"x": h}, [hh], 0))
     c.append(("Cast float16→float", model("Cast", {"x": hh}, attrs={"to": T.FLOAT}), {"x": hh}, [hh.astype(np.float32)], 0))
-    # Activations through oneDNN above 64 values.
-    a = f32(1000) * 3
+    # Activations through oneDNN above 64 values (its exp once made NaN inf), and Erf's own blocks.
+    a = np.concatenate([f32(1000) * 3, np.array([0.4999, 0.5, 0.5001, -0.5, 1e-6, -1e-30, 5, -9, np.inf, -np.inf,
+                                                  np.nan], np.float32)])
     for op, ref in [("Exp", np.exp), ("Elu", lambda v: np.where(v > 0, v, np.expm1(v))),
-                    ("Softplus", lambda v: np.log1p(np.exp(v)))]:
+                    ("Softplus", lambda v: np.log1p(np.exp(v))),
+                    ("Erf", np.vectorize(math.erf)), ("Sigmoid", sigmoid), ("Tanh", np.tanh)]:
         c.append((op, model(op, {"x": a}), {"x": a}, [ref(a.astype(np.float64)).astype(np.float32)], 1e-5))
     # Recurrent cells at batch 1 (the transposed matrix-vector product) and batch 3 (sgemm).
     for batch in [1, 3]:

@@ -2,8 +2,10 @@
 
 #include "runtime/kernels/dnnlengine.h"
 
+#include <limits>
 #include <map>
 #include <unordered_map>
+#include <vector>
 #include <tuple>
 
 namespace opscope::kernels {
@@ -70,11 +72,25 @@ bool dnnlEltwise(FastEltwise op, const float *src, float *dst, std::int64_t n, f
     const auto describe = [n] {
         return dnnl::memory::desc({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
     };
-    return runCached(cache, std::make_tuple(int(op), n, alpha), describe, src, dst, [&](const dnnl::memory::desc &md) {
-        const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, md, alpha, 0.0f);
-        return dnnl::primitive(
-            dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, dnnlEngine())));
-    });
+    // oneDNN's exp (and what is built on it) turns NaN into inf; NaN must stay NaN. The inputs'
+    // NaNs are found first (src may be dst) and restored after.
+    bool anyNan = false;
+    for (std::int64_t i = 0; i < n; ++i)
+        anyNan |= src[i] != src[i];
+    std::vector<std::int64_t> nanAt;
+    if (anyNan)
+        for (std::int64_t i = 0; i < n; ++i)
+            if (src[i] != src[i])
+                nanAt.push_back(i);
+    const bool done =
+        runCached(cache, std::make_tuple(int(op), n, alpha), describe, src, dst, [&](const dnnl::memory::desc &md) {
+            const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, md, alpha, 0.0f);
+            return dnnl::primitive(
+                dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, dnnlEngine())));
+        });
+    for (std::int64_t i : nanAt)
+        dst[i] = std::numeric_limits<float>::quiet_NaN();
+    return done;
 }
 
 bool dnnlSoftmax(const float *src, float *dst, std::int64_t outer, std::int64_t len, std::int64_t inner,

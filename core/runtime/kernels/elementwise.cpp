@@ -3,8 +3,10 @@
 
 #include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/elementwise.h"
+#include "util/cpuclones.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace opscope {
@@ -382,7 +384,61 @@ OPSCOPE_UNARY_FLOAT(cosh, std::cosh(x))
 OPSCOPE_UNARY_FLOAT(asinh, std::asinh(x))
 OPSCOPE_UNARY_FLOAT(acosh, std::acosh(x))
 OPSCOPE_UNARY_FLOAT(atanh, std::atanh(x))
-OPSCOPE_UNARY_FLOAT(erf, std::erf(x))
+// erf of float32 blocks without a libm call per element (scalar std::erf was 4.4x ONNX Runtime):
+// below 0.5 its odd Taylor series to x^11 (truncation < 2e-8 relative), above it Abramowitz &
+// Stegun 7.1.26, 1 - p(t)·exp(-x²) with t = 1/(1 + 0.3275911·|x|) (absolute error < 1.5e-7, so
+// < 3e-7 relative where it is used), exp(-x²) from oneDNN's vectorized exp. Both branches are
+// straight-line arithmetic the compiler vectorizes.
+OPSCOPE_CPU_CLONES bool erfBlockF32(const float *x, float *y, std::int64_t n)
+{
+    float e[1024] = {};
+    for (std::int64_t i = 0; i < n; ++i)
+        e[i] = -x[i] * x[i];
+    if (!dnnlEltwise(FastEltwise::Exp, e, e, n))
+        return false;
+    constexpr float twoOverSqrtPi = 1.1283791670955126f;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float v = x[i], a = std::fabs(v), s = v * v;
+        const float series =
+            twoOverSqrtPi * v *
+            (1.0f + s * (-1.0f / 3 + s * (1.0f / 10 + s * (-1.0f / 42 + s * (1.0f / 216 + s * (-1.0f / 1320))))));
+        const float t = 1.0f / (1.0f + 0.3275911f * a);
+        const float poly =
+            t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+        const float tail = std::copysign(1.0f - poly * e[i], v);
+        y[i] = a < 0.5f ? series : tail;
+    }
+    return true;
+}
+
+Status erfKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.dtype() == DataType::Float && x.elementCount() >= 64) {
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
+        if (!out)
+            return out.status();
+        const float *src = x.data<float>();
+        float *dst = (*out)->mutableData<float>();
+        const std::int64_t n = x.elementCount(), blocks = (n + 1023) / 1024;
+        std::atomic<bool> declined = false;
+        parallelFor(
+            blocks,
+            [&](std::int64_t b) {
+                const std::int64_t len = std::min<std::int64_t>(1024, n - b * 1024);
+                if (!erfBlockF32(src + b * 1024, dst + b * 1024, len))
+                    declined = true;
+            },
+            blocks < 64 ? blocks + 1 : 1);
+        if (!declined)
+            return Status::ok();
+        for (std::int64_t i = 0; i < n; ++i) // oneDNN declined: the exact scalar loop
+            dst[i] = std::erf(src[i]);
+        return Status::ok();
+    }
+    return unaryFloat(ctx, [](auto v) { return std::erf(v); });
+}
 OPSCOPE_UNARY_FLOAT(ceil, std::ceil(x))
 OPSCOPE_UNARY_FLOAT(floor, std::floor(x))
 OPSCOPE_UNARY_FLOAT(round, std::nearbyint(x)) // half to even in the default rounding mode
