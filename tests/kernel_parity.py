@@ -142,6 +142,13 @@ def cases():
               [np.log(np.exp((p * 30).astype(np.float64)).sum(1, keepdims=True)).astype(np.float32)], 1e-5))
     q = rng.integers(-1000, 1000, (6, 300)).astype(np.int64)
     c.append(("ReduceSum int64", model("ReduceSum", {"x": q}, {"axes": ints([1])}), {"x": q}, [q.sum(1, keepdims=True)], 0))
+    am = np.round(f32(16, 3000) * 2)
+    for op, fn in [("ArgMax", np.argmax), ("ArgMin", np.argmin)]:
+        c.append((f"{op} rows with ties", model(op, {"x": am}, attrs={"axis": 1}), {"x": am},
+                  [fn(am, 1)[:, None].astype(np.int64)], 0))
+    gm = np.round(f32(300, 40) * 2)
+    c.append(("ArgMax axis 0", model("ArgMax", {"x": gm}, attrs={"axis": 0, "keepdims": 0}), {"x": gm},
+              [np.argmax(gm, 0).astype(np.int64)], 0))
     g = f32(2, 3, 20, 20)
     c.append(("GlobalMaxPool", model("GlobalMaxPool", {"x": g}), {"x": g}, [g.max((2, 3), keepdims=True)], 0))
     c.append(("GlobalAveragePool", model("GlobalAveragePool", {"x": g}), {"x": g},
@@ -153,6 +160,8 @@ def cases():
     ge = f32(50, 70)
     for axis in [0, 1]:
         idx = rng.integers(0, ge.shape[axis], (40, 60)).astype(np.int64)
+        if axis == 1:
+            idx[3, 5] = -1  # negative: the copying path
         c.append((f"GatherElements axis {axis}", model("GatherElements", {"x": ge, "i": idx}, attrs={"axis": axis}),
                   {"x": ge, "i": idx}, [ge[idx, np.arange(60)[None, :]] if axis == 0 else ge[np.arange(40)[:, None], idx]], 0))
     s = f32(40, 50)

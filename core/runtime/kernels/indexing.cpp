@@ -197,10 +197,25 @@ Status gatherElementsKernel(KernelContext &ctx)
     if (!axis)
         return axis.status();
     OPSCOPE_TRY(checkElementsShapes(ctx, x, idx, *axis, "GatherElements"));
-    std::vector<std::int64_t> indices = idx.toInt64Vector();
     const std::int64_t n = x.dim(std::size_t(*axis));
-    for (std::int64_t &v : indices)
-        OPSCOPE_TRY(checkIndex(ctx, v, n, "GatherElements"));
+    // int64 indices already in [0, n) (what exporters write) are read in place after one
+    // vectorized range check; others are copied, checked one by one and made non-negative.
+    const std::int64_t *indexData = nullptr;
+    std::vector<std::int64_t> indices;
+    if (idx.dtype() == DataType::Int64) {
+        const std::int64_t *raw = idx.data<std::int64_t>();
+        bool inRange = true;
+        for (std::int64_t i = 0; i < idx.elementCount(); ++i)
+            inRange &= (raw[i] >= 0) & (raw[i] < n);
+        if (inRange)
+            indexData = raw;
+    }
+    if (!indexData) {
+        indices = idx.toInt64Vector();
+        for (std::int64_t &v : indices)
+            OPSCOPE_TRY(checkIndex(ctx, v, n, "GatherElements"));
+        indexData = indices.data();
+    }
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), idx.shape());
     if (!out)
         return out.status();
@@ -226,7 +241,7 @@ Status gatherElementsKernel(KernelContext &ctx)
                     if (std::int64_t(d) != *axis)
                         base += c * xs[d];
                 }
-                const std::int64_t *ir = indices.data() + r * len;
+                const std::int64_t *ir = indexData + r * len;
                 T *o = dst + r * len;
                 if (alongLast)
                     for (std::int64_t j = 0; j < len; ++j)
