@@ -149,6 +149,11 @@ def cases():
     gm = np.round(f32(300, 40) * 2)
     c.append(("ArgMax axis 0", model("ArgMax", {"x": gm}, attrs={"axis": 0, "keepdims": 0}), {"x": gm},
               [np.argmax(gm, 0).astype(np.int64)], 0))
+    inx, ing, inb = f32(2, 5, 30, 40) * 3 + 1, f32(5), f32(5)
+    m64 = inx.astype(np.float64)
+    norm = (m64 - m64.mean((2, 3), keepdims=True)) / np.sqrt(m64.var((2, 3), keepdims=True) + 1e-5)
+    c.append(("InstanceNormalization", model("InstanceNormalization", {"x": inx}, {"s": ing, "b": inb}), {"x": inx},
+              [(norm * ing[:, None, None] + inb[:, None, None]).astype(np.float32)], 1e-5))
     g = f32(2, 3, 20, 20)
     c.append(("GlobalMaxPool", model("GlobalMaxPool", {"x": g}), {"x": g}, [g.max((2, 3), keepdims=True)], 0))
     c.append(("GlobalAveragePool", model("GlobalAveragePool", {"x": g}), {"x": g},

@@ -2,6 +2,7 @@
 // GroupNormalization, LRN, MeanVarianceNormalization, LpNormalization, RMSNormalization.
 
 #include "runtime/kernels/kernelutil.h"
+#include "util/cpuclones.h"
 
 #include <numeric>
 
@@ -131,6 +132,41 @@ void layerNormRows(const float *src, float *dst, std::int64_t rows, std::int64_t
         std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(n, 1)));
 }
 
+// One float32 instance (an N·C plane) normalized: mean and variance summed in 16 float lanes
+// (vectorized; the generic path sums in double, element by element through a parameter lambda,
+// and was 1.5x ONNX Runtime), then y = x·a + b with a = γ/σ and b = β − mean·a.
+OPSCOPE_CPU_CLONES void instanceNormPlaneF32(const float *in, float *out, std::int64_t n, float eps, float gamma,
+                                             float beta)
+{
+    constexpr int L = 16;
+    float lanes[L] = {};
+    std::int64_t i = 0;
+    for (; i + L <= n; i += L)
+        for (int l = 0; l < L; ++l)
+            lanes[l] += in[i + l];
+    for (; i < n; ++i)
+        lanes[0] += in[i];
+    float sum = 0;
+    for (int l = 0; l < L; ++l)
+        sum += lanes[l];
+    const float mean = n ? sum / float(n) : 0.0f;
+    float sq[L] = {};
+    for (i = 0; i + L <= n; i += L)
+        for (int l = 0; l < L; ++l) {
+            const float d = in[i + l] - mean;
+            sq[l] += d * d;
+        }
+    for (; i < n; ++i)
+        sq[0] += (in[i] - mean) * (in[i] - mean);
+    float var = 0;
+    for (int l = 0; l < L; ++l)
+        var += sq[l];
+    var = n ? var / float(n) : 0.0f;
+    const float a = gamma / std::sqrt(var + eps), b = beta - mean * a;
+    for (i = 0; i < n; ++i)
+        out[i] = in[i] * a + b;
+}
+
 Status instanceNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
@@ -140,6 +176,19 @@ Status instanceNormKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
+    if (x.dtype() == DataType::Float && scale.dtype() == DataType::Float && bias.dtype() == DataType::Float &&
+        scale.elementCount() >= c && bias.elementCount() >= c) {
+        const float *src = x.data<float>(), *g = scale.data<float>(), *b = bias.data<float>();
+        float *dst = (*out)->mutableData<float>();
+        parallelFor(
+            x.dim(0) * c,
+            [&](std::int64_t plane) {
+                instanceNormPlaneF32(src + plane * inner, dst + plane * inner, inner, float(eps), g[plane % c],
+                                     b[plane % c]);
+            },
+            x.elementCount() < 65536 ? x.dim(0) * c + 1 : 1);
+        return Status::ok();
+    }
     return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         normalizeGroups<T>(
