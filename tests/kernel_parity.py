@@ -181,6 +181,11 @@ def cases():
     for mode in ["DCR", "CRD"]:
         c.append((f"DepthToSpace {mode}", model("DepthToSpace", {"x": d}, attrs={"blocksize": 2, "mode": mode}), {"x": d},
                   [depth_to_space_ref(d, 2, mode == "CRD")], 0))
+    nz = (rng.random((3, 40, 50)) > 0.7).astype(np.float32) * f32(3, 40, 50)
+    nz[1, 2, 3] = np.nan  # NaN is not zero
+    c.append(("NonZero float", model("NonZero", {"x": nz}), {"x": nz}, [np.array(np.nonzero(nz), np.int64)], 0))
+    nb = rng.random((7, 300)) > 0.5
+    c.append(("NonZero bool", model("NonZero", {"x": nb}), {"x": nb}, [np.array(np.nonzero(nb), np.int64)], 0))
     sx, su = f32(6, 128), f32(4, 128)
     si = ints([[5], [0], [3], [1]])
     want = sx.copy()

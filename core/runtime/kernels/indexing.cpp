@@ -452,6 +452,45 @@ Status nonZeroKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
+    if (x.dtype() != DataType::String && x.rank() > 0) {
+        // Typed: a counting pass (vectorized), then row by row along the last axis with the
+        // leading coordinates computed once per row (valueAsDouble and a division per hit were
+        // 1.6x ONNX Runtime).
+        return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+            using T = decltype(tag);
+            using C = ComputeType<T>;
+            const T *p = x.data<T>();
+            const std::int64_t total = x.elementCount();
+            std::int64_t count = 0;
+            for (std::int64_t i = 0; i < total; ++i)
+                count += C(p[i]) != C(0) ? 1 : 0;
+            const std::size_t rank = x.rank();
+            Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Int64, {std::int64_t(rank), count});
+            if (!out)
+                return out.status();
+            auto *dst = (*out)->mutableData<std::int64_t>();
+            const std::int64_t len = x.dim(rank - 1), rows = len ? total / len : 0;
+            std::vector<std::int64_t> lead(rank, 0);
+            std::int64_t j = 0;
+            for (std::int64_t r = 0; r < rows; ++r) {
+                std::int64_t rem = r;
+                for (std::size_t d = rank - 1; d-- > 0;) {
+                    lead[d] = rem % x.dim(d);
+                    rem /= x.dim(d);
+                }
+                const T *row = p + r * len;
+                for (std::int64_t k = 0; k < len; ++k) {
+                    if (C(row[k]) == C(0))
+                        continue;
+                    for (std::size_t d = 0; d + 1 < rank; ++d)
+                        dst[std::int64_t(d) * count + j] = lead[d];
+                    dst[std::int64_t(rank - 1) * count + j] = k;
+                    ++j;
+                }
+            }
+            return Status::ok();
+        });
+    }
     std::vector<std::int64_t> hits;
     for (std::int64_t i = 0; i < x.elementCount(); ++i)
         if (x.valueAsDouble(i) != 0.0)
