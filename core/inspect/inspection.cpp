@@ -43,18 +43,6 @@ std::string histogramText(const std::vector<std::int64_t> &bins)
 
 } // namespace
 
-std::string bytesText(std::uint64_t b)
-{
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = double(b);
-    int u = 0;
-    while (v >= 1024.0 && u < 4)
-        v /= 1024.0, ++u;
-    char buf[48];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
-
 TensorStats tensorStats(const Tensor &tensor, const std::atomic<bool> *cancel)
 {
     constexpr std::int64_t kPoll = std::int64_t(1) << 20;

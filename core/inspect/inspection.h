@@ -3,6 +3,7 @@
 // (property, value) rows; views/InspectorModel only adapts them.
 
 #include "ir/model.h"
+#include "util/systemmemory.h" // bytesText
 
 #include <atomic>
 #include <string>
@@ -32,9 +33,6 @@ std::vector<PropertySection> inspectNode(const Model &model, const Graph &graph,
 std::vector<PropertySection> inspectInitializer(const Graph &graph, ValueId value);
 // A tensor between nodes: type, producer, consumers.
 std::vector<PropertySection> inspectTensor(const Graph &graph, ValueId value);
-
-// "12.5 KiB": a byte count as the inspector shows it.
-std::string bytesText(std::uint64_t bytes);
 
 struct TensorStats
 {

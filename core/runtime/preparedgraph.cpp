@@ -4,6 +4,7 @@
 #include "onnx/opschema.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace opscope {
 
@@ -90,8 +91,11 @@ Status checkInputTypes(const Graph &graph, const PreparedNode &pn, std::span<con
         const std::string name = i < n.inputs.size() && n.inputs[i].valid() ? graph.value(n.inputs[i]).name : "";
         return "input " + std::to_string(i) + (name.empty() ? std::string() : " '" + name + "'");
     };
-    // (type variable, first input bound to it); schemas have a handful of variables.
-    std::vector<std::pair<int, std::size_t>> bound;
+    // The first input bound to each type variable, without allocating on this per-node path:
+    // libonnx's schemas have at most 4 variables; larger indices scan the earlier inputs.
+    constexpr int kTracked = 16;
+    std::size_t firstOf[kTracked];
+    std::fill(std::begin(firstOf), std::end(firstOf), inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         const RuntimeTensor *t = inputs[i];
         const InputTypeRule *rule = rules.rule(i);
@@ -111,15 +115,25 @@ Status checkInputTypes(const Graph &graph, const PreparedNode &pn, std::span<con
         const bool variadicSlot = rules.lastIsVariadic && i + 1 >= rules.inputs.size();
         if (rule->typeVariable < 0 || (variadicSlot && !rules.variadicHomogeneous))
             continue;
-        const auto it = std::find_if(bound.begin(), bound.end(),
-                                     [&](const auto &b) { return b.first == rule->typeVariable; });
-        if (it == bound.end()) {
-            bound.emplace_back(rule->typeVariable, i);
-            continue;
+        std::size_t at = inputs.size();
+        if (rule->typeVariable < kTracked) {
+            at = firstOf[rule->typeVariable];
+            if (at == inputs.size())
+                firstOf[rule->typeVariable] = i;
+        } else {
+            for (std::size_t j = 0; j < i && at == inputs.size(); ++j) {
+                const InputTypeRule *earlier = rules.rule(j);
+                const bool earlierVariadic = rules.lastIsVariadic && j + 1 >= rules.inputs.size();
+                if (inputs[j] && earlier && earlier->typeVariable == rule->typeVariable &&
+                    !(earlierVariadic && !rules.variadicHomogeneous))
+                    at = j;
+            }
         }
-        const DataType first = inputs[it->second]->dtype();
+        if (at == inputs.size())
+            continue;
+        const DataType first = inputs[at]->dtype();
         if (first != dtype)
-            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(it->second) +
+            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(at) +
                                    " is " + std::string(dataTypeName(first)) + " and " + inputText(i) +
                                    " is " + std::string(dataTypeName(dtype)) + "; " + n.opType +
                                    " needs them of one type (" + rule->variableName + ")");

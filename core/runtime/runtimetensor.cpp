@@ -93,8 +93,8 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
         std::max<std::size_t>(64, (static_cast<std::size_t>(count) * elem + 63) / 64 * 64);
     if (bytes > systemMemoryBytes())
         return Status::invalid("tensor of shape " + opscope::shapeText(t.m_shape) + " needs " +
-                               memoryText(bytes) + ", more than this machine's " +
-                               memoryText(systemMemoryBytes()) +
+                               bytesText(bytes) + ", more than this machine's " +
+                               bytesText(systemMemoryBytes()) +
                                " of memory and swap");
     void *p = BufferPool::instance().take(bytes);
     if (!p)

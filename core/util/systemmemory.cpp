@@ -23,14 +23,16 @@ std::uint64_t systemMemoryBytes()
     return bytes;
 }
 
-std::string memoryText(std::uint64_t bytes)
+std::string bytesText(std::uint64_t b)
 {
-    char text[32];
-    if (bytes >= (std::uint64_t(1) << 30))
-        std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(std::uint64_t(1) << 30));
-    else
-        std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / double(1 << 20));
-    return text;
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = double(b);
+    int u = 0;
+    while (v >= 1024.0 && u < 4)
+        v /= 1024.0, ++u;
+    char buf[48];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
 }
 
 } // namespace opscope

@@ -11,7 +11,7 @@ namespace opscope {
 // on it outright. Allocation sites compare against this and return a Status instead.
 std::uint64_t systemMemoryBytes();
 
-// "8.0 GiB" style text for messages.
-std::string memoryText(std::uint64_t bytes);
+// "1.5 KiB", "8.0 GiB": sizes as users read them (messages, the inspector).
+std::string bytesText(std::uint64_t bytes);
 
 } // namespace opscope

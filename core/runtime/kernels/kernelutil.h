@@ -15,6 +15,10 @@ namespace opscope::kernels {
 
 using Shape64 = std::vector<std::int64_t>;
 
+// Sixteen floats as one GCC/clang vector: explicit vector code where the compiler does not
+// vectorize lane arrays by itself (a max's select); one AVX-512 register, two AVX2, four SSE.
+typedef float F32x16 __attribute__((vector_size(64)));
+
 // ---- float16 / bfloat16 ----------------------------------------------------------------------
 float halfToFloat(std::uint16_t h);
 // Whole arrays, with the CPU's F16C conversions where it has them (IEEE round to nearest even,

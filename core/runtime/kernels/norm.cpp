@@ -92,23 +92,29 @@ void normalizeGroups(const T *src, T *dst, std::int64_t groups, std::int64_t gro
 
 // float32 rows with one γ (and β) value per element of a row: the common LayerNorm. Sums in 16
 // float lanes (vectorizable; ~1e-7 relative where the generic path sums in double).
+// Σ term(x[i]) over n floats in 16 float lanes (vectorizable; ~1e-7 relative where a double
+// sum is exact enough to compare with).
+template<class Term>
+[[gnu::always_inline]] inline float laneSum(const float *x, std::int64_t n, Term term)
+{
+    constexpr std::int64_t kLanes = 16;
+    float acc[kLanes] = {};
+    std::int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (std::int64_t l = 0; l < kLanes; ++l)
+            acc[l] += term(x[i + l]);
+    float total = 0.0f;
+    for (; i < n; ++i)
+        total += term(x[i]);
+    for (float a : acc)
+        total += a;
+    return total;
+}
+
 void layerNormRows(const float *src, float *dst, std::int64_t rows, std::int64_t n, float eps,
                    const float *gamma, const float *beta, double *means = nullptr, double *invStd = nullptr)
 {
-    constexpr std::int64_t kLanes = 16;
-    const auto rowSum = [n](const float *x, auto term) {
-        float acc[kLanes] = {};
-        std::int64_t i = 0;
-        for (; i + kLanes <= n; i += kLanes)
-            for (std::int64_t l = 0; l < kLanes; ++l)
-                acc[l] += term(x[i + l]);
-        float total = 0.0f;
-        for (; i < n; ++i)
-            total += term(x[i]);
-        for (float a : acc)
-            total += a;
-        return total;
-    };
+    const auto rowSum = [n](const float *x, auto term) { return laneSum(x, n, term); };
     parallelFor(
         rows,
         [&](std::int64_t r) {
@@ -138,32 +144,10 @@ void layerNormRows(const float *src, float *dst, std::int64_t rows, std::int64_t
 OPSCOPE_CPU_CLONES void instanceNormPlaneF32(const float *in, float *out, std::int64_t n, float eps, float gamma,
                                              float beta)
 {
-    constexpr int L = 16;
-    float lanes[L] = {};
-    std::int64_t i = 0;
-    for (; i + L <= n; i += L)
-        for (int l = 0; l < L; ++l)
-            lanes[l] += in[i + l];
-    for (; i < n; ++i)
-        lanes[0] += in[i];
-    float sum = 0;
-    for (int l = 0; l < L; ++l)
-        sum += lanes[l];
-    const float mean = n ? sum / float(n) : 0.0f;
-    float sq[L] = {};
-    for (i = 0; i + L <= n; i += L)
-        for (int l = 0; l < L; ++l) {
-            const float d = in[i + l] - mean;
-            sq[l] += d * d;
-        }
-    for (; i < n; ++i)
-        sq[0] += (in[i] - mean) * (in[i] - mean);
-    float var = 0;
-    for (int l = 0; l < L; ++l)
-        var += sq[l];
-    var = n ? var / float(n) : 0.0f;
+    const float mean = n ? laneSum(in, n, [](float v) { return v; }) / float(n) : 0.0f;
+    const float var = n ? laneSum(in, n, [mean](float v) { return (v - mean) * (v - mean); }) / float(n) : 0.0f;
     const float a = gamma / std::sqrt(var + eps), b = beta - mean * a;
-    for (i = 0; i < n; ++i)
+    for (std::int64_t i = 0; i < n; ++i)
         out[i] = in[i] * a + b;
 }
 

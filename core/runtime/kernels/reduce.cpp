@@ -54,7 +54,6 @@ enum class Red
 struct ReducePlan
 {
     std::vector<bool> reduced;
-    Shape64 keptShape; // with 1 in reduced dims
     Shape64 outShape;  // honours keepdims
     bool noop = false;
 };
@@ -83,7 +82,6 @@ Expected<ReducePlan> planReduce(const KernelContext &ctx, const RuntimeTensor &x
         p.reduced[std::size_t(*n)] = true;
     }
     for (std::size_t d = 0; d < x.rank(); ++d) {
-        p.keptShape.push_back(p.reduced[d] ? 1 : x.dim(d));
         if (!p.reduced[d] || keep)
             p.outShape.push_back(p.reduced[d] ? 1 : x.dim(d));
     }
@@ -266,8 +264,6 @@ OPSCOPE_REDUCE_F32_COLUMN(Prod)
 // Max and Min rows in explicit 16-wide vectors: GCC does not turn the lane arrays of a max
 // (a select, not an associative add) into vector code, and the scalar loop made ReduceMax over
 // attention rows 2.8x ONNX Runtime.
-typedef float F32x16 __attribute__((vector_size(64)));
-
 template<bool IsMax>
 [[gnu::always_inline]] inline float rowExtremeF32(const float *x, std::int64_t n, bool &nan)
 {

@@ -63,8 +63,6 @@ Expected<Activation> makeActivation(const KernelContext &ctx, const std::string 
 // matrix-vector product per step) from Rᵀ, whose rows are contiguous in the output index, so
 // the loop is independent multiply-adds that vectorize without a horizontal sum. sgemm's
 // per-call setup outweighed the work at this size.
-typedef float F32x16 __attribute__((vector_size(64)));
-
 OPSCOPE_CPU_CLONES void matVecTransposedF32(const float *Wt, std::int64_t ld, std::int64_t rows, std::int64_t cols,
                                             const float *x, float *y)
 {
@@ -206,6 +204,31 @@ Status recurrentKernel(KernelContext &ctx)
     const std::int64_t gh = gates * hidden;
     std::vector<float> xw(std::size_t(seq * batch * gh)), hr(std::size_t(batch * gh));
     std::vector<float> lstmGates(K == Cell::Lstm ? std::size_t(gh) : 0);
+    // Rᵀ [hidden, gates·hidden] per direction for the batch-1 products: made once per node when R
+    // is an initializer, else once per run (the transpose is strided stores, as slow as the
+    // run's products).
+    std::shared_ptr<const std::vector<float>> transposedR;
+    if (batch <= 2) {
+        const auto make = [&] {
+            auto all = std::make_shared<std::vector<float>>(std::size_t(dirs * gh * hidden));
+            for (std::int64_t dd = 0; dd < dirs; ++dd)
+                for (std::int64_t gi = 0; gi < gh; ++gi)
+                    for (std::int64_t k = 0; k < hidden; ++k)
+                        (*all)[std::size_t((dd * hidden + k) * gh + gi)] =
+                            r.data<float>()[(dd * gh + gi) * hidden + k];
+            return all;
+        };
+        if (ctx.isConstantInput(2)) {
+            std::lock_guard lock(ctx.cache().mutex);
+            transposedR = std::static_pointer_cast<const std::vector<float>>(ctx.cache().state);
+            if (!transposedR) {
+                transposedR = make();
+                ctx.cache().state = std::const_pointer_cast<std::vector<float>>(transposedR);
+            }
+        } else {
+            transposedR = make();
+        }
+    }
     for (std::int64_t d = 0; d < dirs; ++d) {
         const float *W = w.data<float>() + d * gh * input;
         const float *R = r.data<float>() + d * gh * hidden;
@@ -225,30 +248,6 @@ Status recurrentKernel(KernelContext &ctx)
             for (std::int64_t n = 0; n < batch; ++n)
                 std::copy_n(c0->data<float>() + (batchFirst ? (n * dirs + d) : (d * batch + n)) * hidden,
                             hidden, c.begin() + n * hidden);
-        }
-        // Rᵀ [hidden, gates·hidden] for the batch-1 products: made once per node when R is an
-        // initializer (the transpose is strided stores, as slow as the run's products).
-        std::shared_ptr<const std::vector<float>> transposedR;
-        if (batch <= 2) {
-            const auto make = [&] {
-                auto all = std::make_shared<std::vector<float>>(std::size_t(dirs * gh * hidden));
-                for (std::int64_t dd = 0; dd < dirs; ++dd)
-                    for (std::int64_t gi = 0; gi < gh; ++gi)
-                        for (std::int64_t k = 0; k < hidden; ++k)
-                            (*all)[std::size_t((dd * hidden + k) * gh + gi)] =
-                                r.data<float>()[(dd * gh + gi) * hidden + k];
-                return all;
-            };
-            if (ctx.isConstantInput(2)) {
-                std::lock_guard lock(ctx.cache().mutex);
-                transposedR = std::static_pointer_cast<const std::vector<float>>(ctx.cache().state);
-                if (!transposedR) {
-                    transposedR = make();
-                    ctx.cache().state = std::const_pointer_cast<std::vector<float>>(transposedR);
-                }
-            } else {
-                transposedR = make();
-            }
         }
         const float *Rt = transposedR ? transposedR->data() + d * gh * hidden : nullptr;
         // X·Wᵀ for every step at once.
@@ -332,7 +331,8 @@ Status recurrentKernel(KernelContext &ctx)
                         std::vector<float> rh(static_cast<std::size_t>(hidden));
                         for (std::int64_t j = 0; j < hidden; ++j)
                             rh[std::size_t(j)] = xw[std::size_t((t * batch + n) * gh + hidden + j)] * hn[j];
-                        // (r ⊙ H)·Rhᵀ through sgemm: the scalar dot products were 6x ONNX Runtime.
+                        // (r ⊙ H)·Rhᵀ from Rᵀ at batch 1-2, else sgemm: the scalar dot products were
+                        // 6x ONNX Runtime.
                         const float *Rh = R + 2 * hidden * hidden;
                         if (batch <= 2)
                             matVecTransposedF32(Rt + 2 * hidden, gh, hidden, hidden, rh.data(), hhat.data());
