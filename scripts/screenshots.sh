@@ -38,5 +38,8 @@ run "$tmp/nested/vad_like.onnx" --enter /If_1 --screenshot "$out/if-body-breadcr
 run resources/models/inception_block.onnx --select /stem/conv1/Conv --values --screenshot "$out/values-tab.png"
 run --dark "$tmp/paddle_det.onnx" --run --step hardswish-fusion --screenshot "$out/dark-paddle-step.png"
 run "$tmp/paddle_det.onnx" --select hard_swish_0_clip --activations --screenshot "$out/activations.png"
+# The Memory dock: the arena map of the sample, and of a pass step (compared with the step before).
+run resources/models/inception_block.onnx --memory --size 1400x900 --screenshot "$out/memory-plan.png"
+run resources/models/transformer_block.onnx --run --step layernorm-fusion --memory --size 1400x900 --screenshot "$out/memory-pass-step.png"
 QT_SCALE_FACTOR=2 run resources/models/inception_block.onnx --size 1024x640 --screenshot "$out/hidpi-2x-small-screen.png"
 echo "wrote $out/*.png"

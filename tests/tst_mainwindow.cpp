@@ -8,6 +8,7 @@
 #include "graphpane.h"
 #include "inspectormodel.h"
 #include "mainwindow.h"
+#include "memoryview.h"
 #include "passpanel.h"
 #include "valuespanel.h"
 #include "testsupport.h"
@@ -505,6 +506,50 @@ private slots:
         QVERIFY(w.selectNode(QStringLiteral("/stem/conv1/Relu")));
         QVERIFY(!w.isBusy());
         QVERIFY(chooser->count() >= 2);
+    }
+
+    // Profile ▸ Plan memory: the arena map of the model on screen; every tensor drawn can be
+    // hovered and clicked (its producer is selected); on a pass step the summary compares the
+    // plan with the one before the pass.
+    void theMemoryDockShowsThePlan()
+    {
+        MainWindow w;
+        w.show();
+        w.openBundledSample();
+        QVERIFY(waitIdle(w));
+        w.planMemoryAction()->trigger();
+        QVERIFY(waitIdle(w));
+        MemoryPanel *panel = w.memoryPanel();
+        QVERIFY2(panel->summaryText().contains(QStringLiteral("Arena")), qPrintable(panel->summaryText()));
+        QVERIFY(panel->isVisible());
+        MemoryView *view = panel->view();
+        view->resize(800, 240);
+        int drawn = 0;
+        std::size_t first = 0;
+        for (std::size_t i = 0; i < 200; ++i) {
+            const QRectF r = view->tensorRect(i);
+            if (r.isEmpty())
+                continue;
+            if (drawn++ == 0)
+                first = i;
+            QCOMPARE(view->tensorAt(r.center()), std::optional<std::size_t>(i)); // hit test matches the drawing
+        }
+        QVERIFY(drawn >= 10);
+        QVERIFY(view->peakX() > 0 && view->peakX() < view->width());
+        QSignalSpy activated(view, &MemoryView::nodeActivated);
+        QTest::mouseClick(view, Qt::LeftButton, {}, view->tensorRect(first).center().toPoint());
+        QCOMPARE(activated.count(), 1);
+        QVERIFY(w.selectNode(activated.first().first().toString())); // a node of the graph on screen
+
+        w.runPipeline();
+        QVERIFY(waitIdle(w));
+        const std::vector<int> steps = w.changingSteps();
+        QVERIFY(!steps.empty());
+        w.showStep(steps.front());
+        QVERIFY(waitIdle(w));
+        w.planMemoryAction()->trigger();
+        QVERIFY(waitIdle(w));
+        QVERIFY2(panel->summaryText().contains(QStringLiteral("This pass step")), qPrintable(panel->summaryText()));
     }
 
     void exportsSvgAndPng()

@@ -111,6 +111,7 @@ struct RunArgs
     bool force = false; // allow writing over the input model or its weights
     bool profile = false;         // time per operator type over the timed runs
     std::string optimize = "all"; // pass level run first (like ORT's default, layout included), or "none"
+    bool noMemoryPlan = false;    // allocate per tensor instead of running from a memory plan
 };
 int runModel(const RunArgs &args);
 
@@ -150,5 +151,23 @@ struct ProfileArgs
     bool force = false; // allow writing over the input model or its weights
 };
 int runProfile(const ProfileArgs &args);
+
+struct MemoryArgs
+{
+    std::string model;
+    std::string schedule = "serial";
+    std::string devices = "cpu:2"; // parallel: workers; greedy/round-robin: devices
+    std::string optimize = "extended";
+    std::uint64_t seed = 0;
+    std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
+    std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs
+    bool fixedQueues = false;
+    bool noInPlace = false;
+    bool noShare = false;
+    std::string offsets = "best"; // best, size, breadth
+    int top = 10;
+    bool json = false;
+};
+int runMemory(const MemoryArgs &args);
 
 } // namespace opscope::cli

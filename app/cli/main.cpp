@@ -65,6 +65,8 @@ int main(int argc, char **argv)
     runCmd->add_flag("--json", run.json, "Print JSON");
     runCmd->add_flag("--force", run.force, "Allow --save-outputs files to replace the input model or its weights");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
+    runCmd->add_flag("--no-memory-plan", run.noMemoryPlan,
+                     "Allocate each tensor on its own instead of from the memory plan the first run sizes");
     runCmd
         ->add_option("--optimize", run.optimize,
                      "Optimize first (like ONNX Runtime): basic, extended, layout, all, or none")
@@ -143,6 +145,29 @@ int main(int argc, char **argv)
     profileCmd->add_flag("--json", profile.json, "Print JSON");
     profileCmd->add_flag("--force", profile.force, "Allow --trace to replace the input model or its weights");
 
+    MemoryArgs memory;
+    CLI::App *memoryCmd = app.add_subcommand(
+        "memory", "Plan a model's memory (in place, views, shared buffers) per device and check a run from the plan");
+    memoryCmd->add_option("MODEL", memory.model, "ONNX model")->required();
+    memoryCmd->add_option("--schedule", memory.schedule, "serial, parallel, greedy or round-robin")
+        ->default_val("serial");
+    memoryCmd->add_option("--devices", memory.devices, "cpu:N: parallel workers, or devices for greedy/round-robin")
+        ->default_val("cpu:2");
+    memoryCmd->add_option("--optimize", memory.optimize, "Pass level run first, or none")
+        ->default_val("extended")
+        ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
+    memoryCmd->add_option("--seed", memory.seed, "Seed of the random inputs")->default_val(0);
+    memoryCmd->add_option("--input", memory.inputs, "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
+    memoryCmd->add_option("--dim", memory.dims, "NAME=VALUE for a symbolic dimension of random inputs (repeatable)");
+    memoryCmd->add_flag("--fixed-queues", memory.fixedQueues, "parallel: a fixed queue per worker instead of a shared one");
+    memoryCmd->add_flag("--no-inplace", memory.noInPlace, "Plan without in-place reuse");
+    memoryCmd->add_flag("--no-share", memory.noShare, "Plan without sharing buffers between tensors");
+    memoryCmd->add_option("--offsets", memory.offsets, "Offset strategy: best (both greedy orders), size or breadth")
+        ->default_val("best")
+        ->check(CLI::IsMember({"best", "size", "breadth"}));
+    memoryCmd->add_option("--top", memory.top, "Tensors listed at the peak")->default_val(10)->check(CLI::Range(0, 100000));
+    memoryCmd->add_flag("--json", memory.json, "Print JSON (every tensor with offset, bytes, steps)");
+
     bool devicesJson = false;
     CLI::App *devicesCmd = app.add_subcommand("devices", "List the CPU and CUDA devices opscope can run on");
     devicesCmd->add_flag("--json", devicesJson, "Print JSON");
@@ -192,6 +217,8 @@ int main(int argc, char **argv)
             return runProfile(profile);
         if (*devicesCmd)
             return runDevices(devicesJson);
+        if (*memoryCmd)
+            return runMemory(memory);
     } catch (const std::exception &e) {
         std::cerr << "opscope-cli: internal error: " << e.what() << '\n';
         return ExitInternalError;

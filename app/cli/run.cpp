@@ -70,6 +70,7 @@ int runModel(const RunArgs &args)
         return reportError(optimizeMs.status());
     SessionOptions options;
     options.threads = args.threads;
+    options.planMemory = !args.noMemoryPlan;
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, options);
     if (!session)
         return reportError(session.status());

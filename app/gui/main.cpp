@@ -7,6 +7,7 @@
 #include "passpanel.h"
 #include "passes/registry.h"
 #include "profilepanel.h"
+#include "memoryview.h"
 #include "valuespanel.h"
 
 #include <QApplication>
@@ -42,6 +43,9 @@ struct Options
     QCommandLineOption enter{QStringLiteral("enter"), QStringLiteral("Walk into this node's first body (If/Loop/Scan)"),
                              QStringLiteral("node")};
     QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
+    QCommandLineOption memory{QStringLiteral("memory"), QStringLiteral("Plan the memory of the model (or --step) shown")};
+    QCommandLineOption dim{QStringLiteral("dim"), QStringLiteral("Size of a symbolic dim for --memory (repeatable)"),
+                           QStringLiteral("name=value")};
     QCommandLineOption activations{QStringLiteral("activations"),
                                    QStringLiteral("Run once for the selected node's inputs and outputs (with --select)")};
     QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("size"),
@@ -55,7 +59,8 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, activations, size, dark});
+        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, activations, memory,
+                           dim, size, dark});
     }
 };
 
@@ -137,6 +142,18 @@ int main(int argc, char **argv)
         window.passPanel()->setLevel(parser.value(level));
     }
     const QStringList args = parser.positionalArguments();
+    std::map<std::string, std::int64_t> dims;
+    for (const QString &d : parser.values(o.dim)) {
+        const qsizetype eq = d.lastIndexOf(QLatin1Char('='));
+        bool ok = false;
+        const qlonglong value = eq > 0 ? d.mid(eq + 1).toLongLong(&ok) : 0;
+        if (!ok || value < 1) {
+            std::fprintf(stderr, "opscope: --dim needs NAME=VALUE with VALUE >= 1, got '%s'\n", qPrintable(d));
+            return 1;
+        }
+        dims[d.left(eq).toStdString()] = value;
+    }
+    window.memoryPanel()->presetDims(dims);
     if (args.isEmpty())
         window.openBundledSample();
     else
@@ -146,8 +163,9 @@ int main(int argc, char **argv)
         // A script of stages, each run when the window is idle.
         auto stage = std::make_shared<int>(0);
         auto probed = std::make_shared<bool>(false);
+        auto planned = std::make_shared<bool>(false);
         const QString out = parser.value(screenshot);
-        auto advance = [&, stage, probed, out] {
+        auto advance = [&, stage, probed, planned, out] {
             // Two idle signals can arrive back to back (a layout answered from the cache): a stage
             // runs only while nothing is in flight, so the grab never catches a half-built step.
             if (window.isBusy())
@@ -217,6 +235,12 @@ int main(int argc, char **argv)
                     emit window.valuesPanel()->probeRequested();
                     if (window.isBusy())
                         return; // idle again when the run is done
+                }
+                if (parser.isSet(o.memory) && !*planned) {
+                    *planned = true;
+                    window.planMemoryAction()->trigger();
+                    if (window.isBusy())
+                        return;
                 }
                 QTimer::singleShot(300, &window, [&window, out] {
                     if (!window.lastError().isEmpty())

@@ -7,6 +7,7 @@
 #include "inspect/tensorvalues.h"
 #include "ir/summary.h"
 #include "layoutservice.h"
+#include "memoryview.h"
 #include "modelsummarymodel.h"
 #include "onnx/modelio.h"
 #include "passes/passutil.h"
@@ -181,6 +182,8 @@ void MainWindow::stopBackgroundJobs()
         m_cancelProbe->store(true);
     if (m_cancelPipeline)
         m_cancelPipeline->store(true);
+    if (m_cancelMemory)
+        m_cancelMemory->store(true);
     m_layouts->cancelAll();
 }
 
@@ -224,6 +227,17 @@ void MainWindow::buildDocks()
     timelineDock->hide(); // until there is something to show: a profile, or an opened trace
     connect(m_profile, &ProfilePanel::started, timelineDock, &QWidget::show);
     m_timelineDock = timelineDock;
+
+    auto *memoryDock = new QDockWidget(tr("Memory"), this);
+    memoryDock->setObjectName(QStringLiteral("memory"));
+    m_memory = new MemoryPanel(memoryDock);
+    memoryDock->setWidget(m_memory);
+    addDockWidget(Qt::BottomDockWidgetArea, memoryDock);
+    tabifyDockWidget(timelineDock, memoryDock);
+    memoryDock->hide(); // until a plan is asked for
+    connect(m_memory, &MemoryPanel::nodeActivated, this, &MainWindow::selectNode);
+    connect(m_memory, &MemoryPanel::planRequested, this, &MainWindow::planMemoryOnScreen);
+    m_memoryDock = memoryDock;
 
     auto *passDock = new QDockWidget(tr("Passes"), this);
     passDock->setObjectName(QStringLiteral("passes"));
@@ -327,6 +341,9 @@ void MainWindow::buildMenus()
             m_timelineDock->show();
     });
     profile->addAction(m_timelineDock->toggleViewAction());
+    m_planMemory = profile->addAction(tr("Plan &memory"), QKeySequence(Qt::CTRL | Qt::Key_M), this,
+                                      &MainWindow::planMemoryOnScreen);
+    profile->addAction(m_memoryDock->toggleViewAction());
     profile->addAction(tr("P&artition for devices…"), this, [this] {
         bool ok = false;
         const int n =
@@ -391,7 +408,8 @@ void MainWindow::buildMenus()
 
 bool MainWindow::isBusy() const
 {
-    return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning() || m_cancelProbe;
+    return m_loading > 0 || m_optimizing || m_graph->layoutPending() || m_profile->isRunning() || m_cancelProbe ||
+           m_cancelMemory;
 }
 
 QString MainWindow::statusText() const

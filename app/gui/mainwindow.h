@@ -25,6 +25,7 @@ namespace opscope {
 class GraphPane;
 class InspectorModel;
 class LayoutService;
+class MemoryPanel;
 class ValuesPanel;
 class ModelSummaryModel;
 class PassPanel;
@@ -58,6 +59,8 @@ public:
     ProfilePanel *profilePanel() const { return m_profile; }
     InspectorModel *inspector() const { return m_inspector; }
     ValuesPanel *valuesPanel() const { return m_values; }
+    MemoryPanel *memoryPanel() const { return m_memory; }
+    QAction *planMemoryAction() const { return m_planMemory; }
     void showValuesTab();
     bool isBusy() const;
     const passes::PipelineResult *pipelineResult() const { return m_result.get(); }
@@ -103,6 +106,7 @@ private:
     // Values tab of the inspected node: its constants, and its activations when a run computed them.
     void showNodeValues();
     void probeInspectedNode(); // one run in the background keeping the node's inputs and outputs
+    void planMemoryOnScreen(); // the Memory dock: the plan of the model (or pass step) shown
     void inspectTensor(int side, const Graph *graph, const QString &tensor);
     std::shared_ptr<const Model> modelBefore(int record) const;
     std::shared_ptr<const Model> modelAfter(int record) const;
@@ -125,6 +129,9 @@ private:
     std::shared_ptr<std::atomic<bool>> m_cancelProbe; // set while a probe runs
     QString m_probeNote;
     QDockWidget *m_timelineDock = nullptr;
+    QDockWidget *m_memoryDock = nullptr;
+    MemoryPanel *m_memory = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_cancelMemory; // set while a memory plan is made
     QLineEdit *m_search = nullptr;
     QLabel *m_searchStatus = nullptr;
     QProgressBar *m_progress = nullptr;
@@ -134,6 +141,7 @@ private:
     bool m_docksSized = false, m_restoredState = false;
     QString m_busyText; // what setBusy showed: replaced when the work ends, never left stale
     QMenu *m_recentMenu = nullptr;
+    QAction *m_planMemory = nullptr;
 
     std::shared_ptr<const Model> m_model;
     QString m_source;

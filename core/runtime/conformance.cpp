@@ -109,6 +109,15 @@ Status compareTensors(const RuntimeTensor &got, const RuntimeTensor &want, doubl
     return Status::ok();
 }
 
+bool sameBits(const RuntimeTensor &a, const RuntimeTensor &b)
+{
+    if (a.dtype() != b.dtype() || a.shape() != b.shape())
+        return false;
+    if (a.dtype() == DataType::String)
+        return a.strings() == b.strings();
+    return a.byteSize() == b.byteSize() && (a.byteSize() == 0 || std::memcmp(a.bytes(), b.bytes(), a.byteSize()) == 0);
+}
+
 ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const ConformanceOptions &options)
 {
     ConformanceResult r;
@@ -178,6 +187,19 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
         if (!outs)
             return outs.status().kind() == ErrorKind::Unsupported ? unsupported(outs.status().message())
                                                                   : fail("run: " + outs.status().message());
+        if (options.planMemory) {
+            ExecOptions exec;
+            exec.threads = options.threads;
+            Expected<std::vector<RuntimeTensor>> again = s.run(feeds, nullptr, &exec);
+            if (!again)
+                return fail("run from the memory plan: " + again.status().message());
+            for (std::size_t i = 0; i < outs->size() && i < again->size(); ++i)
+                if (!sameBits((*outs)[i], (*again)[i]))
+                    return fail("output '" + s.outputs()[i].name + "' differs when run from the memory plan");
+            if (const std::shared_ptr<const MemoryPlan> plan = s.memoryPlan(feeds))
+                if (const Status valid = verifyMemoryPlan(s.prepared(), s.prepared().plan, *plan); !valid)
+                    return fail(valid.message());
+        }
         const auto expected = numberedTensorFiles(set, "output");
         if (expected.size() != outs->size())
             return fail(std::to_string(outs->size()) + " outputs, expected " +

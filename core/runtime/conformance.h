@@ -16,6 +16,9 @@ struct ConformanceOptions
     double rtol = 1e-3;
     double atol = 1e-7;
     int threads = 1;
+    // Run each data set twice: the first run sizes the memory plan, the second runs from it and
+    // must compute the first's outputs bit for bit (and the plan must pass verifyMemoryPlan).
+    bool planMemory = true;
 };
 
 struct ConformanceResult
@@ -45,6 +48,9 @@ std::vector<std::filesystem::path> numberedTensorFiles(const std::filesystem::pa
 
 // Reads a serialized TensorProto (input_0.pb ...). Sequence/optional/map protos are Unsupported.
 Expected<RuntimeTensor> readTensorFile(const std::filesystem::path &path);
+
+// Same type, shape and bytes (strings: same strings).
+bool sameBits(const RuntimeTensor &a, const RuntimeTensor &b);
 
 // Compares one output; the message says where it differs.
 Status compareTensors(const RuntimeTensor &got, const RuntimeTensor &want, double rtol, double atol,

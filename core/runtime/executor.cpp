@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <omp.h>
@@ -87,6 +88,44 @@ public:
                 m_backends.push_back(owned.back().get());
             }
         }
+        OPSCOPE_TRY(allocateArenas());
+        const Status st = runAll();
+        if (m_options.memoryStats) {
+            MemoryRunStats &stats = *m_options.memoryStats;
+            stats = {};
+            for (std::size_t d = 0; d < m_arenas.size(); ++d)
+                if (m_arenas[d])
+                    stats.arenaBytes += m_options.memory->devices[d].plannedBytes;
+            stats.inArena = m_inArena.load();
+            stats.elsewhere = m_elsewhere.load();
+            stats.copiedOut = m_copiedOut.load();
+        }
+        return st;
+    }
+
+private:
+    // One block per plan device for a memory plan made for this plan (else the run allocates per
+    // tensor, as without one).
+    Status allocateArenas()
+    {
+        const MemoryPlan *memory = m_options.memory;
+        if (!memory || memory->devices.size() != m_plan.devices.size() ||
+            memory->byValue.size() < m_pg.graph->valueSlots())
+            return Status::ok();
+        m_arenas.resize(memory->devices.size());
+        for (std::size_t d = 0; d < memory->devices.size(); ++d) {
+            if (memory->devices[d].plannedBytes == 0)
+                continue;
+            Expected<std::shared_ptr<std::byte>> block = RuntimeTensor::allocateBlock(memory->devices[d].plannedBytes);
+            if (!block)
+                return block.status();
+            m_arenas[d] = std::move(*block);
+        }
+        return Status::ok();
+    }
+
+    Status runAll()
+    {
         if (m_plan.queues.size() == 1 && m_plan.queues[0].workers <= 1)
             return runQueue(0);
         // Every queue (every worker of a shared one) at once, on the shared pool's persistent
@@ -119,7 +158,6 @@ public:
         return Status::ok();
     }
 
-private:
     // A queue several workers share: per step, how many of its producers in the same queue have
     // not finished, and which steps of the queue it unblocks; the steps ready to take, in order.
     struct SharedQueue
@@ -294,6 +332,19 @@ private:
         };
         OPSCOPE_TRY(checkInputTypes(m_frame.graph(), pn, inputs));
         KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);
+        std::vector<PlannedOutput> planned;
+        if (!m_arenas.empty()) {
+            planned.resize(n.outputs.size());
+            for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+                if (!n.outputs[i].valid())
+                    continue;
+                const MemoryPlan::Slot &s = m_options.memory->byValue[n.outputs[i].index];
+                if (s.device >= 0 && !s.view && m_arenas[std::size_t(s.device)])
+                    planned[i] = {m_arenas[std::size_t(s.device)].get() + s.offset, s.bytes,
+                                  &m_arenas[std::size_t(s.device)]};
+            }
+            ctx.setPlannedOutputs(planned);
+        }
         OPSCOPE_TRY(backend.run(pn, ctx));
         for (std::size_t i = 0; i < n.outputs.size(); ++i) {
             if (!n.outputs[i].valid())
@@ -301,6 +352,10 @@ private:
             if (!outputs[i].isValid())
                 return Status::internal("node '" + n.name + "' (" + n.opType + ") did not produce output " +
                                         std::to_string(i));
+            if (!m_arenas.empty())
+                OPSCOPE_TRY(settle(n.outputs[i], outputs[i]));
+            if (m_options.record && m_options.record->size() >= m_pg.graph->valueSlots())
+                record(pn, inputs, n.outputs[i], outputs[i]);
             m_frame.set(n.outputs[i], std::move(outputs[i]));
         }
         // Free what nobody reads any more.
@@ -316,10 +371,80 @@ private:
         return Status::ok();
     }
 
+    // An output in an arena must be where the plan put it (its range, or inside the buffer it is
+    // planned to view); anywhere else in an arena its bytes would be overwritten by the tensors
+    // the plan put there, so it is copied out.
+    Status settle(ValueId v, RuntimeTensor &t)
+    {
+        if (!t.bytes())
+            return Status::ok();
+        const MemoryPlan &memory = *m_options.memory;
+        const MemoryPlan::Slot &s = memory.byValue[v.index];
+        const auto p = reinterpret_cast<std::uintptr_t>(t.bytes());
+        for (std::size_t d = 0; d < m_arenas.size(); ++d) {
+            if (!m_arenas[d])
+                continue;
+            const auto base = reinterpret_cast<std::uintptr_t>(m_arenas[d].get());
+            if (p < base || p >= base + memory.devices[d].plannedBytes)
+                continue;
+            const bool asPlanned =
+                s.device == int(d) &&
+                (s.view ? p >= base + s.bufferOffset && p + t.byteSize() <= base + s.bufferOffset + s.bufferBytes
+                        : p == base + s.offset && t.byteSize() <= s.bytes);
+            if (asPlanned) {
+                m_inArena.fetch_add(1, std::memory_order_relaxed);
+                return Status::ok();
+            }
+            Expected<RuntimeTensor> copy = RuntimeTensor::allocate(t.dtype(), t.shape());
+            if (!copy)
+                return copy.status();
+            std::memcpy(copy->mutableBytes(), t.bytes(), t.byteSize());
+            t = std::move(*copy);
+            m_copiedOut.fetch_add(1, std::memory_order_relaxed);
+            return Status::ok();
+        }
+        if (s.device >= 0)
+            m_elsewhere.fetch_add(1, std::memory_order_relaxed);
+        return Status::ok();
+    }
+
+    // What the sizing run learns of an output: type, bytes, and which input's bytes it lies in.
+    void record(const PreparedNode &pn, const std::vector<const RuntimeTensor *> &inputs, ValueId v,
+                const RuntimeTensor &t)
+    {
+        ValueRecord &r = (*m_options.record)[v.index];
+        r = {};
+        r.seen = true;
+        r.dtype = t.dtype();
+        r.bytes = t.dtype() == DataType::String ? 0 : t.byteSize();
+        const auto p = reinterpret_cast<std::uintptr_t>(t.bytes());
+        if (!p || r.bytes == 0)
+            return;
+        const auto inside = [&](ValueId in, const RuntimeTensor *it) {
+            if (!it || !it->bytes() || it->dtype() == DataType::String)
+                return false;
+            const auto base = reinterpret_cast<std::uintptr_t>(it->bytes());
+            if (p < base || p + r.bytes > base + it->byteSize())
+                return false;
+            r.viewOf = in;
+            r.viewOffset = p - base;
+            return true;
+        };
+        const Node &n = *pn.node;
+        for (std::size_t j = 0; j < n.inputs.size(); ++j)
+            if (n.inputs[j].valid() && inside(n.inputs[j], inputs[j]))
+                return;
+        for (ValueId in : pn.implicitInputs)
+            if (inside(in, m_frame.get(in)))
+                return;
+    }
+
     const PreparedGraph &m_pg;
     const ExecutionPlan &m_plan;
     const ExecOptions &m_options;
     Frame &m_frame;
+    std::vector<std::shared_ptr<std::byte>> m_arenas; // by plan device; empty: no memory plan
+    std::atomic<std::size_t> m_inArena{0}, m_elsewhere{0}, m_copiedOut{0};
     std::unique_ptr<std::atomic<int>[]> m_remaining;
     std::vector<std::unique_ptr<std::atomic<bool>[]>> m_done;
     std::vector<Backend *> m_backends;

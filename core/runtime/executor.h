@@ -5,6 +5,7 @@
 // are freed when their last consumer has run. Subgraphs (If/Loop/Scan bodies) run serially on the calling
 // thread and read outer-scope values from the enclosing frame.
 
+#include "runtime/memoryplan.h"
 #include "runtime/preparedgraph.h"
 #include "runtime/runtimetensor.h"
 #include "util/status.h"
@@ -30,12 +31,28 @@ struct StepEvent
 
 class Backend;
 
+// What a run from a memory plan did with it.
+struct MemoryRunStats
+{
+    std::uint64_t arenaBytes = 0;  // the arenas allocated, all devices
+    std::size_t inArena = 0;       // outputs that landed where the plan put them
+    std::size_t elsewhere = 0;     // planned outputs a kernel allocated itself
+    std::size_t copiedOut = 0;     // outputs that aliased an arena where the plan had not put them
+};
+
 struct ExecOptions
 {
     int threads = 1;                               // intra-op threads per queue (when no backends are given)
     std::vector<Backend *> backends;               // one per plan device; empty: CPU backends made per run
     const std::atomic<bool> *cancel = nullptr;     // checked between steps
     std::function<void(const StepEvent &)> onStep; // called from the queue's thread, subgraphs included
+    // Memory (main graph only; bodies allocate per tensor): run from `memory` (made for this plan
+    // and these input shapes), or record every value's size and aliasing into `record` (sized to
+    // the graph's value slots) for planning one. An output that lands in an arena where the plan
+    // did not put it is copied out, so a plan can waste memory but never corrupt a value.
+    const MemoryPlan *memory = nullptr;
+    SizeRecord *record = nullptr;
+    MemoryRunStats *memoryStats = nullptr;
 };
 
 class Frame;

@@ -6,14 +6,29 @@
 
 namespace opscope {
 
+Expected<RuntimeTensor> KernelContext::newOutputTensor(std::size_t i, DataType dtype,
+                                                       std::vector<std::int64_t> shape) const
+{
+    if (i < m_planned.size() && m_planned[i].data && dtype != DataType::String) {
+        const ElementCount c = countElements(shape);
+        const std::size_t elem = dataTypeSize(dtype);
+        if (c.ok() && elem > 0 && std::uint64_t(c.count) <= m_planned[i].bytes / elem)
+            return RuntimeTensor::inBlock(dtype, std::move(shape), *m_planned[i].owner, m_planned[i].data);
+    }
+    Expected<RuntimeTensor> t = RuntimeTensor::allocate(dtype, std::move(shape));
+    if (!t)
+        return t.status().withContext(where());
+    return t;
+}
+
 Expected<RuntimeTensor *> KernelContext::allocateOutput(std::size_t i, DataType dtype,
                                                         std::vector<std::int64_t> shape)
 {
     if (i >= m_outputs.size())
         return Status::internal(where() + ": output " + std::to_string(i) + " does not exist");
-    Expected<RuntimeTensor> t = RuntimeTensor::allocate(dtype, std::move(shape));
+    Expected<RuntimeTensor> t = newOutputTensor(i, dtype, std::move(shape));
     if (!t)
-        return t.status().withContext(where());
+        return t.status();
     m_outputs[i] = std::move(*t);
     return &m_outputs[i];
 }

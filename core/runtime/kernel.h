@@ -47,6 +47,14 @@ struct PreparedNode
     std::vector<std::pair<std::string, const PreparedGraph *>> subgraphs; // by attribute name
 };
 
+// Where memory planning put an output: `bytes` at `data`, kept alive by `owner` (the arena).
+struct PlannedOutput
+{
+    std::byte *data = nullptr;
+    std::uint64_t bytes = 0;
+    const std::shared_ptr<std::byte> *owner = nullptr;
+};
+
 class KernelContext
 {
 public:
@@ -75,7 +83,13 @@ public:
     std::size_t outputCount() const { return m_outputs.size(); }
     bool wantsOutput(std::size_t i) const { return i < node().outputs.size() && node().outputs[i].valid(); }
     // Allocates output i (uninitialized); the returned pointer stays valid for this kernel call.
+    // Where memory planning gave the output bytes that hold it, they are used (for an in-place op
+    // they are an input's: write element i only after reading element i).
     Expected<RuntimeTensor *> allocateOutput(std::size_t i, DataType dtype, std::vector<std::int64_t> shape);
+    // The same tensor, not yet set as output i (for helpers that return their result).
+    Expected<RuntimeTensor> newOutputTensor(std::size_t i, DataType dtype, std::vector<std::int64_t> shape) const;
+    // The executor's: planned places of the outputs (by output index), for this call.
+    void setPlannedOutputs(std::span<const PlannedOutput> planned) { m_planned = planned; }
     // Output i after it was allocated or set (nullptr before): for kernels that post-process.
     RuntimeTensor *output(std::size_t i)
     {
@@ -116,6 +130,7 @@ private:
     std::vector<RuntimeTensor> &m_outputs;
     int m_threads;
     const SubgraphRunner &m_runSubgraph;
+    std::span<const PlannedOutput> m_planned;
 };
 
 // Kernels by (domain, op type), each valid from an opset version on.

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -43,7 +44,7 @@ public:
 
     void give(void *p, std::size_t bytes)
     {
-        {
+        if (bypass.load(std::memory_order_relaxed) == 0) {
             std::lock_guard lock(m_mutex);
             if (m_cached + bytes <= capBytes) {
                 m_free[bytes].push_back(p);
@@ -54,6 +55,8 @@ public:
         std::free(p);
     }
 
+    std::atomic<int> bypass{0};
+
 private:
     static constexpr std::size_t capBytes = std::size_t(1024) << 20;
     std::mutex m_mutex;
@@ -62,6 +65,16 @@ private:
 };
 
 } // namespace
+
+PoolBypass::PoolBypass()
+{
+    BufferPool::instance().bypass.fetch_add(1);
+}
+
+PoolBypass::~PoolBypass()
+{
+    BufferPool::instance().bypass.fetch_sub(1);
+}
 
 std::string shapeText(const std::vector<std::int64_t> &shape)
 {
@@ -103,6 +116,31 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
     t.m_owner = std::shared_ptr<const void>(
         p, [bytes](const void *q) { BufferPool::instance().give(const_cast<void *>(q), bytes); });
     t.m_data = static_cast<std::byte *>(p);
+    return t;
+}
+
+Expected<std::shared_ptr<std::byte>> RuntimeTensor::allocateBlock(std::size_t bytes)
+{
+    bytes = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+    if (bytes > systemMemoryBytes())
+        return Status::invalid("a memory arena of " + bytesText(bytes) + " is more than this machine's " +
+                               bytesText(systemMemoryBytes()) + " of memory and swap");
+    void *p = BufferPool::instance().take(bytes);
+    if (!p)
+        return Status::io("out of memory allocating a " + bytesText(bytes) + " memory arena");
+    return std::shared_ptr<std::byte>(static_cast<std::byte *>(p),
+                                      [bytes](std::byte *q) { BufferPool::instance().give(q, bytes); });
+}
+
+RuntimeTensor RuntimeTensor::inBlock(DataType dtype, std::vector<std::int64_t> shape, std::shared_ptr<const void> owner,
+                                     std::byte *data)
+{
+    RuntimeTensor t;
+    t.m_dtype = dtype;
+    t.m_count = countElements(shape).count;
+    t.m_shape = std::move(shape);
+    t.m_owner = std::move(owner);
+    t.m_data = data;
     return t;
 }
 

@@ -25,6 +25,12 @@ public:
 
     // New, uninitialized host memory (64-byte aligned). Fails for absurd sizes instead of throwing.
     static Expected<RuntimeTensor> allocate(DataType dtype, std::vector<std::int64_t> shape);
+    // A block of host memory (64-byte aligned) from the same recycling pool: a planned arena.
+    static Expected<std::shared_ptr<std::byte>> allocateBlock(std::size_t bytes);
+    // A tensor in `data`, which `owner` keeps alive (a range of an arena). The caller checked
+    // that the bytes fit.
+    static RuntimeTensor inBlock(DataType dtype, std::vector<std::int64_t> shape, std::shared_ptr<const void> owner,
+                                 std::byte *data);
     // Zero-filled.
     static Expected<RuntimeTensor> zeros(DataType dtype, std::vector<std::int64_t> shape);
     // Shares the IR tensor's bytes; no copy.
@@ -88,5 +94,17 @@ RuntimeTensor RuntimeTensor::fromValues(DataType dtype, std::vector<std::int64_t
 }
 
 std::string shapeText(const std::vector<std::int64_t> &shape);
+
+// While one lives (in any thread), freed tensor buffers go back to the system instead of the
+// recycling pool. For a memory plan's sizing run: the planned runs never reuse its per-tensor
+// buffers, and pooled they would stay resident next to the arena.
+class PoolBypass
+{
+public:
+    PoolBypass();
+    ~PoolBypass();
+    PoolBypass(const PoolBypass &) = delete;
+    PoolBypass &operator=(const PoolBypass &) = delete;
+};
 
 } // namespace opscope

@@ -192,12 +192,7 @@ Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, c
             return Status::unsupported(os.str());
         }
     }
-    const Graph &g = m_model.graph;
-    std::vector<RuntimeTensor> inputs(g.inputs().size());
-    for (std::size_t i = 0; i < g.inputs().size(); ++i)
-        for (const auto &[name, tensor] : feeds)
-            if (name == g.value(g.inputs()[i]).name)
-                inputs[i] = tensor;
+    std::vector<RuntimeTensor> inputs = orderedInputs(feeds);
     ExecOptions options;
     if (exec)
         options = *exec;
@@ -205,7 +200,93 @@ Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, c
         options.threads = m_options.threads;
     if (options.backends.empty() && (!plan || plan->devices.size() <= 1))
         options.backends = {m_backend.get()};
-    return executeGraph(*m_prepared, std::move(inputs), options, plan);
+
+    const ExecutionPlan &executed = plan ? *plan : m_prepared->plan;
+    SizeRecord sizes;
+    std::uint64_t key = 0;
+    if (m_options.planMemory && !options.memory && !options.record) {
+        key = memoryKey(inputs, executed);
+        std::shared_ptr<const MemoryPlan> memory;
+        {
+            const std::lock_guard lock(m_memoryMutex);
+            for (const auto &[k, p] : m_memoryPlans)
+                if (k == key)
+                    memory = p;
+        }
+        if (memory) {
+            // `memory` keeps the plan alive through this run even if the cache drops it meanwhile.
+            options.memory = memory.get();
+            return executeGraph(*m_prepared, std::move(inputs), options, plan);
+        }
+        sizes.resize(m_model.graph.valueSlots());
+        options.record = &sizes;
+    }
+    std::optional<PoolBypass> bypass;
+    if (options.record == &sizes)
+        bypass.emplace();
+    Expected<std::vector<RuntimeTensor>> outputs = executeGraph(*m_prepared, std::move(inputs), options, plan);
+    bypass.reset();
+    if (outputs && options.record == &sizes) {
+        Expected<MemoryPlan> planned = planMemory(*m_prepared, executed, sizes, m_options.memory);
+        if (planned) {
+            const std::lock_guard lock(m_memoryMutex);
+            if (m_memoryPlans.size() >= 8)
+                m_memoryPlans.erase(m_memoryPlans.begin());
+            m_memoryPlans.emplace_back(key, std::make_shared<const MemoryPlan>(std::move(*planned)));
+        }
+    }
+    return outputs;
+}
+
+std::vector<RuntimeTensor> InferenceSession::orderedInputs(const Feeds &feeds) const
+{
+    const Graph &g = m_model.graph;
+    std::vector<RuntimeTensor> inputs(g.inputs().size());
+    for (std::size_t i = 0; i < g.inputs().size(); ++i)
+        for (const auto &[name, tensor] : feeds)
+            if (name == g.value(g.inputs()[i]).name)
+                inputs[i] = tensor;
+    return inputs;
+}
+
+std::uint64_t InferenceSession::memoryKey(const std::vector<RuntimeTensor> &inputs, const ExecutionPlan &plan) const
+{
+    // FNV-1a over the plan's structure and the inputs' types and shapes.
+    std::uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](std::uint64_t v) {
+        for (int i = 0; i < 8; ++i, v >>= 8)
+            h = (h ^ (v & 0xff)) * 1099511628211ull;
+    };
+    for (const std::string &d : plan.devices)
+        for (char c : d)
+            mix(std::uint64_t(std::uint8_t(c)));
+    for (const PlanQueue &q : plan.queues) {
+        mix(0xA11CE);
+        mix(std::uint64_t(q.device));
+        mix(std::uint64_t(q.workers));
+        for (const PlanStep &s : q.steps) {
+            mix(s.node.index);
+            for (const StepRef &w : s.waitFor)
+                mix((std::uint64_t(w.queue) << 32) | w.step);
+        }
+    }
+    for (const RuntimeTensor &t : inputs) {
+        mix(0xF00D);
+        mix(std::uint64_t(t.dtype()));
+        for (std::int64_t d : t.shape())
+            mix(std::uint64_t(d));
+    }
+    return h;
+}
+
+std::shared_ptr<const MemoryPlan> InferenceSession::memoryPlan(const Feeds &feeds, const ExecutionPlan *plan) const
+{
+    const std::uint64_t key = memoryKey(orderedInputs(feeds), plan ? *plan : m_prepared->plan);
+    const std::lock_guard lock(m_memoryMutex);
+    for (const auto &[k, p] : m_memoryPlans)
+        if (k == key)
+            return p;
+    return nullptr;
 }
 
 } // namespace opscope

@@ -20,6 +20,10 @@ struct SessionOptions
 {
     int threads = 1;         // intra-op threads
     bool checkMemory = true; // refuse runs whose tensors would not fit in available memory
+    // Run from a memory plan (memoryplan.h): the first run of a plan and input shapes records
+    // every tensor's size, later runs with the same allocate one arena per device.
+    bool planMemory = true;
+    MemoryPlanOptions memory;
 };
 
 struct IoInfo
@@ -52,8 +56,14 @@ public:
     Expected<std::vector<RuntimeTensor>> run(const Feeds &feeds, const ExecutionPlan *plan = nullptr,
                                              const ExecOptions *exec = nullptr) const;
 
+    // The memory plan runs with these feeds' shapes and this plan (null: the serial one) use, once
+    // one run has sized them; null before, or with planMemory off.
+    std::shared_ptr<const MemoryPlan> memoryPlan(const Feeds &feeds, const ExecutionPlan *plan = nullptr) const;
+
 private:
     InferenceSession() = default;
+    std::vector<RuntimeTensor> orderedInputs(const Feeds &feeds) const;
+    std::uint64_t memoryKey(const std::vector<RuntimeTensor> &inputs, const ExecutionPlan &plan) const;
     Model m_model;                      // a copy: structure only, weights are shared
     std::unique_ptr<Backend> m_backend; // the device kernels are prepared for
     SessionOptions m_options;
@@ -64,6 +74,10 @@ private:
     mutable std::mutex m_peakMutex;
     mutable std::vector<std::pair<std::string, std::vector<std::int64_t>>> m_peakShapes;
     mutable std::optional<std::uint64_t> m_peakBytes;
+    // Memory plans by (plan, input shapes), the most recent last; a few, as a session usually
+    // runs one shape under one to four schedules.
+    mutable std::mutex m_memoryMutex;
+    mutable std::vector<std::pair<std::uint64_t, std::shared_ptr<const MemoryPlan>>> m_memoryPlans;
 };
 
 // Bytes of memory available to a new allocation now (MemAvailable), or 0 when unknown.

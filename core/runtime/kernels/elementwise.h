@@ -7,15 +7,18 @@ namespace opscope::kernels {
 
 // A new tensor: op(a[ia], b[ib]) over the broadcast shape. Dims are coalesced so the work is a
 // set of rows whose inner loop reads each input with stride 1 or 0 — contiguous and
-// vectorizable for the same-shape, scalar and per-channel cases alike.
+// vectorizable for the same-shape, scalar and per-channel cases alike. With `output` ≥ 0 the
+// tensor is that output's (memory planning may have put it over a or b: each element is written
+// after it is read, at the same index).
 template<class A, class B, class R, class Op>
 Expected<RuntimeTensor> binaryApply(const KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b,
-                                    DataType outType, Op op)
+                                    DataType outType, Op op, int output = -1)
 {
     const Expected<Broadcast> bc = Broadcast::of({&a.shape(), &b.shape()}, ctx);
     if (!bc)
         return bc.status();
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(outType, bc->outShape);
+    Expected<RuntimeTensor> out = output >= 0 ? ctx.newOutputTensor(std::size_t(output), outType, bc->outShape)
+                                              : RuntimeTensor::allocate(outType, bc->outShape);
     if (!out)
         return out;
     const A *pa = a.data<A>();
@@ -68,7 +71,7 @@ template<class A, class B, class R, class Op>
 Status binaryKernel(KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b, DataType outType,
                     Op op)
 {
-    Expected<RuntimeTensor> r = binaryApply<A, B, R>(ctx, a, b, outType, op);
+    Expected<RuntimeTensor> r = binaryApply<A, B, R>(ctx, a, b, outType, op, 0);
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));

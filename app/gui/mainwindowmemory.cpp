@@ -1,0 +1,87 @@
+// The Memory dock: the memory plan of the model on screen (a pass step's model after the pass,
+// with the one before it for comparison), planned in the background by one sizing run with random
+// inputs; clicking a tensor selects its producer in the graph.
+
+#include "mainwindow.h"
+
+#include "memoryview.h"
+#include "runtime/memoryreport.h"
+
+#include <QDockWidget>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace opscope {
+
+namespace {
+
+struct PlannedPair
+{
+    Expected<MemoryReport> after = Status::internal("not planned");
+    std::optional<Expected<MemoryReport>> before;
+};
+
+} // namespace
+
+void MainWindow::planMemoryOnScreen()
+{
+    if (!m_model)
+        return;
+    const bool step = m_result && m_step >= 0;
+    const std::shared_ptr<const Model> after = step ? modelAfter(m_step) : m_model;
+    const std::shared_ptr<const Model> before = step ? modelBefore(m_step) : nullptr;
+    // The symbolic dims of the model's inputs, sized in the panel (1 until the user says otherwise).
+    std::vector<std::string> symbols;
+    for (ValueId v : after->graph.inputs()) {
+        const Value &value = after->graph.value(v);
+        if (value.initializer || !value.type.shape)
+            continue;
+        for (const Dim &d : value.type.shape->dims)
+            if (d.isSymbolic() && std::find(symbols.begin(), symbols.end(), d.symbol) == symbols.end())
+                symbols.push_back(d.symbol);
+    }
+    m_memory->setSymbolicDims(symbols);
+    const std::map<std::string, std::int64_t> dims = m_memory->dims();
+    if (m_cancelMemory)
+        m_cancelMemory->store(true);
+    m_cancelMemory = std::make_shared<std::atomic<bool>>(false);
+    m_memoryDock->show();
+    m_memoryDock->raise();
+    m_memory->setMessage(tr("Planning memory: one run with random inputs sizes every tensor…"));
+    setBusy(tr("Planning memory…"), true);
+    auto *watcher = new QFutureWatcher<PlannedPair>(this);
+    const auto cancel = m_cancelMemory;
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, after, cancel] {
+        watcher->deleteLater();
+        if (m_cancelMemory != cancel)
+            return; // superseded by a newer request
+        m_cancelMemory.reset();
+        updateBusy();
+        if (cancel->load()) {
+            m_memory->setMessage(tr("Memory planning cancelled."));
+            return;
+        }
+        PlannedPair r = watcher->result();
+        if (!r.after) {
+            m_memory->setPlan(nullptr, nullptr);
+            m_memory->setMessage(tr("No memory plan: %1").arg(QString::fromStdString(r.after.status().message())));
+            return;
+        }
+        std::shared_ptr<const MemoryPlan> was;
+        if (r.before && *r.before)
+            was = (*r.before)->plan;
+        m_memory->setPlan(r.after->plan, after, was);
+    });
+    watcher->setFuture(QtConcurrent::run([after, before, cancel, dims] {
+        MemoryReportOptions options;
+        options.cancel = cancel.get();
+        options.random.dims = dims;
+        PlannedPair r;
+        r.after = planModelMemory(*after, options);
+        if (before && !cancel->load())
+            r.before = planModelMemory(*before, options);
+        return r;
+    }));
+}
+
+} // namespace opscope

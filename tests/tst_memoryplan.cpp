@@ -1,0 +1,324 @@
+// Memory planning (runtime/memoryplan.h): placements on a hand-built chain (in place, views, a
+// pending reader, graph outputs), and on random DAGs under serial, parallel (shared and fixed
+// queues) and greedy two-device plans: every plan passes verifyMemoryPlan (no two possibly live
+// tensors share a byte, in place never over a pending reader, lower bound ≤ arena ≤ naive) and a
+// run from it computes a run without planning's outputs bit for bit. The safety net: an alias the
+// plan did not know is copied out, a size the sizing run did not see gets its own allocation.
+
+#include "runtime/conformance.h"
+#include "runtime/memoryplan.h"
+#include "runtime/session.h"
+#include "schedule/partition.h"
+#include "testsupport.h"
+
+#include <QTest>
+#include <random>
+
+using namespace opscope;
+using namespace opscope::schedule;
+
+namespace {
+
+TypeInfo floats(std::vector<std::int64_t> dims)
+{
+    return TypeInfo::tensor(DataType::Float, Shape::fromSizes(dims));
+}
+
+RuntimeTensor randomTensor(const std::vector<std::int64_t> &shape, std::uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    std::int64_t n = 1;
+    for (std::int64_t d : shape)
+        n *= d;
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float &x : v)
+        x = u(rng);
+    return RuntimeTensor::fromValues(DataType::Float, shape, v);
+}
+
+ValueId node(Graph &g, const std::string &op, std::vector<ValueId> in, const std::string &name,
+             std::vector<Attribute> attrs = {})
+{
+    const ValueId out = *g.createValue(name);
+    const NodeId n = *g.addNode(op, std::move(in), {out}, {}, name + "_node");
+    g.node(n).attributes = std::move(attrs);
+    return out;
+}
+
+// x → Mul(x,x)=a → Relu=b → Reshape=c → Tanh=d → Exp=e → Add(e,d)=f → Sigmoid=y (output)
+Model chainModel()
+{
+    Model m;
+    m.opsets = {{"", 17}};
+    Graph &g = m.graph;
+    const ValueId x = g.addInput("x", floats({16, 16}));
+    const ValueId shape = g.addInitializer("shape", Tensor::fromValues<std::int64_t>(DataType::Int64, {1}, {256}));
+    const ValueId a = node(g, "Mul", {x, x}, "a");
+    const ValueId b = node(g, "Relu", {a}, "b");
+    const ValueId c = node(g, "Reshape", {b, shape}, "c");
+    const ValueId d = node(g, "Tanh", {c}, "d");
+    const ValueId e = node(g, "Exp", {d}, "e");
+    const ValueId f = node(g, "Add", {e, d}, "f");
+    g.addOutput(node(g, "Sigmoid", {f}, "y"));
+    return m;
+}
+
+// A random DAG over [4, 64] floats: unary ops (in place), binary ops with a broadcast operand,
+// Reshape/Identity views, Transpose and Softmax (neither in place), extra graph outputs that
+// alias intermediates.
+Model randomModel(std::uint32_t seed, int nodes)
+{
+    Model m;
+    m.opsets = {{"", 17}};
+    Graph &g = m.graph;
+    std::mt19937 rng(seed);
+    std::vector<ValueId> pool{g.addInput("x", floats({4, 64}))};
+    const ValueId bias = g.addInitializer("bias", Tensor::fromValues<float>(DataType::Float, {64}, std::vector<float>(64, 0.5f)));
+    const ValueId flat = g.addInitializer("flat", Tensor::fromValues<std::int64_t>(DataType::Int64, {1}, {256}));
+    const ValueId back = g.addInitializer("back", Tensor::fromValues<std::int64_t>(DataType::Int64, {2}, {4, 64}));
+    const auto pick = [&] { return pool[std::uniform_int_distribution<std::size_t>(0, pool.size() - 1)(rng)]; };
+    for (int i = 0; i < nodes; ++i) {
+        const std::string name = "v" + std::to_string(i);
+        ValueId out;
+        switch (rng() % 9) {
+        case 0: out = node(g, "Relu", {pick()}, name); break;
+        case 1: out = node(g, "Tanh", {pick()}, name); break;
+        case 2: out = node(g, "Add", {pick(), pick()}, name); break;
+        case 3: out = node(g, rng() % 2 ? "Mul" : "Sub", {pick(), bias}, name); break;
+        case 4: out = node(g, "Div", {bias, pick()}, name); break;
+        case 5: {
+            const ValueId r = node(g, "Reshape", {pick(), flat}, name + "_flat");
+            out = node(g, rng() % 2 ? "Sigmoid" : "Identity", {r}, name + "_mid");
+            out = node(g, "Reshape", {out, back}, name);
+            break;
+        }
+        case 6: out = node(g, "Identity", {pick()}, name); break;
+        case 7: {
+            const ValueId t = node(g, "Transpose", {pick()}, name + "_t", {Attribute::makeInts("perm", {1, 0})});
+            out = node(g, "Transpose", {t}, name, {Attribute::makeInts("perm", {1, 0})});
+            break;
+        }
+        default: out = node(g, "Softmax", {pick()}, name, {Attribute::makeInt("axis", 1)}); break;
+        }
+        pool.push_back(out);
+    }
+    for (std::size_t i = 1; i < pool.size(); ++i)
+        if (g.uses(pool[i]).empty() || rng() % 8 == 0)
+            g.addOutput(pool[i]);
+    return m;
+}
+
+std::vector<RuntimeTensor> runOnce(const Model &model, const ExecutionPlan *plan, const Feeds &feeds, bool planMemory)
+{
+    SessionOptions so;
+    so.planMemory = planMemory;
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+    if (!s)
+        qFatal("%s", s.status().message().c_str());
+    Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, plan);
+    if (!out)
+        qFatal("%s", out.status().message().c_str());
+    return *out;
+}
+
+CostModel cpus(int n)
+{
+    CostModel m;
+    for (int i = 0; i < n; ++i)
+        m.devices.push_back({"cpu:" + std::to_string(i), 1e10, 1e10, 2e-6, 0});
+    m.link = {1e-6, 5e9};
+    return m;
+}
+
+const PlannedTensor &tensorNamed(const Graph &g, const MemoryPlan &plan, const std::string &name)
+{
+    for (const DeviceMemory &d : plan.devices)
+        for (const PlannedTensor &t : d.tensors)
+            if (g.value(t.value).name == name)
+                return t;
+    qFatal("no planned tensor %s", name.c_str());
+}
+
+} // namespace
+
+class TestMemoryPlan : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void chainPlacements()
+    {
+        const Model model = chainModel();
+        const Feeds feeds{{"x", randomTensor({16, 16}, 1)}};
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+        QVERIFY(s);
+        QVERIFY((*s)->run(feeds));
+        const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(feeds);
+        QVERIFY(plan);
+        const Graph &g = (*s)->prepared().graph ? *(*s)->prepared().graph : model.graph;
+        QCOMPARE(tensorNamed(g, *plan, "a").placement, TensorPlacement::Arena);
+        QCOMPARE(tensorNamed(g, *plan, "b").placement, TensorPlacement::InPlace); // over a, read only by Relu
+        QCOMPARE(tensorNamed(g, *plan, "c").placement, TensorPlacement::View);    // Reshape aliases b
+        QCOMPARE(tensorNamed(g, *plan, "d").placement, TensorPlacement::InPlace); // over the view's bytes
+        QCOMPARE(tensorNamed(g, *plan, "e").placement, TensorPlacement::Arena);   // d is still read by Add
+        QCOMPARE(tensorNamed(g, *plan, "f").placement, TensorPlacement::InPlace); // over e
+        QCOMPARE(tensorNamed(g, *plan, "y").placement, TensorPlacement::Output);  // leaves the run: own bytes
+        QCOMPARE(tensorNamed(g, *plan, "f").sharesWith, g.findValue("e"));
+        const DeviceMemory &d = plan->devices.at(0);
+        QCOMPARE(d.naiveBytes, std::uint64_t(5 * 1024)); // a b d e f
+        QCOMPARE(d.inPlaceBytes, std::uint64_t(2 * 1024));
+        QCOMPARE(d.plannedBytes, std::uint64_t(2 * 1024));
+        QCOMPARE(d.lowerBoundBytes, std::uint64_t(2 * 1024));
+        QVERIFY2(verifyMemoryPlan((*s)->prepared(), (*s)->prepared().plan, *plan), "verify");
+
+        MemoryRunStats stats;
+        ExecOptions exec;
+        exec.memoryStats = &stats;
+        Expected<std::vector<RuntimeTensor>> planned = (*s)->run(feeds, nullptr, &exec);
+        QVERIFY(planned);
+        QCOMPARE(stats.arenaBytes, std::uint64_t(2 * 1024));
+        QCOMPARE(stats.inArena, std::size_t(6)); // a..f
+        QCOMPARE(stats.copiedOut, std::size_t(0));
+        QVERIFY(sameBits(planned->at(0), runOnce(model, nullptr, feeds, false).at(0)));
+    }
+
+    void noInPlaceNoShare()
+    {
+        const Model model = chainModel();
+        const Feeds feeds{{"x", randomTensor({16, 16}, 2)}};
+        SessionOptions so;
+        so.memory.inPlace = false;
+        so.memory.share = false;
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+        QVERIFY(s && (*s)->run(feeds));
+        const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(feeds);
+        QVERIFY(plan);
+        QCOMPARE(plan->devices[0].plannedBytes, std::uint64_t(5 * 1024)); // each its own range
+        QVERIFY2(verifyMemoryPlan((*s)->prepared(), (*s)->prepared().plan, *plan), "verify");
+        Expected<std::vector<RuntimeTensor>> again = (*s)->run(feeds);
+        QVERIFY(again && sameBits(again->at(0), runOnce(model, nullptr, feeds, false).at(0)));
+    }
+
+    void randomModelsMatchUnplannedRuns_data()
+    {
+        QTest::addColumn<int>("strategy");
+        QTest::addColumn<bool>("shared");
+        QTest::addColumn<std::uint32_t>("seed");
+        QTest::addColumn<int>("offsets");
+        const int best = int(OffsetStrategy::Best), breadth = int(OffsetStrategy::ByBreadth);
+        for (std::uint32_t seed = 1; seed <= 12; ++seed) {
+            const std::string s = std::to_string(seed);
+            QTest::newRow(("serial/" + s).c_str()) << int(Strategy::Serial) << true << seed << best;
+            QTest::newRow(("parallel/" + s).c_str()) << int(Strategy::Parallel) << true << seed << best;
+            QTest::newRow(("parallel-fixed/" + s).c_str()) << int(Strategy::Parallel) << false << seed << best;
+            QTest::newRow(("greedy/" + s).c_str()) << int(Strategy::Greedy) << true << seed << best;
+            // The breadth order on its own (Best skips it when by size meets the bound).
+            QTest::newRow(("serial-breadth/" + s).c_str()) << int(Strategy::Serial) << true << seed << breadth;
+            QTest::newRow(("parallel-breadth/" + s).c_str()) << int(Strategy::Parallel) << true << seed << breadth;
+        }
+    }
+    void randomModelsMatchUnplannedRuns()
+    {
+        QFETCH(int, strategy);
+        QFETCH(bool, shared);
+        QFETCH(std::uint32_t, seed);
+        QFETCH(int, offsets);
+        const Model model = randomModel(seed, 10 + int(seed % 5) * 8);
+        ScheduleOptions so;
+        so.workers = 2;
+        so.sharedQueue = shared;
+        Expected<DevicePlan> planned = planForDevices(model, Strategy(strategy), cpus(2), so);
+        QVERIFY2(planned, planned ? "" : planned.status().message().c_str());
+        const Model &runModel = planned->partition.model;
+        const ExecutionPlan &plan = planned->schedule.plan;
+        const Feeds feeds{{"x", randomTensor({4, 64}, seed)}};
+        const std::vector<RuntimeTensor> want = runOnce(runModel, &plan, feeds, false);
+
+        SessionOptions sessionOptions;
+        sessionOptions.memory.strategy = OffsetStrategy(offsets);
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(runModel, sessionOptions);
+        QVERIFY(s);
+        QVERIFY((*s)->run(feeds, &plan)); // sizes the plan
+        const std::shared_ptr<const MemoryPlan> memory = (*s)->memoryPlan(feeds, &plan);
+        QVERIFY(memory);
+        QCOMPARE(memory->parallel, Strategy(strategy) != Strategy::Serial);
+        const Status valid = verifyMemoryPlan((*s)->prepared(), plan, *memory);
+        QVERIFY2(valid, valid.message().c_str());
+        if (OffsetStrategy(offsets) == OffsetStrategy::ByBreadth)
+            for (const DeviceMemory &d : memory->devices)
+                QVERIFY(d.strategy == "greedy-by-breadth" || d.strategy == "none");
+        for (int round = 0; round < 3; ++round) { // workers race differently each time
+            MemoryRunStats stats;
+            ExecOptions exec;
+            exec.memoryStats = &stats;
+            Expected<std::vector<RuntimeTensor>> got = (*s)->run(feeds, &plan, &exec);
+            QVERIFY2(got, got ? "" : got.status().message().c_str());
+            QCOMPARE(got->size(), want.size());
+            for (std::size_t i = 0; i < want.size(); ++i)
+                QVERIFY2(sameBits((*got)[i], want[i]), runModel.graph.value(runModel.graph.outputs()[i]).name.c_str());
+            QCOMPARE(stats.copiedOut, std::size_t(0)); // the sizing run saw every alias
+            QVERIFY(stats.inArena > 0);
+        }
+    }
+
+    // An alias the plan does not know (the record forgets that Reshape is a view): the run copies
+    // it out of the arena instead of letting later tensors overwrite it.
+    void unknownAliasIsCopiedOut()
+    {
+        const Model model = chainModel();
+        const Feeds feeds{{"x", randomTensor({16, 16}, 3)}};
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+        QVERIFY(s);
+        SizeRecord record(model.graph.valueSlots());
+        ExecOptions sizing;
+        sizing.record = &record;
+        QVERIFY((*s)->run(feeds, nullptr, &sizing));
+        const ValueId c = (*s)->prepared().graph->findValue("c");
+        QVERIFY(record[c.index].viewOf.valid());
+        record[c.index].viewOf = ValueId();
+        Expected<MemoryPlan> plan = planMemory((*s)->prepared(), (*s)->prepared().plan, record);
+        QVERIFY(plan);
+        MemoryRunStats stats;
+        ExecOptions exec;
+        exec.memory = &*plan;
+        exec.memoryStats = &stats;
+        Expected<std::vector<RuntimeTensor>> got = (*s)->run(feeds, nullptr, &exec);
+        QVERIFY(got);
+        QCOMPARE(stats.copiedOut, std::size_t(1));
+        QVERIFY(sameBits(got->at(0), runOnce(model, nullptr, feeds, false).at(0)));
+    }
+
+    // NonZero's output size depends on the data: its own allocation; what follows it was sized by
+    // the first run and gets its own allocation when a later run needs more.
+    void dataDependentSizes()
+    {
+        Model m;
+        m.opsets = {{"", 17}};
+        Graph &g = m.graph;
+        const ValueId x = g.addInput("x", floats({64}));
+        const ValueId nz = node(g, "NonZero", {x}, "nz");
+        const ValueId t = node(g, "Neg", {nz}, "t");
+        g.addOutput(node(g, "Abs", {t}, "y"));
+        std::vector<float> few(64, 0.0f), many(64, 1.0f);
+        few[3] = few[10] = 1.0f;
+        const Feeds small{{"x", RuntimeTensor::fromValues(DataType::Float, {64}, few)}};
+        const Feeds big{{"x", RuntimeTensor::fromValues(DataType::Float, {64}, many)}};
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY(s && (*s)->run(small));
+        const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(small);
+        QVERIFY(plan);
+        QCOMPARE(tensorNamed(*(*s)->prepared().graph, *plan, "nz").placement, TensorPlacement::Dynamic);
+        QCOMPARE(tensorNamed(*(*s)->prepared().graph, *plan, "t").placement, TensorPlacement::Arena);
+        MemoryRunStats stats;
+        ExecOptions exec;
+        exec.memoryStats = &stats;
+        Expected<std::vector<RuntimeTensor>> got = (*s)->run(big, nullptr, &exec);
+        QVERIFY(got);
+        QCOMPARE(stats.elsewhere, std::size_t(1)); // t needed 64 rows where the plan had 2
+        QVERIFY(sameBits(got->at(0), runOnce(m, nullptr, big, false).at(0)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMemoryPlan)
+#include "tst_memoryplan.moc"
