@@ -474,6 +474,15 @@ private slots:
         onnx::ValueInfoProto y;
         y.set_name("y");
         *g->add_output() = y;
+        // At load already: `info` and the app warn about what a run will refuse.
+        onnx::ModelProto copy = m;
+        Expected<ImportResult> imported = importModel(copy, ImportOptions{});
+        QVERIFY(imported);
+        bool warned = false;
+        for (const std::string &w : imported->warnings)
+            warned |= !expected.isEmpty() && QString::fromStdString(w).contains(expected) &&
+                       QString::fromStdString(w).contains(QStringLiteral("running the model will fail"));
+        QCOMPARE(warned, !expected.isEmpty());
         auto s = session(m);
         QVERIFY(s);
         const auto tensor = [](int type, std::vector<std::uint8_t> bytes) {

@@ -41,6 +41,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QStyledItemDelegate>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
 #include <set>
@@ -187,6 +188,25 @@ void MainWindow::stopBackgroundJobs()
     m_layouts->cancelAll();
 }
 
+namespace {
+
+// Values read from their start ("float32[batch,3,…", "25 static, 0 symbolic, …"): only the
+// property column elides on the left.
+class ElideRightDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideRight;
+    }
+};
+
+} // namespace
+
 void MainWindow::buildDocks()
 {
     auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
@@ -201,6 +221,7 @@ void MainWindow::buildDocks()
         tree->setModel(model);
         tree->setAlternatingRowColors(true);
         tree->setTextElideMode(Qt::ElideLeft);
+        tree->setItemDelegateForColumn(1, new ElideRightDelegate(tree));
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
             tree->expandAll();

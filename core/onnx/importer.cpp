@@ -1,3 +1,4 @@
+#include "onnx/typecheck.h"
 #include "onnx/importer.h"
 
 #include "ir/verifier.h"
@@ -372,6 +373,8 @@ Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions 
     for (Function &f : m.functions)
         f.body.assignNodeNames();
     for (std::string &w : unknownOperatorWarnings(m))
+        result.warnings.push_back(std::move(w));
+    for (std::string &w : inputTypeWarnings(m))
         result.warnings.push_back(std::move(w));
     return result;
 }

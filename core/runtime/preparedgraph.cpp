@@ -2,6 +2,7 @@
 
 #include "ir/dependencies.h"
 #include "onnx/opschema.h"
+#include "onnx/typecheck.h"
 
 #include <algorithm>
 #include <iterator>
@@ -85,60 +86,8 @@ Status checkInputTypes(const Graph &graph, const PreparedNode &pn, std::span<con
 {
     if (!pn.typeRules)
         return Status::ok();
-    const InputTypeRules &rules = *pn.typeRules;
-    const Node &n = *pn.node;
-    const auto inputText = [&](std::size_t i) {
-        const std::string name = i < n.inputs.size() && n.inputs[i].valid() ? graph.value(n.inputs[i]).name : "";
-        return "input " + std::to_string(i) + (name.empty() ? std::string() : " '" + name + "'");
-    };
-    // The first input bound to each type variable, without allocating on this per-node path:
-    // libonnx's schemas have at most 4 variables; larger indices scan the earlier inputs.
-    constexpr int kTracked = 16;
-    std::size_t firstOf[kTracked];
-    std::fill(std::begin(firstOf), std::end(firstOf), inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const RuntimeTensor *t = inputs[i];
-        const InputTypeRule *rule = rules.rule(i);
-        if (!t || !rule)
-            continue;
-        const DataType dtype = t->dtype();
-        const int raw = static_cast<int>(dtype);
-        if (raw <= 0 || raw >= 32 || !(rule->allowed & (1u << raw))) {
-            std::string accepted;
-            for (int b = 1; b < 32; ++b)
-                if (rule->allowed & (1u << b))
-                    accepted += (accepted.empty() ? "" : ", ") + std::string(dataTypeName(DataType(b)));
-            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(i) + " is " +
-                                   std::string(dataTypeName(dtype)) + ", which " + n.opType +
-                                   " does not accept there (" + accepted + ")");
-        }
-        const bool variadicSlot = rules.lastIsVariadic && i + 1 >= rules.inputs.size();
-        if (rule->typeVariable < 0 || (variadicSlot && !rules.variadicHomogeneous))
-            continue;
-        std::size_t at = inputs.size();
-        if (rule->typeVariable < kTracked) {
-            at = firstOf[rule->typeVariable];
-            if (at == inputs.size())
-                firstOf[rule->typeVariable] = i;
-        } else {
-            for (std::size_t j = 0; j < i && at == inputs.size(); ++j) {
-                const InputTypeRule *earlier = rules.rule(j);
-                const bool earlierVariadic = rules.lastIsVariadic && j + 1 >= rules.inputs.size();
-                if (inputs[j] && earlier && earlier->typeVariable == rule->typeVariable &&
-                    !(earlierVariadic && !rules.variadicHomogeneous))
-                    at = j;
-            }
-        }
-        if (at == inputs.size())
-            continue;
-        const DataType first = inputs[at]->dtype();
-        if (first != dtype)
-            return Status::invalid("node '" + n.name + "' (" + n.opType + "): " + inputText(at) +
-                                   " is " + std::string(dataTypeName(first)) + " and " + inputText(i) +
-                                   " is " + std::string(dataTypeName(dtype)) + "; " + n.opType +
-                                   " needs them of one type (" + rule->variableName + ")");
-    }
-    return Status::ok();
+    return checkNodeInputTypes(graph, *pn.node, *pn.typeRules, inputs.size(),
+                               [&](std::size_t i) { return inputs[i] ? inputs[i]->dtype() : DataType::Undefined; });
 }
 
 std::string describeUnsupported(const std::set<UnsupportedOp> &ops)
