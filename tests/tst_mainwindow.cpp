@@ -5,7 +5,9 @@
 // shows the core's message; item models pass QAbstractItemModelTester.
 
 #include "categorycolors.h"
+#include "graphitems.h"
 #include "graphpane.h"
+#include "graphscene.h"
 #include "inspectormodel.h"
 #include "mainwindow.h"
 #include "memoryview.h"
@@ -540,6 +542,21 @@ private slots:
         QTest::mouseClick(view, Qt::LeftButton, {}, view->tensorRect(first).center().toPoint());
         QCOMPARE(activated.count(), 1);
         QVERIFY(w.selectNode(activated.first().first().toString())); // a node of the graph on screen
+
+        // View ▸ Colour nodes by planned bytes: the node writing the most bytes is the hottest.
+        QAction *bytesHeat = nullptr;
+        for (QAction *a : w.findChildren<QAction *>())
+            if (a->text() == QStringLiteral("Colour nodes by planned &bytes"))
+                bytesHeat = a;
+        QVERIFY(bytesHeat);
+        bytesHeat->setChecked(true);
+        double hottest = 0.0;
+        for (const NodeItem *n : w.graphPane()->scene(0)->nodeItems())
+            hottest = std::max(hottest, n->heat());
+        QCOMPARE(hottest, 1.0);
+        bytesHeat->setChecked(false);
+        for (const NodeItem *n : w.graphPane()->scene(0)->nodeItems())
+            QCOMPARE(n->heat(), -1.0);
 
         w.runPipeline();
         QVERIFY(waitIdle(w));

@@ -33,6 +33,7 @@ public:
     void setGhost(bool on);
     // Measured time as heat in [0, 1] (negative: none): the fill shades from white to red.
     void setHeat(double heat);
+    double heat() const { return m_heat; }
     // The device a partition placed the node on (negative: none): a coloured band and a label.
     void setDevice(int device);
     int device() const { return m_device; }

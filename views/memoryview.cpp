@@ -289,6 +289,18 @@ QString MemoryPanel::summaryText() const
     return m_summary->text();
 }
 
+std::map<std::string, double> MemoryPanel::bytesPerNode() const
+{
+    std::map<std::string, double> out;
+    if (!m_plan || !m_model)
+        return out;
+    for (const DeviceMemory &d : m_plan->devices)
+        for (const PlannedTensor &t : d.tensors)
+            if (inArena(*m_plan, t))
+                out[m_model->graph.node(t.producer).name] += double(t.bytes);
+    return out;
+}
+
 void MemoryPanel::setSymbolicDims(const std::vector<std::string> &names)
 {
     std::vector<std::string> shown;

@@ -76,6 +76,11 @@ public:
     void setMessage(const QString &text); // "planning…", an error
     MemoryView *view() const { return m_view; }
     QString summaryText() const;
+    const std::shared_ptr<const MemoryPlan> &plan() const { return m_plan; }
+    const std::shared_ptr<const Model> &model() const { return m_model; }
+    // Bytes of each node's outputs in the arena (in place and arena tensors, not views), by node
+    // name: the graph's heat overlay.
+    std::map<std::string, double> bytesPerNode() const;
     // The model's symbolic input dims, each with a size to plan for (kept while the names stay).
     void setSymbolicDims(const std::vector<std::string> &names);
     std::map<std::string, std::int64_t> dims() const;

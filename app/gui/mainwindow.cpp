@@ -343,9 +343,23 @@ void MainWindow::buildMenus()
 
     QAction *heat = view->addAction(tr("Colour nodes by measured &time"));
     heat->setCheckable(true);
+    m_bytesHeatAction = view->addAction(tr("Colour nodes by planned &bytes"));
+    m_bytesHeatAction->setCheckable(true);
+    m_bytesHeatAction->setToolTip(tr("The bytes each node's outputs take in the last memory plan (Profile ▸ Plan memory)"));
+    // One overlay at a time: each toggle turns the other off.
     connect(heat, &QAction::toggled, this, [this](bool on) {
         m_heat = on;
+        if (on)
+            m_bytesHeatAction->setChecked(false);
         m_graph->scene(0)->applyHeat(on ? m_profile->timePerNode() : std::map<std::string, double>{});
+    });
+    connect(m_bytesHeatAction, &QAction::toggled, this, [this, heat](bool on) {
+        if (on) {
+            heat->setChecked(false);
+            if (!m_memory->plan())
+                planMemoryOnScreen(); // applied when it is done
+        }
+        applyBytesHeat();
     });
 
     QMenu *profile = menuBar()->addMenu(tr("P&rofile"));

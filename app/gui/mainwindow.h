@@ -107,6 +107,7 @@ private:
     void showNodeValues();
     void probeInspectedNode(); // one run in the background keeping the node's inputs and outputs
     void planMemoryOnScreen(); // the Memory dock: the plan of the model (or pass step) shown
+    void applyBytesHeat();     // View ▸ Colour nodes by planned bytes, on the side showing the planned model
     void inspectTensor(int side, const Graph *graph, const QString &tensor);
     std::shared_ptr<const Model> modelBefore(int record) const;
     std::shared_ptr<const Model> modelAfter(int record) const;
@@ -142,6 +143,7 @@ private:
     QString m_busyText; // what setBusy showed: replaced when the work ends, never left stale
     QMenu *m_recentMenu = nullptr;
     QAction *m_planMemory = nullptr;
+    QAction *m_bytesHeatAction = nullptr;
 
     std::shared_ptr<const Model> m_model;
     QString m_source;

@@ -4,6 +4,8 @@
 
 #include "mainwindow.h"
 
+#include "graphpane.h"
+#include "graphscene.h"
 #include "memoryview.h"
 #include "runtime/memoryreport.h"
 
@@ -71,6 +73,7 @@ void MainWindow::planMemoryOnScreen()
         if (r.before && *r.before)
             was = (*r.before)->plan;
         m_memory->setPlan(r.after->plan, after, was);
+        applyBytesHeat();
     });
     watcher->setFuture(QtConcurrent::run([after, before, cancel, dims] {
         MemoryReportOptions options;
@@ -82,6 +85,17 @@ void MainWindow::planMemoryOnScreen()
             r.before = planModelMemory(*before, options);
         return r;
     }));
+}
+
+void MainWindow::applyBytesHeat()
+{
+    const bool on = m_bytesHeatAction && m_bytesHeatAction->isChecked();
+    for (int side = 0; side < 2; ++side) {
+        GraphScene *scene = m_graph->scene(side);
+        if (!scene || (on && m_graph->model(side) != m_memory->model()))
+            continue;
+        scene->applyHeat(on ? m_memory->bytesPerNode() : std::map<std::string, double>{});
+    }
 }
 
 } // namespace opscope
