@@ -8,6 +8,7 @@
 #include "passes/partitionpass.h"
 #include "passtest.h"
 #include "runtime/conformance.h"
+#include "runtime/memoryreport.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
@@ -17,6 +18,7 @@
 #include "trace/chrometrace.h"
 
 #include <QTest>
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -517,6 +519,73 @@ private slots:
         QCOMPARE(back->transfers.size(), std::size_t(1));
         QCOMPARE(back->transfers[0].bytes, std::uint64_t(4096));
         QVERIFY(std::abs(back->duration() - t.duration()) < 1e-9);
+    }
+
+    void memoryLaneFollowsThePlan()
+    {
+        // Every profiled run carries a "live bytes" counter per device from its memory plan: it
+        // starts and ends at 0, never goes above the arena (buffers live at one instant sit in
+        // disjoint ranges), and survives the Chrome JSON round trip of a whole session.
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        ProfileOptions o;
+        o.iterations = 2;
+        o.devices = 2;
+        o.allCoresSerial = false;
+        Expected<std::vector<ProfileRun>> runs = profileModel(m, o);
+        QVERIFY2(runs, runs ? "" : runs.status().message().c_str());
+        QCOMPARE(runs->size(), std::size_t(3));
+        for (const ProfileRun &r : *runs) {
+            QVERIFY2(!r.trace.counters.empty(), r.name.c_str());
+            Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+            QVERIFY(s);
+            for (const trace::Counter &c : r.trace.counters) {
+                QCOMPARE(c.name, std::string("live bytes"));
+                QVERIFY(c.samples.size() >= 3);
+                QCOMPARE(c.samples.front().second, 0.0);
+                QCOMPARE(c.samples.back().second, 0.0);
+                double peak = 0.0;
+                for (std::size_t i = 0; i < c.samples.size(); ++i) {
+                    if (i > 0)
+                        QVERIFY(c.samples[i - 1].first <= c.samples[i].first);
+                    peak = std::max(peak, c.samples[i].second);
+                }
+                QVERIFY2(peak > 0.0, c.device.c_str());
+                QVERIFY2(c.samples.back().first <= r.trace.duration() + 1e-9, c.device.c_str());
+                // The lane's device is one of the run's lanes.
+                QVERIFY(std::any_of(r.trace.lanes.begin(), r.trace.lanes.end(),
+                                    [&](const trace::Lane &l) { return l.device == c.device; }));
+            }
+        }
+        // Planned bytes bound the lane: recompute the serial run's plan.
+        {
+            const ProfileRun &serial = runs->front();
+            QCOMPARE(serial.trace.counters.size(), std::size_t(1));
+            Expected<MemoryReport> report = planModelMemory(m, {});
+            QVERIFY2(report, report ? "" : report.status().message().c_str());
+            QVERIFY(!report->plan->devices.empty());
+            double peak = 0.0;
+            for (const auto &sample : serial.trace.counters[0].samples)
+                peak = std::max(peak, sample.second);
+            QVERIFY(peak <= double(report->plan->devices[0].plannedBytes));
+        }
+        const trace::Trace session = combinedTrace(*runs, "session");
+        Expected<trace::Trace> back = trace::fromChromeJson(trace::toChromeJson(session));
+        QVERIFY(back);
+        QCOMPARE(back->counters.size(), session.counters.size());
+        const std::vector<ProfileRun> split = splitSession(*back);
+        QCOMPARE(split.size(), runs->size());
+        for (std::size_t i = 0; i < split.size(); ++i) {
+            QCOMPARE(split[i].trace.counters.size(), (*runs)[i].trace.counters.size());
+            for (std::size_t k = 0; k < split[i].trace.counters.size(); ++k) {
+                const trace::Counter &a = split[i].trace.counters[k], &b = (*runs)[i].trace.counters[k];
+                QCOMPARE(a.device, b.device);
+                QCOMPARE(a.samples.size(), b.samples.size());
+                for (std::size_t j = 0; j < a.samples.size(); ++j) {
+                    QVERIFY(std::abs(a.samples[j].first - b.samples[j].first) < 1e-8);
+                    QCOMPARE(a.samples[j].second, b.samples[j].second);
+                }
+            }
+        }
     }
 
     void importsProfilerStyleTraces()

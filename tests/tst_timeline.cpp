@@ -96,9 +96,11 @@ private slots:
         QCOMPARE(panel.runs().size(), std::size_t(3)); // serial, parallel, greedy
         TimelineView *view = panel.timeline();
         std::size_t lanes = 0;
-        for (const auto &r : panel.runs())
-            lanes += r.trace.lanes.size();
-        QCOMPARE(view->rowCount(), int(3 + lanes)); // a header per run, then its lanes
+        for (const auto &r : panel.runs()) {
+            QVERIFY(!r.trace.counters.empty()); // a memory lane per device
+            lanes += r.trace.lanes.size() + r.trace.counters.size();
+        }
+        QCOMPARE(view->rowCount(), int(3 + lanes)); // a header per run, then its lanes and memory lanes
         QCOMPARE(panel.totals()->columnCount(), 4); // op + one column per run
         QVERIFY(panel.totals()->rowCount() >= 3);
         // Every run's column fits beside the timeline: none is cut off.
@@ -118,6 +120,9 @@ private slots:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
         QCOMPARE(clicked.count(), 1);
         QCOMPARE(clicked.front().front().toString().toStdString(), panel.runs()[0].trace.strings[first.name]);
+        // The first run's memory lane follows its lanes: no span there to hit.
+        const int counterY = y + int(panel.runs()[0].trace.lanes.size()) * TimelineView::RowHeight;
+        QVERIFY(!view->spanAt(QPoint(at.x(), counterY)));
         // Every node's time for the graph's heat overlay, under the names of the model as given:
         // the FusedConv that ran stands for the Conv and the Relu it replaced.
         const auto heat = panel.timePerNode();
@@ -144,6 +149,7 @@ private slots:
                 QCOMPARE(b.trace.lanes[l].spans.size(), a.trace.lanes[l].spans.size());
             }
             QCOMPARE(b.trace.transfers.size(), a.trace.transfers.size());
+            QCOMPARE(b.trace.counters.size(), a.trace.counters.size());
             QVERIFY2(std::abs(b.trace.duration() - a.trace.duration()) < 1e-6,
                      qPrintable(QStringLiteral("%1: %2 s saved, %3 s reopened")
                                     .arg(QString::fromStdString(a.name))

@@ -1,5 +1,7 @@
 #include "timelineview.h"
 
+#include "util/systemmemory.h"
+
 #include "categorycolors.h"
 
 #include <QHelpEvent>
@@ -63,7 +65,9 @@ void TimelineView::rebuildRows()
     m_rows.clear();
     for (std::size_t r = 0; r < m_runs.size(); ++r) {
         m_rows.push_back({r, -1});
-        for (std::size_t l = 0; l < m_runs[r].trace->lanes.size(); ++l)
+        // Lanes, then the run's counters (memory lanes) as rows numbered after its lanes.
+        const std::size_t rows = m_runs[r].trace->lanes.size() + m_runs[r].trace->counters.size();
+        for (std::size_t l = 0; l < rows; ++l)
             m_rows.push_back({r, int(l)});
     }
     updateScrollBars();
@@ -137,7 +141,8 @@ std::optional<std::pair<std::size_t, int>> TimelineView::rowAt(int y) const
 std::optional<TimelineView::Hit> TimelineView::spanAt(QPoint pos) const
 {
     const auto row = rowAt(pos.y());
-    if (!row || row->second < 0 || pos.x() < LabelWidth)
+    if (!row || row->second < 0 || pos.x() < LabelWidth ||
+        std::size_t(row->second) >= m_runs[row->first].trace->lanes.size()) // a counter row
         return std::nullopt;
     const trace::Lane &lane = m_runs[row->first].trace->lanes[std::size_t(row->second)];
     const double t = xToTime(pos.x()), slack = 2.0 / m_pixelsPerSecond; // a 2-pixel grip on thin spans
@@ -164,6 +169,40 @@ void TimelineView::paintAxis(QPainter &p)
         p.drawText(QPointF(x + 3, AxisHeight - 9), durationText(t));
     }
     p.drawLine(0, AxisHeight - 1, w, AxisHeight - 1);
+}
+
+// A memory lane: the counter as a filled step chart scaled to its own peak, the peak in the label.
+void TimelineView::paintCounter(QPainter &p, const trace::Counter &c, int y, int rh, double t1) const
+{
+    const int w = viewport()->width();
+    const CanvasTheme &theme = canvasTheme();
+    double peak = 0.0;
+    for (const auto &[t, v] : c.samples)
+        peak = std::max(peak, v);
+    p.setClipRect(QRect(LabelWidth, y, w - LabelWidth, rh));
+    QColor fill = categoryFill(OpCategory::Normalization);
+    QPolygonF area;
+    const double base = y + rh - 2, height = rh - 5;
+    const auto yOf = [&](double v) { return peak > 0 ? base - height * v / peak : base; };
+    area << QPointF(timeToX(m_t0), base);
+    double last = 0.0;
+    for (const auto &[t, v] : c.samples) {
+        if (t > t1)
+            break;
+        const double x = timeToX(std::max(t, m_t0));
+        area << QPointF(x, yOf(last)) << QPointF(x, yOf(v));
+        last = v;
+    }
+    area << QPointF(timeToX(t1), yOf(last)) << QPointF(timeToX(t1), base);
+    p.setPen(Qt::NoPen);
+    p.setBrush(fill);
+    p.drawPolygon(area);
+    p.setClipping(false);
+    p.fillRect(QRect(0, y, LabelWidth, rh), theme.axis);
+    p.setFont(QFont(QStringLiteral("DejaVu Sans"), 8));
+    p.setPen(theme.panelText);
+    p.drawText(QRect(10, y, LabelWidth - 14, rh), Qt::AlignVCenter,
+               QStringLiteral("%1  mem %2").arg(QString::fromStdString(c.device), QString::fromStdString(bytesText(std::uint64_t(peak)))));
 }
 
 void TimelineView::paintEvent(QPaintEvent *)
@@ -193,6 +232,11 @@ void TimelineView::paintEvent(QPaintEvent *)
             p.setPen(theme.text);
             p.drawText(QRect(8, y, w - 16, rh), Qt::AlignVCenter,
                        QString::fromStdString(run.trace->name) + QStringLiteral("    ") + run.summary);
+            y += rh;
+            continue;
+        }
+        if (std::size_t(row.lane) >= run.trace->lanes.size()) {
+            paintCounter(p, run.trace->counters[std::size_t(row.lane) - run.trace->lanes.size()], y, rh, t1);
             y += rh;
             continue;
         }

@@ -82,6 +82,7 @@ private:
     double duration() const;
     int rowTop(std::size_t row) const;
     void paintAxis(QPainter &p);
+    void paintCounter(QPainter &p, const trace::Counter &c, int y, int rh, double t1) const;
 
     std::vector<TimelineRun> m_runs;
     std::vector<Row> m_rows;

@@ -1,5 +1,7 @@
 #include "schedule/profiler.h"
 
+#include "schedule/memorycounters.h"
+
 #include "runtime/conformance.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -88,6 +90,10 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
             x.toLane += laneBase;
             all.transfers.push_back(x);
         }
+        for (trace::Counter c : r.trace.counters) {
+            c.device = r.name + "/" + c.device;
+            all.counters.push_back(std::move(c));
+        }
     }
     return all;
 }
@@ -132,6 +138,15 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
         y.toLane = laneAt[x.toLane].second;
         runs[laneAt[x.fromLane].first].trace.transfers.push_back(y);
     }
+    for (const trace::Counter &c : combined.counters) {
+        const std::size_t slash = session ? c.device.find('/') : std::string::npos;
+        const auto it = runOf.find(slash != std::string::npos ? c.device.substr(0, slash) : combined.name);
+        if (it == runOf.end())
+            continue;
+        trace::Counter own = c;
+        own.device = slash != std::string::npos ? c.device.substr(slash + 1) : c.device;
+        runs[it->second].trace.counters.push_back(std::move(own));
+    }
     for (ProfileRun &r : runs) {
         // Each run on its own clock: its first span starts at 0 as when it was recorded.
         double t0 = std::numeric_limits<double>::max();
@@ -144,6 +159,9 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
                     s.start -= t0, s.end -= t0;
             for (trace::Transfer &x : r.trace.transfers)
                 x.start -= t0, x.end -= t0;
+            for (trace::Counter &c : r.trace.counters)
+                for (auto &sample : c.samples)
+                    sample.first -= t0;
         }
         summarizeRun(r);
         r.makespanMs = r.trace.duration() * 1e3;
@@ -298,6 +316,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         auto &median = timed[timed.size() / 2];
         r.makespanMs = median.first * 1e3;
         r.trace = std::move(median.second);
+        if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &plan->plan))
+            addMemoryCounters(runModel.graph, *memory, r.trace);
         r.measured = true;
         if (reference.empty()) {
             reference = *outputs;

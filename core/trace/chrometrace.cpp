@@ -61,6 +61,9 @@ std::string toChromeJson(const Trace &trace)
     for (const Lane &l : trace.lanes)
         if (pids.emplace(l.device, int(pids.size()) + 1).second)
             devices.push_back(l.device);
+    for (const Counter &c : trace.counters)
+        if (pids.emplace(c.device, int(pids.size()) + 1).second)
+            devices.push_back(c.device);
     std::string out;
     out.reserve(64 + 130 * trace.lanes.size() + [&] {
         std::size_t n = 0;
@@ -128,6 +131,17 @@ std::string toChromeJson(const Trace &trace)
         out +=
             ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
     }
+    for (const Counter &c : trace.counters)
+        for (const auto &[t, value] : c.samples) {
+            begin();
+            out += "{\"name\":";
+            appendString(out, c.name);
+            out += ",\"ph\":\"C\",\"ts\":";
+            appendNumber(out, t * 1e6);
+            out += ",\"pid\":" + std::to_string(pids[c.device]) + ",\"args\":{\"bytes\":";
+            appendNumber(out, value);
+            out += "}}";
+        }
     out += "],\"displayTimeUnit\":\"ms\",\"otherData\":{\"name\":";
     appendString(out, trace.name);
     out += "}}";
@@ -231,6 +245,7 @@ struct Reader
     std::map<std::uint32_t, std::int64_t> processOrder; // process_sort_index
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Raw>> open; // B events per thread
     std::map<std::string, Flow> flows;
+    std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<double, double>>> counters; // (pid, name)
     std::string otherName;
 
     Status event(od::object o)
@@ -241,6 +256,7 @@ struct Reader
         std::int64_t sortIndex = 0;
         bool hasSortIndex = false;
         std::uint64_t bytes = 0;
+        double value = 0.0;
         for (auto field : o) {
             std::string_view key;
             if (auto e = field.unescaped_key().get(key))
@@ -281,8 +297,12 @@ struct Reader
                         argName = text_of(av);
                     else if (k == "sort_index")
                         hasSortIndex = !av.get_int64().get(sortIndex);
-                    else if (k == "bytes" && av.get_uint64().get(bytes))
-                        bytes = 0;
+                    else if (k == "bytes") {
+                        if (av.get_double().get(value))
+                            value = 0.0;
+                        if (av.get_uint64().get(bytes))
+                            bytes = 0;
+                    }
                 }
             }
         }
@@ -314,6 +334,8 @@ struct Reader
                 r.end = ts;
                 raws.push_back(r);
             }
+        } else if (ph == "C") {
+            counters[{p, std::string(name)}].emplace_back(ts, value);
         } else if (ph == "s" || ph == "f") {
             Flow &f = flows[id];
             if (ph == "s") {
@@ -559,6 +581,15 @@ Expected<Trace> parse(std::string_view json, const std::string &name)
     for (Transfer &x : t.transfers) {
         x.fromLane = newIndex[x.fromLane];
         x.toLane = newIndex[x.toLane];
+    }
+    for (auto &[key, samples] : in.counters) {
+        const auto p = in.processNames.find(key.first);
+        Counter c{p != in.processNames.end() ? p->second : "process " + in.ids[key.first], key.second, {}};
+        std::stable_sort(samples.begin(), samples.end(),
+                         [](const auto &a, const auto &b) { return a.first < b.first; });
+        for (const auto &[ts, value] : samples)
+            c.samples.emplace_back(ts - t0, value);
+        t.counters.push_back(std::move(c));
     }
     return t;
 }

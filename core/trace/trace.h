@@ -43,11 +43,21 @@ struct Transfer
     std::uint32_t fromLane = 0, toLane = 0;
 };
 
+// A quantity over time on a device — the bytes its memory plan has live: a step function, each
+// sample holding until the next. A counter track in Chrome's format ("ph":"C").
+struct Counter
+{
+    std::string device;
+    std::string name;                               // "live bytes"
+    std::vector<std::pair<double, double>> samples; // (seconds, value), sorted by time
+};
+
 struct Trace
 {
     std::string name; // "greedy on 2 devices"
     std::vector<Lane> lanes;
     std::vector<Transfer> transfers;
+    std::vector<Counter> counters;
     std::vector<std::string> strings;
 
     double duration() const;
