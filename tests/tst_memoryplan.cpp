@@ -7,11 +7,14 @@
 
 #include "runtime/conformance.h"
 #include "runtime/memoryplan.h"
+#include "runtime/planorder.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
 #include "testsupport.h"
 
 #include <QTest>
+#include <chrono>
+#include <mutex>
 #include <random>
 
 using namespace opscope;
@@ -259,6 +262,87 @@ private slots:
                 QVERIFY2(sameBits((*got)[i], want[i]), runModel.graph.value(runModel.graph.outputs()[i]).name.c_str());
             QCOMPARE(stats.copiedOut, std::size_t(0)); // the sizing run saw every alias
             QVERIFY(stats.inArena > 0);
+        }
+    }
+
+    // PlanOrder, which the planner and the verifier both trust, against what runs do: a step it
+    // says happens before another ended before that one started in every run (workers race
+    // differently each time), producers precede their readers, and precedesAllFrom is what
+    // precedes() says it is.
+    void planOrderHoldsInRuns_data()
+    {
+        QTest::addColumn<int>("strategy");
+        QTest::addColumn<bool>("shared");
+        QTest::addColumn<std::uint32_t>("seed");
+        for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+            const std::string s = std::to_string(seed);
+            QTest::newRow(("serial/" + s).c_str()) << int(Strategy::Serial) << true << seed;
+            QTest::newRow(("parallel/" + s).c_str()) << int(Strategy::Parallel) << true << seed;
+            QTest::newRow(("parallel-fixed/" + s).c_str()) << int(Strategy::Parallel) << false << seed;
+            QTest::newRow(("greedy/" + s).c_str()) << int(Strategy::Greedy) << true << seed;
+        }
+    }
+    void planOrderHoldsInRuns()
+    {
+        QFETCH(int, strategy);
+        QFETCH(bool, shared);
+        QFETCH(std::uint32_t, seed);
+        const Model model = randomModel(seed, 40 + int(seed) * 10);
+        ScheduleOptions so;
+        so.workers = 2;
+        so.sharedQueue = shared;
+        Expected<DevicePlan> planned = planForDevices(model, Strategy(strategy), cpus(2), so);
+        QVERIFY2(planned, planned ? "" : planned.status().message().c_str());
+        const Model &runModel = planned->partition.model;
+        const ExecutionPlan &plan = planned->schedule.plan;
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(runModel);
+        QVERIFY(s);
+        Expected<PlanOrder> order = PlanOrder::of((*s)->prepared(), plan);
+        QVERIFY2(order, order ? "" : order.status().message().c_str());
+        QVERIFY(order->hasMatrix());
+        const int steps = int(order->order().size());
+        QVERIFY(steps > 20);
+        const Graph &g = runModel.graph;
+        for (int q = 0; q < steps; ++q) {
+            const Node &n = g.node(order->order()[std::size_t(q)]);
+            for (ValueId v : n.inputs)
+                if (v.valid() && g.value(v).producer.valid()) {
+                    const int p = order->position(g.value(v).producer);
+                    QVERIFY(p >= 0 && p < q);
+                    QVERIFY2(order->precedes(p, q), (g.value(v).name + " → " + n.name).c_str());
+                }
+        }
+        for (int p = 0; p < steps; ++p) {
+            QVERIFY(!order->precedes(p, p));
+            int from = steps;
+            while (from > p + 1 && order->precedes(p, from - 1))
+                --from;
+            QCOMPARE(order->precedesAllFrom(p), std::max(from, p + 1));
+            if (Strategy(strategy) == Strategy::Serial)
+                for (int q = 0; q < steps; ++q)
+                    QCOMPARE(order->precedes(p, q), p < q);
+        }
+        const Feeds feeds{{"x", randomTensor({4, 64}, seed)}};
+        using Clock = std::chrono::steady_clock;
+        for (int round = 0; round < 5; ++round) {
+            std::vector<std::pair<Clock::time_point, Clock::time_point>> span(static_cast<std::size_t>(steps));
+            std::mutex lock;
+            ExecOptions exec;
+            exec.onStep = [&](const StepEvent &e) {
+                const int at = order->position(e.node);
+                if (e.graph == (*s)->prepared().graph && at >= 0) {
+                    std::lock_guard guard(lock);
+                    span[std::size_t(at)] = {e.start, e.end};
+                }
+            };
+            QVERIFY((*s)->run(feeds, &plan, &exec));
+            for (int p = 0; p < steps; ++p)
+                for (int q = p + 1; q < steps; ++q)
+                    if (order->precedes(p, q))
+                        QVERIFY2(span[std::size_t(p)].second <= span[std::size_t(q)].first,
+                                 (g.node(order->order()[std::size_t(p)]).name + " before " +
+                                  g.node(order->order()[std::size_t(q)]).name)
+                                     .c_str());
         }
     }
 

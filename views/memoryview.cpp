@@ -198,13 +198,13 @@ void MemoryView::paintEvent(QPaintEvent *)
         }
     }
     p.setClipping(false);
-    // The moment the lower bound is reached: every byte live there is needed at once.
+    // The step of the order with the most bytes live: every byte live there is needed at once.
     const double x = peakX();
     QPen dashed(theme.selection, 1.5, Qt::DashLine);
     p.setPen(dashed);
     p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
     p.setPen(theme.axisText);
-    const QString peak = tr("peak at step %1: %2 live").arg(d->peakStep).arg(bytes(d->lowerBoundBytes));
+    const QString peak = tr("peak at step %1: %2 live").arg(d->peakStep).arg(bytes(d->peakStepBytes));
     const double tw = p.fontMetrics().horizontalAdvance(peak) + 8;
     const double tx = x + tw + 4 < area.right() ? x + 4 : x - tw - 4;
     p.drawText(QRectF(tx, area.bottom() + 2, tw, AxisBottom - 2), Qt::AlignCenter, peak);

@@ -133,6 +133,7 @@ int runMemory(const MemoryArgs &args)
             d["lower_bound_bytes"] = dm.lowerBoundBytes;
             d["outside_bytes"] = dm.outsideBytes;
             d["peak_step"] = dm.peakStep;
+            d["peak_step_bytes"] = dm.peakStepBytes;
             d["strategy"] = dm.strategy;
             d["tensors"] = nlohmann::ordered_json::array();
             for (const PlannedTensor &t : dm.tensors) {

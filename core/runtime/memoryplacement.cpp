@@ -18,12 +18,116 @@ bool allBefore(const ArenaBuffer &a, const ArenaBuffer &b, const PlanOrder &orde
     return true;
 }
 
+// Whether two buffers may be live at once: happens-before implies the linearization's order, so
+// only the buffer that ends first there can precede the other; overlapping there, they conflict.
+bool conflict(const ArenaBuffer &a, const ArenaBuffer &b, const PlanOrder &order)
+{
+    if (a.last < b.first)
+        return !allBefore(a, b, order);
+    if (b.last < a.first)
+        return !allBefore(b, a, order);
+    return true;
+}
+
+// A lower bound for plans that may run ops at once: buffers that pairwise conflict need disjoint
+// ranges in every valid placement, so any such set's bytes bound the arena from below. The live
+// set at the order's peak is one; each is grown greedily (largest first), and so are sets seeded
+// by the largest buffers — parallel branches whose buffers no one step of the order holds at once.
+std::uint64_t concurrentBound(const std::vector<ArenaBuffer> &buffers, const std::vector<int> &bySize,
+                              const PlanOrder &order, int peakPosition)
+{
+    std::uint64_t best = 0;
+    std::vector<int> clique;
+    const auto grow = [&] {
+        for (int b : bySize) {
+            const ArenaBuffer &buf = buffers[std::size_t(b)];
+            if (std::find(clique.begin(), clique.end(), b) != clique.end())
+                continue;
+            if (std::all_of(clique.begin(), clique.end(),
+                            [&](int c) { return conflict(buf, buffers[std::size_t(c)], order); }))
+                clique.push_back(b);
+        }
+        std::uint64_t bytes = 0;
+        for (int c : clique)
+            bytes += buffers[std::size_t(c)].bytes;
+        best = std::max(best, bytes);
+    };
+    for (int b : bySize)
+        if (buffers[std::size_t(b)].first <= peakPosition && peakPosition <= buffers[std::size_t(b)].last)
+            clique.push_back(b);
+    grow();
+    constexpr std::size_t seeds = 16;
+    for (std::size_t i = 0; i < std::min(seeds, bySize.size()); ++i) {
+        clique.assign(1, bySize[i]);
+        grow();
+    }
+    return best;
+}
+
+// The buffers placed so far under a plan that is not serial, by first position, each node of the
+// tree holding the largest `after` (the position from which on every use of a buffer precedes
+// every step) below it. A buffer b placed later can only conflict with p if p's uses do not all
+// precede b's producer (p.after > b.first) and b's do not all precede p's (p.first < b.after):
+// the tree visits those and no others, where a plain scan visited every placed buffer.
+class PlacedIndex
+{
+public:
+    explicit PlacedIndex(int steps)
+    {
+        while (m_size < steps)
+            m_size <<= 1;
+        m_max.assign(2 * std::size_t(m_size), std::numeric_limits<int>::min());
+        m_at.resize(std::size_t(m_size));
+    }
+
+    void insert(int first, int after, int buffer)
+    {
+        m_at[std::size_t(first)].emplace_back(after, buffer);
+        for (std::size_t i = std::size_t(first + m_size); i > 0; i >>= 1)
+            m_max[i] = std::max(m_max[i], after);
+    }
+
+    // f(buffer) for every placed buffer with after > x and first < y.
+    template<class F>
+    void forEach(int x, int y, F &&f) const
+    {
+        visit(1, 0, m_size, x, y, f);
+    }
+
+private:
+    template<class F>
+    void visit(std::size_t node, int lo, int hi, int x, int y, F &f) const
+    {
+        if (lo >= y || m_max[node] <= x)
+            return;
+        if (hi - lo == 1) {
+            for (const auto &[after, buffer] : m_at[std::size_t(lo)])
+                if (after > x)
+                    f(buffer);
+            return;
+        }
+        const int mid = lo + (hi - lo) / 2;
+        visit(2 * node, lo, mid, x, y, f);
+        visit(2 * node + 1, mid, hi, x, y, f);
+    }
+
+    int m_size = 1;
+    std::vector<int> m_max;
+    std::vector<std::vector<std::pair<int, int>>> m_at; // by first position: (after, buffer)
+};
+
 class Placer
 {
 public:
     Placer(const std::vector<ArenaBuffer> &buffers, const PlanOrder &order, int steps)
         : m_buffers(buffers), m_order(order), m_steps(steps)
     {
+        if (!order.serial()) {
+            m_after.assign(buffers.size(), 0);
+            for (std::size_t b = 0; b < buffers.size(); ++b)
+                for (int u : buffers[b].uses)
+                    m_after[b] = std::max(m_after[b], order.precedesAllFrom(u));
+        }
     }
 
     // Offsets (by buffer index) for placing `sequence` in that order; returns the arena size.
@@ -31,7 +135,7 @@ public:
     {
         offsets.assign(m_buffers.size(), 0);
         std::vector<std::vector<int>> liveAt(m_order.serial() ? std::size_t(m_steps) : 0);
-        std::vector<int> placed;
+        PlacedIndex placed(m_order.serial() ? 1 : m_steps);
         std::vector<int> stamp(m_buffers.size(), -1);
         std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
         std::uint64_t arena = 0;
@@ -49,11 +153,10 @@ public:
                             add(p);
                         }
             } else {
-                for (int p : placed) {
-                    const ArenaBuffer &other = m_buffers[std::size_t(p)];
-                    if (!allBefore(buf, other, m_order) && !allBefore(other, buf, m_order))
+                placed.forEach(buf.first, m_after[std::size_t(b)], [&](int p) {
+                    if (conflict(m_buffers[std::size_t(p)], buf, m_order))
                         add(p);
-                }
+                });
             }
             std::sort(ranges.begin(), ranges.end());
             // Best fit: the smallest gap that holds the buffer, else above everything it meets.
@@ -73,7 +176,7 @@ public:
                 for (int t = buf.first; t <= buf.last; ++t)
                     liveAt[std::size_t(t)].push_back(b);
             else
-                placed.push_back(b);
+                placed.insert(buf.first, m_after[std::size_t(b)], b);
         }
         return arena;
     }
@@ -82,6 +185,7 @@ private:
     const std::vector<ArenaBuffer> &m_buffers;
     const PlanOrder &m_order;
     int m_steps;
+    std::vector<int> m_after; // by buffer: the largest precedesAllFrom of its uses
 };
 
 } // namespace
@@ -127,6 +231,11 @@ PlacementResult placeBuffers(std::vector<ArenaBuffer> &buffers, const std::vecto
     std::stable_sort(bySize.begin(), bySize.end(), [&](int a, int b) {
         return buffers[std::size_t(a)].bytes > buffers[std::size_t(b)].bytes;
     });
+
+    result.peakBytes = result.lowerBoundBytes;
+    if (!order.serial())
+        result.lowerBoundBytes = std::max(result.lowerBoundBytes,
+                                          concurrentBound(buffers, bySize, order, result.peakPosition));
 
     Placer placer(buffers, order, steps);
     std::vector<std::uint64_t> sizeOffsets, breadthOffsets;

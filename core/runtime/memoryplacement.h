@@ -40,6 +40,7 @@ struct PlacementResult
 {
     std::uint64_t arenaBytes = 0;
     std::uint64_t lowerBoundBytes = 0;
+    std::uint64_t peakBytes = 0; // live at peakPosition of the order
     int peakPosition = -1;
     std::string strategy;
 };

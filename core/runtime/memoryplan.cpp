@@ -200,6 +200,7 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
         PlacementResult placed = placeBuffers(buffers, ids, order, steps, options.share, options.strategy);
         dm.plannedBytes = placed.arenaBytes;
         dm.lowerBoundBytes = placed.lowerBoundBytes;
+        dm.peakStepBytes = placed.peakBytes;
         dm.strategy = placed.strategy;
         for (int b : ids) {
             dm.inPlaceBytes += buffers[std::size_t(b)].bytes;

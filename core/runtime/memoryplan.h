@@ -71,9 +71,12 @@ struct DeviceMemory
     std::uint64_t naiveBytes = 0;      // every arena tensor its own buffer
     std::uint64_t inPlaceBytes = 0;    // in-place reuse only
     std::uint64_t plannedBytes = 0;    // the arena
-    std::uint64_t lowerBoundBytes = 0; // most bytes live at one step of the plan's order
+    // Most bytes live at one step of the plan's order; for plans that may run ops at once, at
+    // least the bytes of the largest set found of buffers that may all be live together.
+    std::uint64_t lowerBoundBytes = 0;
     std::uint64_t outsideBytes = 0;    // graph outputs and dynamic tensors (own allocations)
-    std::uint32_t peakStep = 0;        // where the lower bound is reached
+    std::uint32_t peakStep = 0;        // the step of the order with the most bytes live
+    std::uint64_t peakStepBytes = 0;   // those bytes (the lower bound of a serial plan)
     std::string strategy;              // "greedy-by-size" or "greedy-by-breadth"
     std::vector<PlannedTensor> tensors; // every computed value on this device, by first step
 };

@@ -2,6 +2,7 @@
 
 #include "ir/dependencies.h"
 
+#include <bit>
 #include <queue>
 #include <tuple>
 
@@ -84,16 +85,40 @@ Expected<PlanOrder> PlanOrder::of(const PreparedGraph &pg, const ExecutionPlan &
     // Reachability: row p holds every position after p along the edges. Every edge goes forward in
     // the linearization, so rows can be filled from the last position to the first.
     o.m_words = (steps + 63) / 64;
-    o.m_reach.assign(steps * o.m_words, 0);
+    o.m_rowStart.resize(steps);
+    std::size_t total = 0;
+    for (std::size_t p = 0; p < steps; ++p) {
+        o.m_rowStart[p] = total;
+        total += o.m_words - (p >> 6);
+    }
+    o.m_reach.assign(total, 0);
     for (std::size_t p = steps; p-- > 0;) {
-        std::uint64_t *row = &o.m_reach[p * o.m_words];
+        std::uint64_t *row = &o.m_reach[o.m_rowStart[p]] - (p >> 6); // indexed by global word
         for (NodeId t : succ[o.m_order[p].index]) {
             const std::size_t q = std::size_t(o.m_position[t.index]);
-            const std::uint64_t *other = &o.m_reach[q * o.m_words];
+            const std::uint64_t *other = &o.m_reach[o.m_rowStart[q]] - (q >> 6);
             for (std::size_t w = q >> 6; w < o.m_words; ++w) // all of it lies after q
                 row[w] |= other[w];
             row[q >> 6] |= std::uint64_t(1) << (q & 63);
         }
+    }
+    // precedesAllFrom: one past the last position above p that p does not precede.
+    o.m_from.assign(steps, int(steps));
+    for (std::size_t p = 0; p < steps; ++p) {
+        const std::uint64_t *row = &o.m_reach[o.m_rowStart[p]] - (p >> 6);
+        int from = int(p) + 1;
+        for (std::size_t w = o.m_words; w-- > (p >> 6);) {
+            std::uint64_t valid = ~std::uint64_t(0);
+            if (w + 1 == o.m_words && steps % 64)
+                valid = (std::uint64_t(1) << (steps % 64)) - 1;
+            if (w == (p >> 6))
+                valid &= ~((std::uint64_t(2) << (p & 63)) - 1); // positions above p
+            if (const std::uint64_t missing = ~row[w] & valid) {
+                from = int(w * 64 + 63 - std::size_t(std::countl_zero(missing))) + 1;
+                break;
+            }
+        }
+        o.m_from[p] = from;
     }
     return o;
 }
