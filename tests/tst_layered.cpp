@@ -3,6 +3,7 @@
 // edges run downward, nothing overlaps, paths end at their items — on graph shapes that are slow
 // for dot (long skip edges, wide fan-outs, cycles from collapsed groups) and on every bundled model.
 
+#include "layout/edgelabels.h"
 #include "layout/layered.h"
 #include "layout/layoutio.h"
 #include "layout/presentation.h"
@@ -193,6 +194,86 @@ private slots:
         const LayoutResult r = layoutLayered(q);
         QVERIFY(r.centers[20].y > r.centers[13].y);
         QVERIFY(r.centers[20].y < r.centers[15].y);
+    }
+
+    void edgeLabelsCoverNothing_data()
+    {
+        QTest::addColumn<bool>("dot");
+        QTest::addColumn<int>("shape");
+        QTest::addColumn<double>("placedAtLeast"); // share of labels that find a free spot
+        const char *shapes[] = {"topk-2", "fanout-8", "fanout-16", "random-300", "unet"};
+        for (bool dot : {false, true})
+            for (int s = 0; s < 5; ++s)
+                QTest::addRow("%s/%s", dot ? "dot" : "layered", shapes[s])
+                    << dot << s << (s == 0 ? 1.0 : s == 1 ? 0.85 : 0.5);
+    }
+
+    void edgeLabelsCoverNothing()
+    {
+        // Labels slide along their edges so that none covers another or an item; where edges fan
+        // out of one node their midpoints are side by side and labels drawn there would pile up.
+        QFETCH(bool, dot);
+        QFETCH(int, shape);
+        QFETCH(double, placedAtLeast);
+        LayoutRequest q;
+        auto fanOut = [&](std::size_t readers) {
+            q.nodes.assign(readers + 2, {90, 36});
+            for (std::size_t i = 0; i < readers; ++i) {
+                q.edges.push_back({0, 1 + i});
+                q.edges.push_back({1 + i, readers + 1});
+            }
+        };
+        switch (shape) {
+        case 0: fanOut(2); break;
+        case 1: fanOut(8); break;
+        case 2: fanOut(16); break;
+        case 3: q = randomDag(300, 7); break;
+        default: q = unet(4, 5); break;
+        }
+        LayoutResult r;
+        if (dot) {
+            auto laid = layoutWithGraphviz(q);
+            QVERIFY2(laid, laid ? "" : laid.status().message().c_str());
+            r = std::move(*laid);
+        } else {
+            r = layoutLayered(q);
+        }
+        std::vector<Box> items;
+        for (std::size_t i = 0; i < q.nodes.size(); ++i)
+            items.push_back({r.centers[i].x - q.nodes[i].width / 2, r.centers[i].y - q.nodes[i].height / 2,
+                             r.centers[i].x + q.nodes[i].width / 2, r.centers[i].y + q.nodes[i].height / 2});
+        const std::vector<Point> sizes(q.edges.size(), Point{112, 11}); // "float32[1,64,56,56]" at 7 pt
+        const std::vector<std::optional<Box>> labels = placeEdgeLabels(r.edges, sizes, items);
+        QCOMPARE(labels.size(), q.edges.size());
+        std::size_t placed = 0;
+        for (std::size_t a = 0; a < labels.size(); ++a) {
+            if (!labels[a])
+                continue;
+            ++placed;
+            const Box &box = *labels[a];
+            QCOMPARE(box.x1 - box.x0, 112.0);
+            for (std::size_t b = a + 1; b < labels.size(); ++b)
+                QVERIFY2(!labels[b] || !box.overlaps(*labels[b]), qPrintable(QStringLiteral("labels %1, %2").arg(a).arg(b)));
+            for (const Box &item : items)
+                QVERIFY(!box.overlaps(item));
+            // Beside its own edge: the label's inner side is a few points from the curve.
+            double nearest = 1e300;
+            const auto &path = r.edges[a];
+            for (std::size_t i = 0; i + 3 < path.size(); i += 3)
+                for (int k = 0; k <= 1024; ++k) {
+                    const double t = k / 1024.0, u = 1 - t;
+                    const double x = u * u * u * path[i].x + 3 * u * u * t * path[i + 1].x +
+                                     3 * u * t * t * path[i + 2].x + t * t * t * path[i + 3].x;
+                    const double y = u * u * u * path[i].y + 3 * u * u * t * path[i + 1].y +
+                                     3 * u * t * t * path[i + 2].y + t * t * t * path[i + 3].y;
+                    const double dx = std::max({box.x0 - x, 0.0, x - box.x1});
+                    const double dy = std::max({box.y0 - y, 0.0, y - box.y1});
+                    nearest = std::min(nearest, std::hypot(dx, dy));
+                }
+            QVERIFY2(nearest < 5.0, qPrintable(QStringLiteral("label %1 is %2 pt from its edge").arg(a).arg(nearest)));
+        }
+        QVERIFY2(placed >= placedAtLeast * labels.size(),
+                 qPrintable(QStringLiteral("%1 of %2 labels placed").arg(placed).arg(labels.size())));
     }
 
     void placesEveryBundledModel_data()

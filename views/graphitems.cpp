@@ -235,7 +235,19 @@ EdgeItem::EdgeItem(const layout::VisualEdge &edge, const std::vector<layout::Poi
 
 QRectF EdgeItem::boundingRect() const
 {
-    return m_path.boundingRect().adjusted(-60, -10, 60, 10);
+    const QRectF path = m_path.boundingRect().adjusted(-8, -8, 8, 8); // the arrowhead and the pen
+    return m_labelBox ? path.united(*m_labelBox) : path;
+}
+
+void EdgeItem::setLabelBox(const std::optional<QRectF> &box)
+{
+    prepareGeometryChange();
+    m_labelBox = box;
+}
+
+QFont EdgeItem::labelFont()
+{
+    return QFont(QStringLiteral("DejaVu Sans"), 7);
 }
 
 QPainterPath EdgeItem::shape() const
@@ -266,12 +278,12 @@ void EdgeItem::paint(QPainter *painter, const QStyleOptionGraphicsItem *option, 
         painter->setBrush(color);
         painter->drawPolygon(QPolygonF{m_tip, a, b});
     }
-    if (!m_showLabel || lod < 0.55 || m_edge.label.empty())
+    if (!m_showLabel || lod < 0.55 || m_edge.label.empty() || !m_labelBox)
         return;
-    painter->setFont(QFont(QStringLiteral("DejaVu Sans"), 7));
+    painter->setFont(labelFont());
     painter->setPen(theme.edgeLabel);
-    const QPointF mid = m_path.pointAtPercent(0.5);
-    painter->drawText(mid + QPointF(4, 3), QString::fromStdString(m_edge.label));
+    painter->drawText(*m_labelBox, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextSingleLine,
+                      QString::fromStdString(m_edge.label));
 }
 
 } // namespace opscope

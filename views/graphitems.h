@@ -8,6 +8,7 @@
 #include <QFont>
 #include <QGraphicsItem>
 #include <QPainterPath>
+#include <optional>
 
 namespace opscope {
 
@@ -62,6 +63,10 @@ public:
         m_showLabel = on;
         update();
     }
+    // Where the label goes (layout::placeEdgeLabels); none: the label is left out (the tooltip has it).
+    void setLabelBox(const std::optional<QRectF> &box);
+    const std::optional<QRectF> &labelBox() const { return m_labelBox; }
+    static QFont labelFont();
     void setHighlighted(bool on)
     {
         m_highlighted = on;
@@ -77,6 +82,7 @@ private:
     layout::VisualEdge m_edge;
     QPainterPath m_path;
     QPointF m_tip, m_tipFrom;
+    std::optional<QRectF> m_labelBox;
     bool m_showLabel = true;
     bool m_highlighted = false;
     DiffState m_diff = DiffState::None;

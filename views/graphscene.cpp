@@ -1,6 +1,9 @@
 #include "graphscene.h"
 
+#include "layout/edgelabels.h"
+
 #include <QGraphicsSceneMouseEvent>
+#include <QFontMetricsF>
 #include <QGraphicsView>
 #include <QKeyEvent>
 #include <algorithm>
@@ -23,6 +26,7 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
     m_indexOf.clear();
     m_side = side;
     const unsigned bit = side == Overlay ? 3u : (1u << side);
+    std::vector<std::size_t> edgeIndex; // per m_edges entry: its index in the layout
     for (std::size_t i = 0; i < p.items.size() && i < layout.centers.size(); ++i) {
         const layout::VisualItem &v = p.items[i];
         if (!(v.presentIn & bit))
@@ -45,8 +49,46 @@ void GraphScene::build(const layout::Presentation &p, const layout::LayoutResult
         item->setShowLabel(m_showLabels);
         addItem(item);
         m_edges.push_back(item);
+        edgeIndex.push_back(i);
     }
+    placeLabels(layout, edgeIndex);
     setSceneRect(QRectF(-40, -40, layout.width + 80, layout.height + 80));
+}
+
+void GraphScene::placeLabels(const layout::LayoutResult &layout, const std::vector<std::size_t> &edgeIndex)
+{
+    std::vector<layout::Box> obstacles;
+    obstacles.reserve(m_nodes.size());
+    for (const NodeItem *n : m_nodes) {
+        const QRectF r = n->sceneBoundingRect();
+        obstacles.push_back({r.left(), r.top(), r.right(), r.bottom()});
+    }
+    const QFontMetricsF metrics(EdgeItem::labelFont());
+    std::vector<std::vector<layout::Point>> splines;
+    std::vector<layout::Point> sizes;
+    splines.reserve(m_edges.size());
+    sizes.reserve(m_edges.size());
+    for (std::size_t k = 0; k < m_edges.size(); ++k) {
+        splines.push_back(layout.edges[edgeIndex[k]]);
+        const std::string &label = m_edges[k]->visual().label;
+        sizes.push_back(label.empty() ? layout::Point{}
+                                      : layout::Point{metrics.horizontalAdvance(QString::fromStdString(label)) + 2,
+                                                      metrics.height()});
+    }
+    const auto boxes = layout::placeEdgeLabels(splines, sizes, obstacles);
+    for (std::size_t k = 0; k < m_edges.size(); ++k)
+        m_edges[k]->setLabelBox(boxes[k] ? std::optional<QRectF>(QRectF(QPointF(boxes[k]->x0, boxes[k]->y0),
+                                                                         QPointF(boxes[k]->x1, boxes[k]->y1)))
+                                         : std::nullopt);
+}
+
+std::vector<QRectF> GraphScene::labelBoxes() const
+{
+    std::vector<QRectF> boxes;
+    for (const EdgeItem *e : m_edges)
+        if (e->labelBox())
+            boxes.push_back(*e->labelBox());
+    return boxes;
 }
 
 void GraphScene::applyDiff(const GraphDiff &diff)

@@ -29,6 +29,8 @@ public:
     NodeItem *itemForKey(const std::string &key) const;
     const std::vector<NodeItem *> &nodeItems() const { return m_nodes; }
     const std::vector<EdgeItem *> &edgeItems() const { return m_edges; }
+    // The edge labels drawn (when shown), in scene coordinates: none overlaps another or a node.
+    std::vector<QRectF> labelBoxes() const;
     int side() const { return m_side; }
 
     // Keys of items whose node name, op type or tensor (edge) matches `text`, case-insensitively,
@@ -60,6 +62,7 @@ protected:
     void keyPressEvent(QKeyEvent *event) override; // arrows walk the selection along edges
 
 private:
+    void placeLabels(const layout::LayoutResult &layout, const std::vector<std::size_t> &edgeIndex);
     int m_side = 0;
     std::vector<NodeItem *> m_nodes;
     std::vector<EdgeItem *> m_edges;
