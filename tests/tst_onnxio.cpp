@@ -111,6 +111,72 @@ private slots:
         QCOMPARE(s.opHistogram.at("Conv"), 8u);
     }
 
+    void einsumShapesAreInferred_data()
+    {
+        // libonnx 1.12 infers Einsum's rank only ("unk__0" dims); the equation fixes the dims.
+        QTest::addColumn<QString>("equation");
+        QTest::addColumn<QList<qint64>>("a");
+        QTest::addColumn<QList<qint64>>("b");
+        QTest::addColumn<QString>("expected");
+        using L = QList<qint64>;
+        QTest::newRow("batched matmul") << "bij,bjk->bik" << L{2, 3, 4} << L{2, 4, 5} << "float32[2,3,5]";
+        QTest::newRow("implicit output sorted") << "kj,ji" << L{7, 4} << L{4, 3} << "float32[3,7]";
+        QTest::newRow("spaces, capitals") << "b I j , b j K -> b K I" << L{2, 3, 4} << L{2, 4, 6} << "float32[2,6,3]";
+        QTest::newRow("ellipsis broadcast") << "...ij,...jk->...ik" << L{1, 2, 3, 4} << L{5, 1, 4, 6}
+                                            << "float32[5,2,3,6]";
+        QTest::newRow("implicit ellipsis first") << "...ij,jk" << L{8, 3, 4} << L{4, 2} << "float32[8,3,2]";
+        QTest::newRow("attention scores") << "bhqd,bhkd->bhqk" << L{1, 12, 128, 64} << L{1, 12, 128, 64}
+                                          << "float32[1,12,128,128]";
+        QTest::newRow("trace to a scalar") << "ii->" << L{5, 5} << L{} << "float32[]";
+    }
+
+    void einsumShapesAreInferred()
+    {
+        QFETCH(QString, equation);
+        QFETCH(QList<qint64>, a);
+        QFETCH(QList<qint64>, b);
+        QFETCH(QString, expected);
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_node();
+        g->clear_input();
+        g->clear_output();
+        g->clear_initializer();
+        std::vector<std::string> inputs{"a"};
+        *g->add_input() = test::tensorInfo("a", onnx::TensorProto::FLOAT, {a.begin(), a.end()});
+        if (!b.isEmpty() || !equation.startsWith(QStringLiteral("ii"))) {
+            *g->add_input() = test::tensorInfo("b", onnx::TensorProto::FLOAT, {b.begin(), b.end()});
+            inputs.push_back("b");
+        }
+        onnx::NodeProto n = test::node("Einsum", inputs, {"t"}, "einsum");
+        auto *eq = n.add_attribute();
+        eq->set_name("equation");
+        eq->set_type(onnx::AttributeProto::STRING);
+        eq->set_s(equation.toStdString());
+        *g->add_node() = n;
+        *g->add_node() = test::node("Relu", {"t"}, {"y"}, "relu");
+        onnx::ValueInfoProto y;
+        y.set_name("y");
+        *g->add_output() = y;
+        QTemporaryDir dir;
+        test::writeProto(dirOf(dir) / "einsum.onnx", m);
+        const ImportResult r = test::loadOrFail(dirOf(dir) / "einsum.onnx");
+        const Value &t = r.model.graph.value(r.model.graph.findValue("t"));
+        QCOMPARE(QString::fromStdString(t.type.toString()), expected);
+        // And Relu carries it on.
+        QCOMPARE(QString::fromStdString(r.model.graph.value(r.model.graph.findValue("y")).type.toString()), expected);
+    }
+
+    void inventedDimsReadAsUnknown()
+    {
+        // Names inference makes up for dims it cannot compute are unknown, not user symbols.
+        Shape s;
+        s.dims = {Dim::known(2), Dim::symbolic("batch"), Dim::symbolic("unk__17"), Dim::symbolic("unk__x")};
+        QVERIFY(s.dims[2].isInvented());
+        QVERIFY(!s.dims[1].isInvented() && !s.dims[3].isInvented());
+        QCOMPARE(s.toString(), std::string("[2,batch,?,unk__x]"));
+    }
+
     void externalDataIsMappedNotRead()
     {
         QTemporaryDir tmp;

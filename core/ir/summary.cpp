@@ -54,7 +54,7 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
                 ++s.valuesStatic;
             else if (t.kind == TypeInfo::Kind::Tensor && t.shape &&
                      std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
-                                 [](const Dim &d) { return d.isKnown() || d.isSymbolic(); }))
+                                 [](const Dim &d) { return d.isKnown() || (d.isSymbolic() && !d.isInvented()); }))
                 ++s.valuesSymbolic;
             else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown) {
                 ++s.valuesUnknown;

@@ -1,6 +1,8 @@
 #include "ir/types.h"
 
+#include <algorithm>
 #include <limits>
+#include <string_view>
 
 namespace opscope {
 
@@ -66,6 +68,13 @@ Expected<std::int64_t> Shape::elementCount() const
     return checkedElementCount(sizes, "shape " + toString());
 }
 
+bool Dim::isInvented() const
+{
+    constexpr std::string_view prefix = "unk__";
+    return isSymbolic() && symbol.size() > prefix.size() && symbol.compare(0, prefix.size(), prefix) == 0 &&
+           std::all_of(symbol.begin() + prefix.size(), symbol.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::string Shape::toString() const
 {
     std::string s = "[";
@@ -73,7 +82,7 @@ std::string Shape::toString() const
         if (i)
             s += ',';
         const Dim &d = dims[i];
-        s += d.isKnown() ? std::to_string(d.value) : d.isSymbolic() ? d.symbol : std::string("?");
+        s += d.isKnown() ? std::to_string(d.value) : d.isSymbolic() && !d.isInvented() ? d.symbol : std::string("?");
     }
     return s + "]";
 }

@@ -23,6 +23,9 @@ struct Dim
     static Dim symbolic(std::string s) { return Dim{-1, std::move(s), {}}; }
     bool isKnown() const { return value >= 0; }
     bool isSymbolic() const { return value < 0 && !symbol.empty(); }
+    // A name ONNX's shape inference made up for a dim it could not compute ("unk__3"): it says
+    // "unknown" and nothing else, so shapes print it as "?" and counts call it unknown.
+    bool isInvented() const;
     bool operator==(const Dim &) const = default;
 };
 

@@ -214,6 +214,7 @@ std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
 
 void installGuards()
 {
+    installInferenceGaps();
     for (const AxisRange &a : axisRanges) {
         const std::string op = a.op;
         guardInference(op, [op](onnx::InferenceContext &ctx) {

@@ -22,5 +22,7 @@ std::string shown(const std::string &name);              // control characters e
 std::string nodeLabel(const onnx::NodeProto &n);         // "node 'x' (Conv)" or "a Conv node"
 // Ops whose inference and kernels divide by or index with their window attributes.
 bool isWindowOp(const std::string &op);
+// The inference rules libonnx 1.12 lacks (inferencegaps.cpp), installed with the guards.
+void installInferenceGaps();
 
 } // namespace opscope::schemadetail
