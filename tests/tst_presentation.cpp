@@ -9,6 +9,7 @@
 #include "layout/presentation.h"
 #include "testsupport.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 #include <limits>
 
@@ -150,6 +151,57 @@ private slots:
         QCOMPARE(p.inlined.at("conv2d_0.w_0_const"), std::string("conv2d_0"));
         for (const VisualEdge &e : p.edges)
             QVERIFY(e.tensor != "conv2d_0.w_0"); // no edge from a box that is not drawn
+    }
+
+    void whatABodyCapturesIsReadByItsNode()
+    {
+        // x ─► Relu ─► r        If(c) { then: r · w   else: r }   (r and w read only inside)
+        // The If reads r and the Constant w through its bodies: r gets an edge into the If, w is
+        // drawn inside it, and neither floats as an unconnected box.
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_node();
+        g->clear_initializer();
+        g->clear_output();
+        *g->add_input() = test::tensorInfo("c", onnx::TensorProto::BOOL, {});
+        *g->add_node() = test::node("Relu", {"x"}, {"r"}, "relu");
+        onnx::NodeProto *constant = g->add_node();
+        *constant = test::node("Constant", {}, {"w"}, "w_const");
+        auto *value = constant->add_attribute();
+        value->set_name("value");
+        value->set_type(onnx::AttributeProto::TENSOR);
+        *value->mutable_t() = test::floatTensor("w", {2, 3}, std::vector<float>(6, 0.5f));
+        onnx::NodeProto *ifNode = g->add_node();
+        *ifNode = test::node("If", {"c"}, {"y"}, "if");
+        for (const char *branch : {"then_branch", "else_branch"}) {
+            auto *a = ifNode->add_attribute();
+            a->set_name(branch);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            auto *body = a->mutable_g();
+            body->set_name(branch);
+            const std::string out = std::string(branch) + "_y";
+            *body->add_node() = branch[0] == 't' ? test::node("Mul", {"r", "w"}, {out}, "mul")
+                                                 : test::node("Identity", {"r"}, {out}, "identity");
+            *body->add_output() = test::tensorInfo(out, onnx::TensorProto::FLOAT, {2, 3});
+        }
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("captures.onnx")).toStdString();
+        test::writeProto(path, m);
+        const Model model = test::loadOrFail(path).model;
+        const Grouping grouping = Grouping::build({&model.graph});
+        const Presentation p = present({&model.graph}, grouping, grouping.initialExpansion(100));
+        QVERIFY(!p.index.count("w_const"));
+        QCOMPARE(p.inlined.at("w_const"), std::string("if"));
+        const VisualItem &ifItem = p.items[p.index.at("if")];
+        QCOMPARE(ifItem.constants.size(), std::size_t(1));
+        QVERIFY(ifItem.constants[0].starts_with("w  float32[2,3]"));
+        bool relu = false;
+        for (const VisualEdge &e : p.edges) {
+            relu = relu || (e.from == p.index.at("relu") && e.to == p.index.at("if") && e.tensor == "r");
+            QVERIFY(e.tensor != "w");
+        }
+        QVERIFY2(relu, "no edge from the producer of what the body captures");
     }
 
     void aPassesNewNodesJoinTheBlockOfWhatTheyReplace()

@@ -1,5 +1,7 @@
 #include "layout/presentation.h"
 
+#include "ir/dependencies.h"
+
 #include <algorithm>
 #include <deque>
 #include <list>
@@ -81,7 +83,9 @@ bool isInlinedConstant(const Graph &g, const Node &n)
         n.outputs.size() != 1 || !n.outputs[0].valid() || n.hasSubgraphs())
         return false;
     const ValueId out = n.outputs[0];
-    return !g.isGraphOutput(out) && !g.value(out).uses.empty();
+    // Read by ops, or only by the bodies of an If/Loop (spox and PyTorch exports capture weights
+    // from two levels up): drawn inside the reader, or inside the node whose body captures it.
+    return !g.isGraphOutput(out) && (!g.value(out).uses.empty() || readBySubgraph(g, out));
 }
 
 Grouping Grouping::build(const std::vector<const Graph *> &graphs, std::size_t blockSize,
@@ -294,7 +298,14 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             const std::string rep = keyFor(gi, n.name);
             const bool first = !p.index.count(rep) || !(p.items[p.index.at(rep)].presentIn & ~bit);
             VisualItem &it = item(rep, bit);
-            for (ValueId in : n.inputs)
+            // What the node reads: its inputs and, for an If/Loop/Scan, what its bodies capture
+            // from this graph (drawn as edges into the node, weights inside it).
+            std::vector<ValueId> reads(n.inputs.begin(), n.inputs.end());
+            if (n.hasSubgraphs())
+                for (ValueId v : implicitInputs(g, id))
+                    if (std::find(reads.begin(), reads.end(), v) == reads.end())
+                        reads.push_back(v);
+            for (ValueId in : reads)
                 if (in.valid() && g.value(in).producer.valid() && isInlinedConstant(g, g.node(g.value(in).producer)))
                     p.inlined.emplace(g.node(g.value(in).producer).name, rep);
             const OpCategory cat = opCategory(n.opType, n.domain);
@@ -305,7 +316,7 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
                 c.subtitle = n.name;
                 c.category = cat;
                 c.hasSubgraphs = n.hasSubgraphs();
-                for (ValueId in : n.inputs) {
+                for (ValueId in : reads) {
                     if (!in.valid())
                         continue;
                     const Value &value = g.value(in);
@@ -389,6 +400,12 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             const std::string to = keyFor(gi, n.name);
             for (ValueId v : n.inputs)
                 if (v.valid())
+                    if (const std::string from = sourceKey(v); !from.empty())
+                        edge(from, to, g.value(v), bit);
+            // A body's captures are inputs of its node as much as the listed ones: without these
+            // edges the producers of what an If reads inside its branches float unconnected.
+            if (n.hasSubgraphs())
+                for (ValueId v : implicitInputs(g, id))
                     if (const std::string from = sourceKey(v); !from.empty())
                         edge(from, to, g.value(v), bit);
         }

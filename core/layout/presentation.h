@@ -78,9 +78,10 @@ struct Presentation
     std::unordered_map<std::string, std::string> inlined;
 };
 
-// A Constant node whose value only ops read (not a graph output): a weight written as a node.
-// It is drawn inside its readers like an initializer, not as an item (Paddle exports have hundreds,
-// which otherwise fill the first view with rows of Constant boxes).
+// A Constant node whose value only ops read (not a graph output), directly or inside the bodies of
+// an If/Loop/Scan: a weight written as a node. It is drawn inside its readers like an initializer,
+// not as an item (Paddle exports have hundreds, which otherwise fill the first view with rows of
+// Constant boxes; spox exports capture them from two levels up).
 bool isInlinedConstant(const Graph &g, const Node &n);
 
 class Grouping
