@@ -10,6 +10,7 @@
 #include "testsupport.h"
 
 #include <QTest>
+#include <set>
 
 using namespace opscope;
 using namespace opscope::test;
@@ -269,6 +270,33 @@ private slots:
         QCOMPARE(opCount(o.opsAfter, "Relu"), 1);
         QCOMPARE(opCount(o.opsAfter, "Neg"), 0);
         QCOMPARE(o.after.graph.value(o.after.graph.outputs()[0]).name, std::string("y"));
+        // What it did is counted (the passes panel said 0 matches on a changed step once).
+        const auto &matches = o.result.passes[0].changes.matches;
+        QCOMPARE(matches.size(), std::size_t(1));
+        QCOMPARE(matches[0].rule, std::string("If with a constant condition → its branch"));
+        QCOMPARE(matches[0].graphPath, std::string());
+    }
+
+    void constantPropagationRecordsWhatItCarriedIntoBodies()
+    {
+        // An outer weight a branch reads becomes the branch's constant, and folds there.
+        onnx::GraphProto thenG = branch("then", "Neg", "W", "t");
+        const onnx::GraphProto elseG = branch("else", "Relu", "x", "e");
+        ModelBuilder b = unary({2, 4});
+        b.input("cond", {}, 9)
+            .randomConstant("W", {2, 4})
+            .op("If", {"cond"}, {"y"}, {graphAttr("then_branch", thenG), graphAttr("else_branch", elseG)})
+            .output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"constant-propagation"});
+        QVERIFY(o.result.passes[0].changed);
+        std::set<std::pair<std::string, std::string>> seen; // (graph path, rule)
+        for (const passes::PatternMatch &m : o.result.passes[0].changes.matches)
+            seen.emplace(m.graphPath, m.rule);
+        QVERIFY(seen.count({"", "outer constants carried into the body"}));
+        bool foldedInBody = false;
+        for (const auto &[path, rule] : seen)
+            foldedInBody = foldedInBody || path.ends_with("/then_branch");
+        QVERIFY2(foldedInBody, "the Neg folded inside the branch is not recorded with its graph path");
     }
 
     void valuesReadBySubgraphsKeepTheirNames()

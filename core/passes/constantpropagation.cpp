@@ -144,14 +144,24 @@ void inheritTypes(Graph &body, const Scope &outer)
     }
 }
 
+// `path` names `graph` as matches do ("" for the main graph, "If_0/then_branch" below it); every
+// folded node, inlined If and body given constants is recorded in `matches`.
 Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<std::string, int> &opsets,
-                         const PassOptions &options)
+                         const PassOptions &options, const std::string &path, std::vector<PatternMatch> &matches)
 {
     const Scope scope{&graph, parentScope};
-    Expected<bool> folded = foldConstants(graph, opsets, options);
+    std::vector<PatternMatch> folds;
+    Expected<bool> folded = foldConstants(graph, opsets, options, &folds);
     if (!folded)
         return folded.status();
+    for (PatternMatch &m : folds) {
+        m.graphPath = path;
+        matches.push_back(std::move(m));
+    }
     bool changed = *folded;
+    auto record = [&](const char *rule, NodeId id) {
+        matches.push_back({rule, path, {id}, {graph.node(id).name}, {}, {}});
+    };
     for (NodeId id : graph.nodeIds()) {
         Node &node = graph.node(id);
         if (!node.alive || !node.hasSubgraphs())
@@ -161,6 +171,8 @@ Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<
                 const Attribute *branch = node.attribute((*cond)[0] != 0.0 ? "then_branch" : "else_branch");
                 if (branch && branch->g) {
                     const Graph body = *branch->g; // the node goes away while inlining
+                    const std::size_t at = matches.size();
+                    record("If with a constant condition → its branch", id);
                     Expected<bool> inlined = inlineBranch(graph, id, body);
                     if (!inlined)
                         return inlined.status();
@@ -168,19 +180,28 @@ Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<
                         changed = true;
                         continue;
                     }
+                    matches.resize(at);
                 }
             }
         }
+        const std::string nodeName = node.name; // `node` may move as bodies grow the graph's tables
         for (Attribute &a : node.attributes) {
             std::vector<Graph *> bodies;
             if (a.type == AttributeType::Graph && a.g)
                 bodies.push_back(a.g.get());
             for (auto &g : a.graphs)
                 bodies.push_back(g.get());
-            for (Graph *body : bodies) {
-                changed = captureConstants(*body, scope) || changed;
+            for (std::size_t b = 0; b < bodies.size(); ++b) {
+                Graph *body = bodies[b];
+                std::string where = (path.empty() ? "" : path + "/") + nodeName + "/" + a.name;
+                if (a.type != AttributeType::Graph)
+                    where += "[" + std::to_string(b) + "]";
+                if (captureConstants(*body, scope)) {
+                    record("outer constants carried into the body", id);
+                    changed = true;
+                }
                 inheritTypes(*body, scope);
-                Expected<bool> inner = propagate(*body, &scope, opsets, options);
+                Expected<bool> inner = propagate(*body, &scope, opsets, options, where, matches);
                 if (!inner)
                     return inner.status();
                 changed = changed || *inner;
@@ -195,7 +216,11 @@ Expected<bool> propagate(Graph &graph, const Scope *parentScope, const std::map<
 Expected<bool> ConstantPropagation::run(Model &model, PassContext &context)
 {
     const ModelNameScope names(model.graph);
-    return propagate(model.graph, nullptr, opsetMap(model), context.options());
+    std::vector<PatternMatch> matches;
+    Expected<bool> changed = propagate(model.graph, nullptr, opsetMap(model), context.options(), {}, matches);
+    for (PatternMatch &m : matches)
+        context.recordMatch(std::move(m));
+    return changed;
 }
 
 } // namespace opscope::passes
