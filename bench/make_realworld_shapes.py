@@ -8,6 +8,9 @@
   unet_skips    U-Net with long skip Concats across the whole depth                  ~600 nodes
   tf2onnx_long  tf2onnx-style NHWC net: input Transpose, explicit Pads, constant names of
                 hundreds of characters                                               ~300 nodes
+  quant_unet    dynamically quantized U-Net (onnxruntime's quantize_dynamic): every conv is
+                DynamicQuantizeLinear (three outputs) → ConvInteger → Cast → rescale  ~1,000 nodes
+(The nested-If voice model is make_nested_control_flow.py's vad_like.)
 
 Usage: make_realworld_shapes.py OUTDIR [NAME ...]   (deterministic: fixed seeds)
 """
@@ -191,7 +194,44 @@ def tf2onnx_long(out, blocks=24):
            [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["n", "c", "h", "w"])], out, opset=13)
 
 
-MODELS = {"paddle_det": paddle_det, "unet_skips": unet_skips, "tf2onnx_long": tf2onnx_long}
+def quant_unet(out, depth=5, blocks=14):
+    b = Builder(15)
+
+    def qconv(x, cin, cout):
+        name = b.uid("conv")
+        xq, xs, xz = name + "_xq", name + "_xs", name + "_xz"
+        b.node("DynamicQuantizeLinear", [x], name + "_quant", outputs=[xq, xs, xz])
+        wq = b.const(name + "_wq", b.rng.integers(0, 255, (cout, cin, 3, 3)).astype(np.uint8))
+        wz = b.const(name + "_wz", np.uint8(128))
+        y = b.node("ConvInteger", [xq, wq, xz, wz], name, kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+        y = b.node("Cast", [y], name + "_cast", to=TensorProto.FLOAT)
+        scale = b.node("Mul", [xs, b.const(name + "_ws", np.float32(0.003))], name + "_scale")
+        y = b.node("Mul", [y, scale], name + "_rescale")
+        y = b.node("Add", [y, b.const(name + "_b", np.zeros((cout, 1, 1), np.float32))], name + "_bias")
+        return b.node("Relu", [y], name + "_relu")
+
+    x, c = "input", 3
+    skips = []
+    for d in range(depth):
+        o = 4 * (d + 1)
+        for _ in range(blocks):
+            x, c = qconv(x, c, o), o
+        skips.append((x, c))
+        x = b.node("MaxPool", [x], b.uid("pool"), kernel_shape=[2, 2], strides=[2, 2])
+    for d in reversed(range(depth)):
+        s, sc = skips[d]
+        scales = b.const(b.uid("scales"), np.array([1, 1, 2, 2], np.float32))
+        x = b.node("Resize", [x, "", scales], b.uid("up"), mode="nearest")
+        x = b.node("Concat", [x, s], b.uid("cat"), axis=1)
+        c += sc
+        for _ in range(blocks):
+            x, c = qconv(x, c, sc), sc
+    b.save("quant_unet", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 64, 64])],
+           [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["n", "c", "h", "w"])], out, opset=13)
+
+
+MODELS = {"paddle_det": paddle_det, "unet_skips": unet_skips, "tf2onnx_long": tf2onnx_long,
+          "quant_unet": quant_unet}
 
 if __name__ == "__main__":
     outdir = sys.argv[1]

@@ -35,6 +35,10 @@ run "$tmp/paddle_det.onnx" --screenshot "$out/paddle-first-view.png"
 OPSCOPE_LAYOUT_BUDGET_MS=1000 run "$tmp/paddle_det.onnx" --run --step hardswish-fusion --screenshot "$out/paddle-hardswish-step.png"
 run "$tmp/tf2onnx_long.onnx" --screenshot "$out/tf2onnx-long-names.png"
 run "$tmp/nested/vad_like.onnx" --enter /If_1 --screenshot "$out/if-body-breadcrumbs.png"
+# What the Ifs' bodies capture drawn as edges into the Ifs (captured Constants inside them); a
+# quantized U-Net's three-output DynamicQuantizeLinear with its edge labels apart.
+run "$tmp/nested/vad_like.onnx" --screenshot "$out/vad-captures.png"
+run "$tmp/quant_unet.onnx" --screenshot "$out/quant-unet-labels.png"
 run resources/models/inception_block.onnx --select /stem/conv1/Conv --values --screenshot "$out/values-tab.png"
 run --dark "$tmp/paddle_det.onnx" --run --step hardswish-fusion --screenshot "$out/dark-paddle-step.png"
 run "$tmp/paddle_det.onnx" --select hard_swish_0_clip --activations --screenshot "$out/activations.png"

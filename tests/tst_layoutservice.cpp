@@ -274,8 +274,11 @@ private slots:
     void everyChangingPassStepOfRealWorldShapesLaysOut_data()
     {
         QTest::addColumn<QString>("file");
-        for (const char *m : {"paddle_det", "unet_skips", "tf2onnx_long"})
-            QTest::newRow(m) << realWorld(m);
+        QTest::addColumn<int>("minChanging"); // steps that change the graph, at the least
+        for (const char *m : {"paddle_det", "unet_skips", "tf2onnx_long", "vad_like"})
+            QTest::newRow(m) << realWorld(m) << 3;
+        // Zero biases removed, equal weight scales merged: the quantized ops themselves stay.
+        QTest::newRow("quant_unet") << realWorld("quant_unet") << 2;
     }
 
     void everyChangingPassStepOfRealWorldShapesLaysOut()
@@ -284,6 +287,7 @@ private slots:
         // by the fallback — and shows a graph; before the helper process, hardswish-fusion on a
         // Paddle detector ran dot for 15 minutes and Cancel did nothing.
         QFETCH(QString, file);
+        QFETCH(int, minChanging);
         constexpr int budgetMs = 1500, marginMs = 15000;
         MainWindow w;
         w.resize(1400, 900);
@@ -308,7 +312,7 @@ private slots:
             QVERIFY(!w.graphPane()->scene(0)->nodeItems().empty());
             QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
         }
-        QVERIFY(changing >= 3);
+        QVERIFY(changing >= minChanging);
         w.showStep(-1); // original vs final
         QVERIFY(waitIdle(w, budgetMs + marginMs));
     }
@@ -321,6 +325,8 @@ private slots:
         QTest::newRow("paddle_det") << realWorld("paddle_det") << "x" << "conv2d_3.w_0";
         QTest::newRow("unet_skips") << realWorld("unet_skips") << "input" << "batch_norm_7.b_0";
         QTest::newRow("tf2onnx_long") << realWorld("tf2onnx_long") << "input_1" << "block_5_depthwise_conv2d";
+        QTest::newRow("quant_unet") << realWorld("quant_unet") << "input" << "conv_3_wq";
+        QTest::newRow("vad_like") << realWorld("vad_like") << "x" << "W_nested_only";
     }
 
     void theFirstViewIsReadable()
@@ -348,6 +354,15 @@ private slots:
             QVERIFY2(n->boundingRect().width() < 520, qPrintable(QString::fromStdString(n->visual().key)));
         }
         QVERIFY(w.graphPane()->find(weight) >= 1);
+        // Edge labels cover neither each other nor a node (fan-outs put many in one gap).
+        const std::vector<QRectF> labels = scene->labelBoxes();
+        QVERIFY(!labels.empty());
+        for (std::size_t a = 0; a < labels.size(); ++a) {
+            for (std::size_t b = a + 1; b < labels.size(); ++b)
+                QVERIFY2(!labels[a].intersects(labels[b]), "two edge labels overlap");
+            for (const NodeItem *n : scene->nodeItems())
+                QVERIFY2(!labels[a].intersects(n->sceneBoundingRect()), "an edge label covers a node");
+        }
         QCOMPARE(view->contextMenuPolicy(), Qt::CustomContextMenu); // before any double-click
         // The legend fades when a node lies under it, and is opaque again when none does.
         view->setTransform(QTransform::fromScale(12, 12)); // one node fills the view, legend included

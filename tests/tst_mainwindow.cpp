@@ -25,6 +25,8 @@
 #include <QPushButton>
 #include <QMimeData>
 #include <QUrl>
+#include <QTableView>
+#include <QTreeView>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -253,6 +255,40 @@ private slots:
                  qPrintable(QStringLiteral("graph %1 of %2").arg(w.graphPane()->width()).arg(size.width())));
     }
 
+    void aSmallScreenStaysReadable()
+    {
+        // 1024x640 logical pixels: a small laptop at 200 % (CTest runs this again with
+        // QT_SCALE_FACTOR=2). The inspector's values keep room beside long property names, and
+        // before the pipeline has run the pass names are not cut for four empty result columns.
+        MainWindow w;
+        w.resize(1024, 640);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openFile(sample("inception_block.onnx"));
+        QVERIFY(waitIdle(w));
+        QTest::qWait(50);
+        for (QTreeView *tree : w.findChildren<QTreeView *>()) {
+            if (!tree->isVisible() || tree->model()->columnCount() != 2)
+                continue;
+            const int width = tree->viewport()->width();
+            QVERIFY2(tree->columnWidth(0) <= width * 56 / 100,
+                     qPrintable(QStringLiteral("property column %1 of %2").arg(tree->columnWidth(0)).arg(width)));
+        }
+        QTableView *passes = w.findChild<PassPanel *>()->findChild<QTableView *>();
+        QVERIFY(passes);
+        const QFontMetrics metrics(passes->font());
+        for (int c = 1; c < passes->model()->columnCount(); ++c)
+            QVERIFY(passes->isColumnHidden(c));
+        int cut = 0;
+        for (int r = 0; r < passes->model()->rowCount(); ++r) {
+            const QString name = passes->model()->index(r, 0).data().toString();
+            if (metrics.horizontalAdvance(name) + 40 > passes->columnWidth(0)) // check box and margins
+                ++cut;
+        }
+        QCOMPARE(cut, 0);
+        QVERIFY(w.graphPane()->width() >= 1024 * 38 / 100);
+    }
+
     void followsADarkPalette()
     {
         // A desktop's dark theme reaches the app as a dark application palette: the canvas,
@@ -368,6 +404,25 @@ private slots:
             *body->add_node() = test::node(branch[0] == 't' ? "Relu" : "Neg", {"xr"}, {std::string(branch) + "_y"},
                                            std::string(branch) + "_op");
             *body->add_output() = test::tensorInfo(std::string(branch) + "_y", onnx::TensorProto::FLOAT, {2, 3});
+            if (branch[0] != 't')
+                continue;
+            // then_branch holds If_1, whose bodies read xr from two levels up (spox's VAD exports).
+            body->clear_output();
+            onnx::NodeProto *inner = body->add_node();
+            *inner = test::node("If", {"c"}, {"then_inner_y"}, "If_1");
+            for (const char *innerBranch : {"then_branch", "else_branch"}) {
+                onnx::AttributeProto *ia = inner->add_attribute();
+                ia->set_name(innerBranch);
+                ia->set_type(onnx::AttributeProto::GRAPH);
+                onnx::GraphProto *innerBody = ia->mutable_g();
+                innerBody->set_name(std::string("inner_") + innerBranch);
+                *innerBody->add_node() = test::node("Sigmoid", {"xr"}, {std::string("inner_") + innerBranch + "_y"},
+                                                    std::string("inner_") + innerBranch + "_op");
+                *innerBody->add_output() =
+                    test::tensorInfo(std::string("inner_") + innerBranch + "_y", onnx::TensorProto::FLOAT, {2, 3});
+            }
+            *body->add_node() = test::node("Add", {"then_branch_y", "then_inner_y"}, {"then_sum"}, "then_add");
+            *body->add_output() = test::tensorInfo("then_sum", onnx::TensorProto::FLOAT, {2, 3});
         }
         *proto->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
         QTemporaryDir dir;
@@ -392,6 +447,27 @@ private slots:
         const NodeItem *capture = pane->scene(0)->itemForKey("in:xr");
         QVERIFY(capture);
         QVERIFY(capture->visual().outerScope);
+        // One level further down: the trail grows, the grandparent's value is a capture here too,
+        // and double-clicking it climbs both levels to its producer.
+        emit pane->scene(0)->itemActivated(QStringLiteral("If_1"));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pane->depth(), 2);
+        QCOMPARE(pane->breadcrumbs(), (QStringList{QStringLiteral("small"), QStringLiteral("If_0 ▸ then_branch"),
+                                                   QStringLiteral("If_1 ▸ then_branch")}));
+        QVERIFY(pane->scene(0)->itemForKey("inner_then_branch_op"));
+        const NodeItem *deepCapture = pane->scene(0)->itemForKey("in:xr");
+        QVERIFY(deepCapture && deepCapture->visual().outerScope);
+        pane->switchBody(0);
+        QVERIFY(waitIdle(w));
+        QVERIFY(pane->scene(0)->itemForKey("inner_else_branch_op"));
+        emit pane->scene(0)->itemActivated(QStringLiteral("in:xr"));
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pane->depth(), 0);
+        QVERIFY(pane->scene(0)->itemForKey("pre"));
+        emit pane->scene(0)->itemActivated(QStringLiteral("If_0")); // back in, for the rest of the test
+        QVERIFY(waitIdle(w));
+        QCOMPARE(pane->depth(), 1);
+        QVERIFY(pane->scene(0)->itemForKey("then_branch_op"));
         // Both branches one click apart.
         pane->switchBody(0);
         QVERIFY(waitIdle(w));
@@ -427,10 +503,13 @@ private slots:
         model->graph = g;
         pane->showGraph(model, &model->graph);
         QVERIFY(waitIdle(w));
-        std::string group;
+        std::string group; // the last block, far from the first view
+        double lowest = -1e300;
         for (const NodeItem *n : pane->scene(0)->nodeItems())
-            if (n->visual().kind == layout::VisualItem::Kind::Group && group.empty())
+            if (n->visual().kind == layout::VisualItem::Kind::Group && n->pos().y() > lowest) {
                 group = n->visual().key;
+                lowest = n->pos().y();
+            }
         QVERIFY(!group.empty());
         // Selected, a group shows its summary: nodes, operators, parameters, border.
         NodeItem *groupItem = pane->scene(0)->itemForKey(group);
@@ -449,10 +528,20 @@ private slots:
         QVERIFY(groupItem->isSelected());
         groupItem->setSelected(false);
         const std::size_t before = pane->scene(0)->nodeItems().size();
+        const std::string groupPath = groupItem->visual().groupPath;
+        pane->view(0)->centerOnItem(groupItem); // where the user double-clicks it
         emit pane->scene(0)->itemActivated(QString::fromStdString(group));
         QVERIFY(waitIdle(w));
         QVERIFY(pane->scene(0)->nodeItems().size() > before);
         QVERIFY(!pane->scene(0)->itemForKey(group));
+        // Opened, the view is on the group's nodes (the layout moved everything below it).
+        GraphView *view = pane->view(0);
+        const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+        int membersInView = 0;
+        for (const NodeItem *n : pane->scene(0)->nodeItems())
+            if (n->visual().groupPath == groupPath && visible.intersects(n->sceneBoundingRect()))
+                ++membersInView;
+        QVERIFY2(membersInView > 0, "opening a group lost it from the view");
     }
 
     void theValuesTabShowsWeightsAndConstants()

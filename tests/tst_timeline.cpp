@@ -135,10 +135,14 @@ private slots:
         // each with its lanes in order, on its own clock (it reopened as one merged run once).
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("session.json"));
+        // The save dialog proposes a name beside the model, then the trace last opened.
+        panel.currentSource = [&] { return dir.filePath(QStringLiteral("inception_block.onnx")); };
+        QCOMPARE(panel.suggestedTraceName(), dir.filePath(QStringLiteral("inception_block.trace.json")));
         QVERIFY(panel.saveTrace(path));
         const std::vector<schedule::ProfileRun> saved = panel.runs();
         panel.clearRuns();
         QVERIFY(panel.openTrace(path));
+        QCOMPARE(panel.suggestedTraceName(), path);
         QCOMPARE(panel.runs().size(), saved.size());
         for (std::size_t r = 0; r < saved.size(); ++r) {
             const schedule::ProfileRun &a = saved[r], &b = panel.runs()[r];

@@ -333,7 +333,11 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
         if (NodeItem *n = m_scenes[0]->itemForKey(m_centerKey))
             m_views[0]->centerOnItem(n);
         m_centerKey.clear();
+    } else if (m_openedGroup) {
+        m_views[0]->setTransform(QTransform::fromScale(zoom, zoom));
+        showOpenedGroup(*m_openedGroup);
     }
+    m_openedGroup.reset();
     if (!m_hits.empty())
         showHit();
 }
@@ -345,7 +349,32 @@ void GraphPane::setGroupExpanded(const std::string &path, bool expanded)
     else if (!path.empty())
         m_expanded.erase(path);
     m_centerKey = expanded ? std::string() : "group:" + path;
+    if (expanded)
+        m_openedGroup = path;
     relayout();
+}
+
+void GraphPane::showOpenedGroup(const std::string &path)
+{
+    // The group's box is gone: frame what was inside it, from its top (where its inputs enter)
+    // when it is taller than the view.
+    QRectF members;
+    for (const NodeItem *n : m_scenes[0]->nodeItems()) {
+        bool inside = false;
+        for (std::string g = n->visual().groupPath; !g.empty() && !inside; g = m_grouping.parentOf(g))
+            inside = g == path;
+        if (inside)
+            members = members.united(n->sceneBoundingRect());
+    }
+    if (members.isEmpty())
+        return;
+    GraphView *view = m_views[0];
+    const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QPointF centre = members.center();
+    if (members.height() > visible.height())
+        centre.setY(members.top() + visible.height() / 2 - 20);
+    view->centerOn(centre);
+    emit view->viewChanged();
 }
 
 std::string GraphPane::visibleKeyFor(const std::string &nodeName) const

@@ -114,6 +114,7 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
+    void showOpenedGroup(const std::string &path);
     struct Frame
     {
         std::array<std::shared_ptr<const Model>, 2> models;
@@ -164,6 +165,7 @@ private:
     bool m_fitAfterLayout = true;
     int m_selectionGeneration = 0; // a selection since the layout: the delayed first view stays away
     std::string m_centerKey; // keep this item in view after the next layout
+    std::optional<std::string> m_openedGroup; // frame this group's members after the next layout
 
     std::array<GraphScene *, 2> m_scenes{};
     std::array<GraphView *, 2> m_views{};

@@ -44,6 +44,14 @@ PassPanel::PassPanel(QWidget *parent) : QWidget(parent), m_model(new PassListMod
     m_table->horizontalHeader()->setSectionResizeMode(PassListModel::PassColumn, QHeaderView::Stretch);
     for (int c = 1; c < PassListModel::ColumnCount; ++c)
         m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // The result columns are empty until the pipeline has run: hidden till then, the pass names
+    // have the width (on a small screen at 2x they were "constant-…" beside four empty columns).
+    auto showResultColumns = [this] {
+        for (int c = 1; c < PassListModel::ColumnCount; ++c)
+            m_table->setColumnHidden(c, !m_model->hasResult());
+    };
+    connect(m_model, &QAbstractItemModel::modelReset, this, showResultColumns);
+    showResultColumns();
     layout->addWidget(m_table);
     // "What does this pass do": the selected pass's own description and rewrite diagram.
     m_about = new QPlainTextEdit(this);

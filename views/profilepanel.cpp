@@ -11,6 +11,8 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QDir>
 #include <QFormLayout>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -58,7 +60,8 @@ ProfilePanel::ProfilePanel(QWidget *parent)
     connect(profileButton, &QPushButton::clicked, this, &ProfilePanel::showProfileDialog);
     connect(openButton, &QPushButton::clicked, this, [this] {
         const QString path =
-            QFileDialog::getOpenFileName(this, tr("Open trace"), {}, tr("Chrome traces (*.json)"));
+            QFileDialog::getOpenFileName(this, tr("Open trace"), QFileInfo(suggestedTraceName()).path(),
+                                         tr("Chrome traces (*.json)"));
         if (path.isEmpty())
             return;
         if (Status s = openTrace(path); !s)
@@ -66,15 +69,28 @@ ProfilePanel::ProfilePanel(QWidget *parent)
     });
     connect(saveButton, &QPushButton::clicked, this, [this] {
         const QString path =
-            QFileDialog::getSaveFileName(this, tr("Save trace"), {}, tr("Chrome traces (*.json)"));
+            QFileDialog::getSaveFileName(this, tr("Save trace"), suggestedTraceName(), tr("Chrome traces (*.json)"));
         if (path.isEmpty())
             return;
         if (Status s = saveTrace(path); !s)
             QMessageBox::critical(this, tr("Cannot save trace"), QString::fromStdString(s.message()));
+        else
+            m_tracePath = path;
     });
     connect(clearButton, &QPushButton::clicked, this, &ProfilePanel::clearRuns);
     connect(m_timeline, &TimelineView::spanClicked, this,
             [this](const QString &node) { emit spanClicked(node); });
+}
+
+QString ProfilePanel::suggestedTraceName() const
+{
+    if (!m_tracePath.isEmpty())
+        return m_tracePath;
+    const QString source = currentSource ? currentSource() : QString();
+    if (source.isEmpty() || source.startsWith(QLatin1Char(':'))) // a bundled sample: no folder of its own
+        return QStringLiteral("trace.json");
+    const QFileInfo model(source);
+    return model.dir().filePath(model.completeBaseName() + QStringLiteral(".trace.json"));
 }
 
 void ProfilePanel::showProfileDialog()
@@ -235,6 +251,7 @@ Status ProfilePanel::openTrace(const QString &path)
     // A session the app saved reopens as the runs it held, each on its own clock.
     for (schedule::ProfileRun &run : schedule::splitSession(*t))
         m_runs.push_back(std::move(run));
+    m_tracePath = path;
     showRuns();
     return Status::ok();
 }

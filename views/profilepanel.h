@@ -70,6 +70,12 @@ private:
 
 public:
     std::function<std::shared_ptr<const Model>()> currentModel; // what "Profile…" profiles
+    std::function<QString()> currentSource;                       // its file, for the save dialog's name
+    // "Save trace" proposes the trace last opened or saved, else model.trace.json beside the model.
+    QString suggestedTraceName() const;
+
+private:
+    QString m_tracePath;
 };
 
 } // namespace opscope

@@ -129,6 +129,7 @@ MainWindow::MainWindow(QWidget *parent)
             });
 
     m_profile->currentModel = [this] { return m_model; };
+    m_profile->currentSource = [this] { return m_source; };
     connect(m_profile, &ProfilePanel::started, this, [this] { setBusy(tr("Profiling…"), true); });
     connect(m_profile, &ProfilePanel::progress, this,
             [this](const QString &t) { m_statusText->setText(tr("Profiling: %1").arg(t)); });
@@ -205,6 +206,33 @@ protected:
     }
 };
 
+// The property column fits its content up to 55 % of the view, the value column has the rest:
+// on a narrow dock (a small screen at 2x) values stay readable. Before the first show the view has
+// no width yet: then a 240 px cap.
+void fitPropertyColumn(QTreeView *tree)
+{
+    tree->resizeColumnToContents(0);
+    const int width = tree->viewport()->width();
+    const int cap = tree->isVisible() && width > 0 ? std::max(60, int(width * 0.55)) : 240;
+    tree->setColumnWidth(0, std::min(tree->columnWidth(0), cap));
+}
+
+// Refits when the dock is resized.
+class PropertyColumnFitter : public QObject
+{
+public:
+    explicit PropertyColumnFitter(QTreeView *tree) : QObject(tree), m_tree(tree) {}
+    bool eventFilter(QObject *, QEvent *event) override
+    {
+        if (event->type() == QEvent::Resize || event->type() == QEvent::Show)
+            fitPropertyColumn(m_tree);
+        return false;
+    }
+
+private:
+    QTreeView *m_tree;
+};
+
 } // namespace
 
 void MainWindow::buildDocks()
@@ -212,7 +240,7 @@ void MainWindow::buildDocks()
     auto *inspectorDock = new QDockWidget(tr("Inspector"), this);
     inspectorDock->setObjectName(QStringLiteral("inspector"));
     m_inspectorTabs = new QTabWidget(inspectorDock);
-    // The property column fits its content up to 60 % of the view, so long initializer names
+    // The property column fits its content up to 55 % of the view, so long initializer names
     // (tf2onnx: hundreds of characters) never push the values off screen. They elide on the left:
     // scoped names differ in their last parts (/encoder/layer.3/…/dense.weight), and elided in the
     // middle every layer's weight read the same ("/encoder/la…nse.weight").
@@ -225,10 +253,9 @@ void MainWindow::buildDocks()
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
             tree->expandAll();
-            tree->resizeColumnToContents(0);
-            const int cap = std::max(200, int(tree->viewport()->width() * 0.6)); // before the first show too
-            tree->setColumnWidth(0, std::min(tree->columnWidth(0), cap));
+            fitPropertyColumn(tree);
         });
+        tree->viewport()->installEventFilter(new PropertyColumnFitter(tree));
         return tree;
     };
     auto *selection = propertyTree(m_inspector);
