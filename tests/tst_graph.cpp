@@ -229,6 +229,22 @@ private slots:
         QVERIFY(!compareGraphs(snapshot, g).isOk());
     }
 
+    void removedNodesHoldNoData()
+    {
+        // A folded Constant's tensor must die with its node: kept in the tombstone it held every
+        // weight a pass later replaced (PaddleOCR's recognizer ran with both copies in memory).
+        Graph g("g");
+        const ValueId out = val(g, "w");
+        const auto constant = g.addNode("Constant", {}, {out}, "", "w_const");
+        Tensor t = Tensor::fromValues(DataType::Float, {1024}, std::vector<float>(1024, 2.0f));
+        const std::weak_ptr<const Buffer> bytes = t.data;
+        g.node(*constant).attributes.push_back(Attribute::makeTensor("value", std::move(t)));
+        QVERIFY(!bytes.expired());
+        g.removeNode(*constant);
+        QVERIFY2(bytes.expired(), "a removed node still holds its tensor");
+        QCOMPARE(g.node(*constant).name, std::string("w_const")); // the name stays, for messages
+    }
+
     void fingerprintSeesEveryKindOfChange_data()
     {
         QTest::addColumn<int>("change");

@@ -204,6 +204,11 @@ void Graph::removeNode(NodeId id)
             m_values[out.index].producer = NodeId();
     n.alive = false;
     --m_liveNodes;
+    // A removed node keeps its name and wiring for messages, not its data: a folded Constant's
+    // tensor (or a body graph) held here would keep every weight a pass replaced alive for the
+    // graph's lifetime (PaddleOCR's recognizer ran with its original weights and their folded
+    // copies both in memory).
+    std::vector<Attribute>().swap(n.attributes);
 }
 
 void Graph::setNodeInput(NodeId node, std::uint32_t index, ValueId v)
