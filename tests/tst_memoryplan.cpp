@@ -138,7 +138,7 @@ const PlannedTensor &tensorNamed(const Graph &g, const MemoryPlan &plan, const s
 {
     for (const DeviceMemory &d : plan.devices)
         for (const PlannedTensor &t : d.tensors)
-            if (g.value(t.value).name == name)
+            if (!t.isWorkspace() && g.value(t.value).name == name)
                 return t;
     qFatal("no planned tensor %s", name.c_str());
 }
@@ -184,6 +184,71 @@ private slots:
         QCOMPARE(stats.inArena, std::size_t(6)); // a..f
         QCOMPARE(stats.copiedOut, std::size_t(0));
         QVERIFY(sameBits(planned->at(0), runOnce(model, nullptr, feeds, false).at(0)));
+    }
+
+    void kernelWorkspacesArePlanned_data()
+    {
+        QTest::addColumn<bool>("parallel");
+        QTest::newRow("serial") << false;
+        QTest::newRow("parallel") << true;
+    }
+
+    void kernelWorkspacesArePlanned()
+    {
+        // oneDNN's reordered source/destination and scratchpad of each convolution are planned
+        // tensors: live at the node's step alone, in the arena, apart from everything live then,
+        // and the planned run's kernels use them (not their thread's scratch).
+        QFETCH(bool, parallel);
+        const Model source = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        ScheduleOptions so;
+        so.workers = 2;
+        Expected<DevicePlan> scheduled =
+            planForDevices(source, parallel ? Strategy::Parallel : Strategy::Serial, cpus(1), so);
+        QVERIFY2(scheduled, scheduled ? "" : scheduled.status().message().c_str());
+        const Model &model = scheduled->partition.model;
+        const ExecutionPlan &execPlan = scheduled->schedule.plan;
+        const Feeds feeds{{"input", randomTensor({1, 3, 64, 64}, 5)}};
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+        QVERIFY2(s, s ? "" : s.status().message().c_str());
+        const Expected<std::vector<RuntimeTensor>> reference = (*s)->run(feeds, &execPlan); // the sizing run
+        QVERIFY(reference);
+        const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(feeds, &execPlan);
+        QVERIFY(plan);
+        QCOMPARE(plan->parallel, parallel);
+        const Graph &g = *(*s)->prepared().graph;
+        std::size_t workspaces = 0;
+        for (const PlannedTensor &t : plan->devices.at(0).tensors) {
+            if (!t.isWorkspace())
+                continue;
+            ++workspaces;
+            QVERIFY(t.bytes > 0 && t.firstStep == t.lastStep);
+            QCOMPARE(plan->workspaceByNode.at(t.producer.index).offset, t.offset);
+            QVERIFY(plannedName(g, t).ends_with(" workspace"));
+        }
+        QVERIFY2(workspaces > 0, "no convolution's workspace was planned");
+        QVERIFY2(verifyMemoryPlan((*s)->prepared(), execPlan, *plan), "verify");
+
+        MemoryRunStats stats;
+        ExecOptions exec;
+        exec.memoryStats = &stats;
+        Expected<std::vector<RuntimeTensor>> planned = (*s)->run(feeds, &execPlan, &exec);
+        QVERIFY(planned);
+        QCOMPARE(stats.workspaces, workspaces);
+        QVERIFY(sameBits(planned->at(0), reference->at(0)));
+
+        // verifyMemoryPlan catches a workspace laid over a value live at its step.
+        MemoryPlan broken = *plan;
+        for (PlannedTensor &t : broken.devices[0].tensors)
+            if (t.isWorkspace())
+                for (const PlannedTensor &other : broken.devices[0].tensors)
+                    if (!other.isWorkspace() && other.producer == t.producer && inArena(broken, other)) {
+                        t.offset = other.offset; // over its own node's output
+                        const Status st = verifyMemoryPlan((*s)->prepared(), execPlan, broken);
+                        QVERIFY(!st);
+                        QVERIFY2(st.message().find("workspace") != std::string::npos, st.message().c_str());
+                        return;
+                    }
+        QFAIL("no workspace with an output in the arena");
     }
 
     void noInPlaceNoShare()

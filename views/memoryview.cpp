@@ -26,9 +26,10 @@ QString bytes(std::uint64_t b)
     return QString::fromStdString(bytesText(b));
 }
 
-bool inArena(const MemoryPlan &plan, const PlannedTensor &t)
+// A rectangle of its own: in the arena, not a view drawn inside its base.
+bool drawn(const MemoryPlan &plan, const PlannedTensor &t)
 {
-    return plan.byValue[t.value.index].device >= 0 && t.placement != TensorPlacement::View;
+    return inArena(plan, t) && t.placement != TensorPlacement::View;
 }
 
 } // namespace
@@ -56,7 +57,7 @@ void MemoryView::setPlan(std::shared_ptr<const MemoryPlan> plan, std::shared_ptr
             m_overwritten[i] = d->tensors[i].value.index < overwritten.size() && overwritten[d->tensors[i].value.index];
         std::vector<bool> active(std::size_t(d->steps) + 1, false);
         for (const PlannedTensor &t : d->tensors)
-            if (inArena(*m_plan, t) && t.lastStep < active.size()) {
+            if (drawn(*m_plan, t) && t.lastStep < active.size()) {
                 active[t.firstStep] = true;
                 active[t.lastStep] = true;
             }
@@ -97,7 +98,7 @@ std::uint64_t MemoryView::arenaBytes() const
 QRectF MemoryView::tensorRect(std::size_t index) const
 {
     const DeviceMemory *d = deviceMemory();
-    if (!d || index >= d->tensors.size() || !inArena(*m_plan, d->tensors[index]))
+    if (!d || index >= d->tensors.size() || !drawn(*m_plan, d->tensors[index]))
         return {};
     const PlannedTensor &t = d->tensors[index];
     const QRectF area = plotArea();
@@ -141,7 +142,7 @@ QString MemoryView::describe(const PlannedTensor &t) const
 {
     const Graph &g = m_model->graph;
     QString text = tr("<b>%1</b><br>%2 at offset %3 · steps %4–%5<br>from %6 (%7)")
-                       .arg(QString::fromStdString(g.value(t.value).name).toHtmlEscaped(), bytes(t.bytes))
+                       .arg(QString::fromStdString(plannedName(g, t)).toHtmlEscaped(), bytes(t.bytes))
                        .arg(t.offset)
                        .arg(t.firstStep)
                        .arg(t.lastStep)
@@ -296,7 +297,7 @@ std::map<std::string, double> MemoryPanel::bytesPerNode() const
         return out;
     for (const DeviceMemory &d : m_plan->devices)
         for (const PlannedTensor &t : d.tensors)
-            if (inArena(*m_plan, t))
+            if (drawn(*m_plan, t))
                 out[m_model->graph.node(t.producer).name] += double(t.bytes);
     return out;
 }

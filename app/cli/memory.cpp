@@ -138,10 +138,10 @@ int runMemory(const MemoryArgs &args)
             d["tensors"] = nlohmann::ordered_json::array();
             for (const PlannedTensor &t : dm.tensors) {
                 nlohmann::ordered_json tj;
-                tj["name"] = g.value(t.value).name;
+                tj["name"] = plannedName(g, t);
                 tj["producer"] = g.node(t.producer).name;
                 tj["placement"] = placementName(t.placement);
-                if (memory->byValue[t.value.index].device >= 0)
+                if (inArena(*memory, t))
                     tj["offset"] = t.offset;
                 else
                     tj["offset"] = nullptr;
@@ -171,17 +171,18 @@ int runMemory(const MemoryArgs &args)
                     bytesText(dm.plannedBytes).c_str(), bytesText(dm.lowerBoundBytes).c_str(), dm.strategy.c_str(),
                     ratio(dm.plannedBytes, dm.lowerBoundBytes).c_str());
     for (const DeviceMemory &dm : memory->devices) {
-        std::size_t counts[6] = {};
+        std::size_t counts[7] = {};
         for (const PlannedTensor &t : dm.tensors)
             ++counts[int(t.placement)];
-        std::printf("\n%s: %zu in the arena, %zu in place over their input, %zu views; own allocations: %zu graph "
-                    "outputs, %zu of data-dependent size (%s); %zu constants\n",
+        std::printf("\n%s: %zu in the arena, %zu in place over their input, %zu views, %zu kernel workspaces; own "
+                    "allocations: %zu graph outputs, %zu of data-dependent size (%s); %zu constants\n",
                     dm.device.c_str(), counts[int(TensorPlacement::Arena)], counts[int(TensorPlacement::InPlace)],
-                    counts[int(TensorPlacement::View)], counts[int(TensorPlacement::Output)], counts[int(TensorPlacement::Dynamic)],
+                    counts[int(TensorPlacement::View)], counts[int(TensorPlacement::Workspace)],
+                    counts[int(TensorPlacement::Output)], counts[int(TensorPlacement::Dynamic)],
                     bytesText(dm.outsideBytes).c_str(), counts[int(TensorPlacement::External)]);
         std::vector<const PlannedTensor *> peak;
         for (const PlannedTensor &t : dm.tensors)
-            if (memory->byValue[t.value.index].device >= 0 && t.placement != TensorPlacement::View &&
+            if (inArena(*memory, t) && t.placement != TensorPlacement::View &&
                 t.firstStep <= dm.peakStep && dm.peakStep <= t.lastStep)
                 peak.push_back(&t);
         std::sort(peak.begin(), peak.end(), [](auto *a, auto *b) { return a->bytes > b->bytes; });
@@ -193,7 +194,7 @@ int runMemory(const MemoryArgs &args)
             const PlannedTensor &t = *peak[i];
             const std::string steps = std::to_string(t.firstStep) + "-" + std::to_string(t.lastStep);
             std::printf("  %10s %10llu %13s  %s (%s)%s\n", bytesText(t.bytes).c_str(), (unsigned long long)t.offset,
-                        steps.c_str(), oneLine(g.value(t.value).name).c_str(),
+                        steps.c_str(), oneLine(plannedName(g, t)).c_str(),
                         oneLine(g.node(t.producer).name).c_str(),
                         t.placement == TensorPlacement::InPlace ? (" in place of " + oneLine(g.value(t.sharesWith).name)).c_str()
                                                           : "");

@@ -99,6 +99,7 @@ public:
             stats.inArena = m_inArena.load();
             stats.elsewhere = m_elsewhere.load();
             stats.copiedOut = m_copiedOut.load();
+            stats.workspaces = m_workspaces.load();
         }
         return st;
     }
@@ -344,8 +345,22 @@ private:
                                   &m_arenas[std::size_t(s.device)]};
             }
             ctx.setPlannedOutputs(planned);
+            const auto &workspaces = m_options.memory->workspaceByNode;
+            if (n.id.index < workspaces.size() && workspaces[n.id.index].device >= 0) {
+                const MemoryPlan::Slot &w = workspaces[n.id.index];
+                if (m_arenas[std::size_t(w.device)])
+                    ctx.setPlannedWorkspace(
+                        {m_arenas[std::size_t(w.device)].get() + w.offset, w.bytes, &m_arenas[std::size_t(w.device)]});
+            }
         }
+        const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
+        ctx.setWorkspacePerCall(recording);
         OPSCOPE_TRY(backend.run(pn, ctx));
+        if (ctx.workspaceFromPlan())
+            m_workspaces.fetch_add(1, std::memory_order_relaxed);
+        if (recording && n.id.index < m_options.record->workspaceBytes.size())
+            m_options.record->workspaceBytes[n.id.index] =
+                std::max(m_options.record->workspaceBytes[n.id.index], ctx.workspaceAsked());
         for (std::size_t i = 0; i < n.outputs.size(); ++i) {
             if (!n.outputs[i].valid())
                 continue;
@@ -444,7 +459,7 @@ private:
     const ExecOptions &m_options;
     Frame &m_frame;
     std::vector<std::shared_ptr<std::byte>> m_arenas; // by plan device; empty: no memory plan
-    std::atomic<std::size_t> m_inArena{0}, m_elsewhere{0}, m_copiedOut{0};
+    std::atomic<std::size_t> m_inArena{0}, m_elsewhere{0}, m_copiedOut{0}, m_workspaces{0};
     std::unique_ptr<std::atomic<int>[]> m_remaining;
     std::vector<std::unique_ptr<std::atomic<bool>[]>> m_done;
     std::vector<Backend *> m_backends;

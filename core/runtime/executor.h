@@ -38,6 +38,7 @@ struct MemoryRunStats
     std::size_t inArena = 0;       // outputs that landed where the plan put them
     std::size_t elsewhere = 0;     // planned outputs a kernel allocated itself
     std::size_t copiedOut = 0;     // outputs that aliased an arena where the plan had not put them
+    std::size_t workspaces = 0;    // kernel calls whose workspace was the plan's range of the arena
 };
 
 struct ExecOptions

@@ -3,6 +3,8 @@
 #include "runtime/preparedgraph.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 
 namespace opscope {
 
@@ -19,6 +21,35 @@ Expected<RuntimeTensor> KernelContext::newOutputTensor(std::size_t i, DataType d
     if (!t)
         return t.status().withContext(where());
     return t;
+}
+
+std::byte *KernelContext::workspace(std::uint64_t bytes, bool planned)
+{
+    if (planned)
+        m_workspaceAsked = std::max(m_workspaceAsked, bytes);
+    if (bytes == 0)
+        return nullptr;
+    m_workspaceFromPlan = planned && m_plannedWorkspace.data && bytes <= m_plannedWorkspace.bytes;
+    if (m_workspaceFromPlan)
+        return m_plannedWorkspace.data;
+    if (m_workspacePerCall) {
+        m_ownWorkspace.reset(static_cast<std::byte *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+        return m_ownWorkspace.get();
+    }
+    // Unplanned (no plan, a sizing run, a body, a size the plan did not see): one buffer per
+    // thread that only grows, so repeated calls do not page-fault a fresh block each time.
+    struct Buffer
+    {
+        std::unique_ptr<std::byte, decltype(&std::free)> data{nullptr, &std::free};
+        std::uint64_t size = 0;
+    };
+    thread_local Buffer buffer;
+    if (buffer.size < bytes) {
+        const std::uint64_t rounded = (bytes + 4095) / 4096 * 4096;
+        buffer.data.reset(static_cast<std::byte *>(std::aligned_alloc(64, rounded)));
+        buffer.size = buffer.data ? rounded : 0;
+    }
+    return buffer.data.get();
 }
 
 Expected<RuntimeTensor *> KernelContext::allocateOutput(std::size_t i, DataType dtype,

@@ -7,6 +7,7 @@
 #include "runtime/runtimetensor.h"
 #include "util/status.h"
 
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,6 +91,22 @@ public:
     Expected<RuntimeTensor> newOutputTensor(std::size_t i, DataType dtype, std::vector<std::int64_t> shape) const;
     // The executor's: planned places of the outputs (by output index), for this call.
     void setPlannedOutputs(std::span<const PlannedOutput> planned) { m_planned = planned; }
+
+    // Bytes only this call uses, gone when it returns (oneDNN's reorders and scratchpad): where
+    // memory planning gave the node a workspace, its range of the arena, else a buffer of this
+    // thread's. 64-byte aligned. A later request invalidates the earlier one; ask once for the
+    // sum and carve it. nullptr: out of memory.
+    // `planned` false: bytes for a trial call (timing a kernel variant) that the plan must not
+    // reserve; never the arena's.
+    std::byte *workspace(std::uint64_t bytes, bool planned = true);
+    // The executor's: the node's planned workspace, and the most bytes this call asked for (what a
+    // sizing run records, and the plan reserves).
+    void setPlannedWorkspace(const PlannedOutput &w) { m_plannedWorkspace = w; }
+    std::uint64_t workspaceAsked() const { return m_workspaceAsked; }
+    bool workspaceFromPlan() const { return m_workspaceFromPlan; }
+    // A sizing run's: unplanned workspaces are this call's own, freed when it ends, so that the
+    // run that measures memory does not leave per-thread buffers behind for the planned ones.
+    void setWorkspacePerCall(bool on) { m_workspacePerCall = on; }
     // Output i after it was allocated or set (nullptr before): for kernels that post-process.
     RuntimeTensor *output(std::size_t i)
     {
@@ -131,6 +148,11 @@ private:
     int m_threads;
     const SubgraphRunner &m_runSubgraph;
     std::span<const PlannedOutput> m_planned;
+    PlannedOutput m_plannedWorkspace;
+    std::uint64_t m_workspaceAsked = 0;
+    bool m_workspacePerCall = false;
+    bool m_workspaceFromPlan = false;
+    std::unique_ptr<std::byte, void (*)(void *)> m_ownWorkspace{nullptr, &std::free};
 };
 
 // Kernels by (domain, op type), each valid from an opset version on.

@@ -25,7 +25,8 @@ inline std::uint64_t alignedBytes(std::uint64_t bytes)
 // One range of an arena: a value and the values that live in its bytes (views, in-place outputs).
 struct ArenaBuffer
 {
-    ValueId root;
+    ValueId root;     // invalid for a workspace
+    NodeId workspaceOf; // a node's workspace: no members, used at its step alone
     int device = 0;
     std::uint64_t bytes = 0; // aligned
     int first = 0;           // the root producer's position in the plan order

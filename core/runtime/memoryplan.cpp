@@ -18,8 +18,19 @@ const char *placementName(TensorPlacement p)
     case TensorPlacement::Output: return "output";
     case TensorPlacement::Dynamic: return "dynamic";
     case TensorPlacement::External: return "external";
+    case TensorPlacement::Workspace: return "workspace";
     }
     return "?";
+}
+
+std::string plannedName(const Graph &graph, const PlannedTensor &t)
+{
+    return t.isWorkspace() ? graph.node(t.producer).name + " workspace" : graph.value(t.value).name;
+}
+
+bool inArena(const MemoryPlan &plan, const PlannedTensor &t)
+{
+    return t.isWorkspace() || plan.byValue[t.value.index].device >= 0;
 }
 
 int inPlaceInputs(const Node &node)
@@ -174,6 +185,20 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
             placement[v.index] = p;
         }
     }
+    // Workspaces: a buffer per node whose kernel asked for one, live at that step alone.
+    for (int pos = 0; pos < steps; ++pos) {
+        const NodeId id = order.order()[std::size_t(pos)];
+        const std::uint64_t bytes = id.index < record.workspaceBytes.size() ? record.workspaceBytes[id.index] : 0;
+        if (bytes == 0)
+            continue;
+        ArenaBuffer buf;
+        buf.workspaceOf = id;
+        buf.device = order.deviceAt(pos);
+        buf.bytes = alignedBytes(bytes);
+        buf.first = buf.last = pos;
+        buf.uses = {pos};
+        buffers.push_back(std::move(buf));
+    }
     // Graph outputs (and what else is kept) leave the run: their buffers are their own.
     for (std::size_t v = 0; v < g.valueSlots(); ++v)
         if (bufferOf[v] >= 0 && v < pg.keep.size() && pg.keep[v])
@@ -189,6 +214,7 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
     MemoryPlan mp;
     mp.parallel = !order.serial();
     mp.byValue.assign(g.valueSlots(), {});
+    mp.workspaceByNode.assign(g.nodeSlots(), {});
     mp.devices.resize(plan.devices.size());
     for (std::size_t d = 0; d < plan.devices.size(); ++d) {
         DeviceMemory &dm = mp.devices[d];
@@ -204,10 +230,16 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
         dm.strategy = placed.strategy;
         for (int b : ids) {
             dm.inPlaceBytes += buffers[std::size_t(b)].bytes;
+            if (buffers[std::size_t(b)].workspaceOf.valid())
+                dm.naiveBytes += buffers[std::size_t(b)].bytes;
             for (ValueId m : buffers[std::size_t(b)].members)
                 if (placement[m.index] != TensorPlacement::View)
                     dm.naiveBytes += alignedBytes(record[m.index].bytes);
         }
+        std::vector<int> workspaceAt(std::size_t(steps), -1); // buffer of the workspace of each step
+        for (int b : ids)
+            if (buffers[std::size_t(b)].workspaceOf.valid())
+                workspaceAt[std::size_t(buffers[std::size_t(b)].first)] = b;
         // Steps as positions among this device's steps.
         std::vector<std::uint32_t> local(std::size_t(steps), 0);
         std::uint32_t count = 0;
@@ -252,6 +284,18 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
                 }
                 dm.tensors.push_back(t);
             }
+            if (const int b = workspaceAt[std::size_t(pos)]; b >= 0) {
+                const ArenaBuffer &buf = buffers[std::size_t(b)];
+                PlannedTensor t;
+                t.producer = n.id;
+                t.device = int(d);
+                t.placement = TensorPlacement::Workspace;
+                t.bytes = buf.bytes;
+                t.offset = buf.offset;
+                t.firstStep = t.lastStep = local[std::size_t(pos)];
+                dm.tensors.push_back(t);
+                mp.workspaceByNode[n.id.index] = {int(d), false, buf.offset, buf.bytes, buf.offset, buf.bytes};
+            }
         }
     }
     mp.planningMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
@@ -287,9 +331,16 @@ Status verifyMemoryPlan(const PreparedGraph &pg, const ExecutionPlan &plan, cons
         std::vector<Use> arena;
         std::vector<int> useOf(g.valueSlots(), -1);
         for (const PlannedTensor &t : dm.tensors) {
+            const int producer = order.position(t.producer);
+            if (t.isWorkspace()) { // used at its node's step alone
+                if (t.offset + t.bytes > dm.plannedBytes)
+                    return Status::internal("memory plan: the workspace of '" + g.node(t.producer).name +
+                                            "' ends past the arena");
+                arena.push_back(Use{&t, producer, {producer}, arena.size()});
+                continue;
+            }
             if (memory.byValue[t.value.index].device < 0)
                 continue;
-            const int producer = order.position(t.producer);
             Use u{&t, producer, readers[t.value.index], arena.size()};
             u.uses.push_back(producer);
             if (t.sharesWith.valid() && useOf[t.sharesWith.index] >= 0)
@@ -299,7 +350,10 @@ Status verifyMemoryPlan(const PreparedGraph &pg, const ExecutionPlan &plan, cons
             useOf[t.value.index] = int(arena.size());
             arena.push_back(std::move(u));
         }
-        const auto name = [&](const Use &u) { return "'" + g.value(u.t->value).name + "'"; };
+        const auto name = [&](const Use &u) {
+            return u.t->value.valid() ? "'" + g.value(u.t->value).name + "'"
+                                      : "the workspace of '" + g.node(u.t->producer).name + "'";
+        };
         const auto allBefore = [&](const Use &x, const Use &y, bool orAt) {
             for (int p : x.uses)
                 if (!(order.precedes(p, y.producer) || (orAt && p == y.producer)))

@@ -16,6 +16,10 @@
 //   offsets     greedy by size and greedy by breadth (Pisarchyk & Lee 2020), both best-fit, 64-byte
 //               aligned; the smaller arena wins.
 //
+//   workspaces  the bytes a kernel uses only during its call (oneDNN's reordered source and
+//               destination, its scratchpad), as the sizing run saw them: a buffer live at the
+//               node's step alone.
+//
 // Not in an arena: graph inputs, initializers and Constant outputs (the model's own bytes), graph
 // outputs and every buffer a graph output aliases (they outlive the run), tensors whose size
 // depends on data (NonZero, Unique, If, Loop, …: own allocations), strings and sequences.
@@ -38,7 +42,13 @@ struct ValueRecord
     ValueId viewOf;                 // the input (explicit or implicit) whose bytes it lies in
     std::uint64_t viewOffset = 0;   // where, from that input's first byte
 };
-using SizeRecord = std::vector<ValueRecord>;
+// Per value (by ValueId index) what a sizing run saw, and per node (by NodeId index) the most
+// workspace bytes its kernel asked for (KernelContext::workspace: oneDNN's reorders, scratchpad).
+struct SizeRecord : std::vector<ValueRecord>
+{
+    using std::vector<ValueRecord>::vector;
+    std::vector<std::uint64_t> workspaceBytes;
+};
 
 enum class TensorPlacement : std::uint8_t
 {
@@ -48,12 +58,13 @@ enum class TensorPlacement : std::uint8_t
     Output,   // a graph output, or a buffer one aliases: its own allocation, returned to the caller
     Dynamic,  // size depends on data: its own allocation at run time
     External, // graph input, initializer, Constant: the model's or the caller's bytes
+    Workspace, // a node's bytes for the length of its kernel call: its own range of the arena
 };
 const char *placementName(TensorPlacement p);
 
 struct PlannedTensor
 {
-    ValueId value;
+    ValueId value; // invalid: the workspace of `producer` (bytes only its kernel call uses)
     NodeId producer;
     int device = 0;
     TensorPlacement placement = TensorPlacement::Arena;
@@ -62,7 +73,15 @@ struct PlannedTensor
     std::uint64_t offset = 0;    // in the device arena (Arena, InPlace, View)
     std::uint32_t firstStep = 0; // positions in the device's steps, in the plan's order
     std::uint32_t lastStep = 0;
+
+    bool isWorkspace() const { return placement == TensorPlacement::Workspace; }
 };
+
+struct MemoryPlan;
+// A planned tensor's name as users read it: the value's, or "<node> workspace".
+std::string plannedName(const Graph &graph, const PlannedTensor &t);
+// Whether it has bytes in its device's arena.
+bool inArena(const MemoryPlan &plan, const PlannedTensor &t);
 
 struct DeviceMemory
 {
@@ -95,6 +114,7 @@ struct MemoryPlan
         std::uint64_t bufferBytes = 0;
     };
     std::vector<Slot> byValue;
+    std::vector<Slot> workspaceByNode; // by NodeId index: the node's workspace, device -1 if none
     std::vector<DeviceMemory> devices; // by plan device
     bool parallel = false;             // lifetimes from the plan's happens-before relation
     double planningMs = 0.0;

@@ -219,6 +219,7 @@ Expected<std::vector<RuntimeTensor>> InferenceSession::run(const Feeds &feeds, c
             return executeGraph(*m_prepared, std::move(inputs), options, plan);
         }
         sizes.resize(m_model.graph.valueSlots());
+        sizes.workspaceBytes.assign(m_model.graph.nodeSlots(), 0);
         options.record = &sizes;
     }
     std::optional<PoolBypass> bypass;

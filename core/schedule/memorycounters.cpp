@@ -31,7 +31,8 @@ void addMemoryCounters(const Graph &graph, const MemoryPlan &memory, trace::Trac
     for (const DeviceMemory &dm : memory.devices) {
         std::unordered_map<std::uint32_t, const PlannedTensor *> byValue;
         for (const PlannedTensor &t : dm.tensors)
-            byValue[t.value.index] = &t;
+            if (!t.isWorkspace())
+                byValue[t.value.index] = &t;
         // Buffers by their root value: [start, end] on this run's clock, and bytes.
         struct Live
         {
@@ -39,7 +40,17 @@ void addMemoryCounters(const Graph &graph, const MemoryPlan &memory, trace::Trac
             std::uint64_t bytes = 0;
         };
         std::map<std::uint32_t, Live> buffers;
+        std::uint32_t nextWorkspace = 0; // workspaces: buffers of their own, keyed past every value
         for (const PlannedTensor &t : dm.tensors) {
+            if (t.isWorkspace()) {
+                if (const auto *during = span(t.producer)) {
+                    Live &b = buffers[std::uint32_t(0x80000000u + nextWorkspace++)];
+                    b.bytes = t.bytes;
+                    b.start = during->first;
+                    b.end = during->second;
+                }
+                continue;
+            }
             if (memory.byValue[t.value.index].device < 0)
                 continue;
             const PlannedTensor *root = &t;

@@ -69,6 +69,9 @@ struct ConvCall
     const RuntimeTensor &x, &w;
     const RuntimeTensor *b;
     RuntimeTensor &y;
+    // The call's workspace (KernelContext::workspace, workspaceBytes of the variant); null: the
+    // thread's scratch slots (the timing runs while a node's variants are chosen).
+    std::byte *workspace = nullptr;
 };
 
 // The fused activation as oneDNN post-ops, applied while the output is still in registers.
@@ -144,31 +147,59 @@ Expected<ConvVariant> makeVariant(const ConvGeometry &geo, const memory::desc &x
     return v;
 }
 
+// What a call of `v` needs besides its inputs and output, in the order runVariant carves it: the
+// reordered source, the reordered weights (unless cached), the destination before its reorder,
+// oneDNN's scratchpad; each part 64-byte aligned.
+struct WorkspaceParts
+{
+    std::uint64_t src = 0, weights = 0, dst = 0, scratchpad = 0;
+    std::uint64_t total() const { return src + weights + dst + scratchpad; }
+};
+
+WorkspaceParts workspaceParts(const ConvVariant &v)
+{
+    const auto aligned = [](std::uint64_t b) { return (b + 63) / 64 * 64; };
+    WorkspaceParts p;
+    if (v.srcReorder)
+        p.src = aligned(v.pd.src_desc().get_size());
+    if (!v.weightsCached && v.weightReorder)
+        p.weights = aligned(v.pd.weights_desc().get_size());
+    if (v.dstReorder)
+        p.dst = aligned(v.pd.dst_desc().get_size());
+    p.scratchpad = aligned(v.pd.scratchpad_desc().get_size());
+    return p;
+}
+
 void runVariant(const ConvVariant &v, const ConvCall &call)
 {
     dnnl::stream &s = dnnlStream();
+    const WorkspaceParts parts = workspaceParts(v);
+    // Part `slot` of the workspace, or the thread's scratch slot when the call has none.
+    const auto part = [&](const memory::desc &desc, int slot, std::uint64_t at) {
+        return call.workspace ? memory(desc, cpuEngine(), call.workspace + at) : dnnlScratchMemory(desc, slot);
+    };
     memory xMem(call.xUser, cpuEngine(), const_cast<std::byte *>(call.x.bytes()));
     if (v.srcReorder) {
-        memory converted = dnnlScratchMemory(v.pd.src_desc(), 0);
+        memory converted = part(v.pd.src_desc(), 0, 0);
         v.srcReorder->execute(s, xMem, converted);
         xMem = converted;
     }
     memory wMem = v.weightsCached ? v.weights
                                   : memory(call.wUser, cpuEngine(), const_cast<std::byte *>(call.w.bytes()));
     if (!v.weightsCached && v.weightReorder) {
-        memory converted = dnnlScratchMemory(v.pd.weights_desc(), 1);
+        memory converted = part(v.pd.weights_desc(), 1, parts.src);
         v.weightReorder->execute(s, wMem, converted);
         wMem = converted;
     }
     memory yMem(call.yUser, cpuEngine(), call.y.mutableBytes());
-    memory yConv = v.dstReorder ? dnnlScratchMemory(v.pd.dst_desc(), 2) : yMem;
+    memory yConv = v.dstReorder ? part(v.pd.dst_desc(), 2, parts.src + parts.weights) : yMem;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yConv}};
     if (call.b)
         args.emplace(DNNL_ARG_BIAS,
                      memory(v.pd.bias_desc(), cpuEngine(), const_cast<std::byte *>(call.b->bytes())));
     if (v.pd.scratchpad_desc().get_size() > 0)
-        args.emplace(DNNL_ARG_SCRATCHPAD, dnnlScratchMemory(v.pd.scratchpad_desc(), 3));
+        args.emplace(DNNL_ARG_SCRATCHPAD, part(v.pd.scratchpad_desc(), 3, parts.src + parts.weights + parts.dst));
     v.prim.execute(s, args);
     if (v.dstReorder)
         v.dstReorder->execute(s, yConv, yMem);
@@ -189,9 +220,16 @@ double bestOfThree(F run)
     return best;
 }
 
-double timeVariant(const ConvVariant &v, const ConvCall &call)
+// A trial run's workspace is the call's own (a sizing run frees it), not the plan's.
+double timeVariant(KernelContext &ctx, const ConvVariant &v, const ConvCall &call)
 {
-    return bestOfThree([&] { runVariant(v, call); });
+    ConvCall trial = call;
+    if (const std::uint64_t bytes = workspaceParts(v).total(); bytes > 0) {
+        trial.workspace = ctx.workspace(bytes, false);
+        if (!trial.workspace)
+            throw dnnl::error(dnnl_out_of_memory, "convolution workspace");
+    }
+    return bestOfThree([&] { runVariant(v, trial); });
 }
 
 // The physical layout a convolution reads and writes: plain NCHW (Conv, FusedConv), NHWC
@@ -330,11 +368,11 @@ Status convKernel(KernelContext &ctx)
                 }
                 if (state->variants.size() == 2)
                     state->chosen =
-                        timeVariant(state->variants[1], call) < timeVariant(state->variants[0], call) ? 1 : 0;
+                        timeVariant(ctx, state->variants[1], call) < timeVariant(ctx, state->variants[0], call) ? 1 : 0;
             }
             // Plain-layout depthwise: our direct loop against oneDNN's pick.
             if (constant && !layout->nhwc && !layout->block && depthwiseApplies(*geo, x.shape(), w.shape()) &&
-                bestOfThree(direct) < timeVariant(state->variants[std::size_t(state->chosen)], call))
+                bestOfThree(direct) < timeVariant(ctx, state->variants[std::size_t(state->chosen)], call))
                 state->chosen = ConvState::kDirect;
             ctx.cache().state = state;
         }
@@ -343,7 +381,16 @@ Status convKernel(KernelContext &ctx)
             direct();
             return Status::ok();
         }
-        runVariant(state->variants[std::size_t(state->chosen)], call);
+        // The run's own bytes: planned in the arena when memory planning saw them (a sizing run
+        // records what is asked here).
+        const ConvVariant &chosen = state->variants[std::size_t(state->chosen)];
+        ConvCall run = call;
+        if (const std::uint64_t bytes = workspaceParts(chosen).total(); bytes > 0) {
+            run.workspace = ctx.workspace(bytes);
+            if (!run.workspace)
+                return Status::io("out of memory for the workspace of " + ctx.node().name);
+        }
+        runVariant(chosen, run);
     } catch (const dnnl::error &e) {
         return ctx.unsupported(std::string("oneDNN cannot run this convolution: ") + e.what());
     }
