@@ -148,6 +148,8 @@ QString MemoryView::describe(const PlannedTensor &t) const
                        .arg(t.lastStep)
                        .arg(QString::fromStdString(g.node(t.producer).name).toHtmlEscaped(),
                             QString::fromStdString(g.node(t.producer).opType));
+    if (t.isWorkspace())
+        text += tr("<br>the kernel's own bytes during its call (reorders, oneDNN scratchpad)");
     if (t.placement == TensorPlacement::InPlace)
         text += tr("<br>in place of %1").arg(QString::fromStdString(g.value(t.sharesWith).name).toHtmlEscaped());
     return text;
@@ -192,6 +194,8 @@ void MemoryView::paintEvent(QPaintEvent *)
         if (m_hover == i)
             fill = fill.lighter(125);
         p.fillRect(r, fill);
+        if (d->tensors[i].isWorkspace()) // a kernel's own bytes, not a value: hatched
+            p.fillRect(r, QBrush(categoryBorder(c), Qt::BDiagPattern));
         if (r.width() > 3 && r.height() > 3) {
             p.setPen(d->tensors[i].placement == TensorPlacement::InPlace ? categoryBorder(c).darker(140)
                                                                           : categoryBorder(c));
@@ -353,18 +357,20 @@ void MemoryPanel::showDevice(int device)
     if (!m_plan || device < 0 || std::size_t(device) >= m_plan->devices.size())
         return;
     const DeviceMemory &d = m_plan->devices[std::size_t(device)];
-    std::size_t inPlace = 0, views = 0, dynamic = 0;
+    std::size_t inPlace = 0, views = 0, dynamic = 0, workspaces = 0;
     for (const PlannedTensor &t : d.tensors) {
         inPlace += t.placement == TensorPlacement::InPlace;
         views += t.placement == TensorPlacement::View;
         dynamic += t.placement == TensorPlacement::Dynamic;
+        workspaces += t.isWorkspace();
     }
     QString text = tr("<b>Arena %1</b> (%2) · lower bound %3 · in place only %4 · every tensor its own %5 — "
-                      "%6 tensors in place, %7 views, %8 of data-dependent size")
+                      "%6 tensors in place, %7 views, %8 kernel workspaces (hatched), %9 of data-dependent size")
                        .arg(bytes(d.plannedBytes), QString::fromStdString(d.strategy), bytes(d.lowerBoundBytes),
                             bytes(d.inPlaceBytes), bytes(d.naiveBytes))
                        .arg(inPlace)
                        .arg(views)
+                       .arg(workspaces)
                        .arg(dynamic);
     if (m_before && std::size_t(device) < m_before->devices.size()) {
         const std::uint64_t was = m_before->devices[std::size_t(device)].plannedBytes;
