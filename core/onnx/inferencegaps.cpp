@@ -157,28 +157,18 @@ void einsumDims(onnx::InferenceContext &ctx)
         *shape->add_dim() = d;
 }
 
-// Runs `complete` after the op's own inference function, in every version of its schema.
-template <class F> void completeInference(const char *op, F complete)
-{
-    std::set<const onnx::OpSchema *> done;
-    for (int version = 1; version <= 30; ++version) {
-        const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
-        if (!s || !done.insert(s).second)
-            continue;
-        onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
-        const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction([original, complete](onnx::InferenceContext &ctx) {
-            if (original)
-                original(ctx);
-            complete(ctx);
-        });
-    }
-}
-
 } // namespace
 
 void installInferenceGaps()
 {
-    completeInference("Einsum", einsumDims);
+    // After libonnx's own rule, which checks the equation and sets the rank.
+    wrapInference("Einsum", [](onnx::InferenceFunction original) -> onnx::InferenceFunction {
+        return [original](onnx::InferenceContext &ctx) {
+            if (original)
+                original(ctx);
+            einsumDims(ctx);
+        };
+    });
 }
 
 } // namespace opscope::schemadetail

@@ -60,6 +60,18 @@ bool isWindowOp(const std::string &op)
     return ops.count(op) > 0;
 }
 
+void wrapInference(const std::string &op,
+                   const std::function<onnx::InferenceFunction(onnx::InferenceFunction)> &wrap)
+{
+    std::set<const onnx::OpSchema *> done;
+    for (int version = 1; version <= 30; ++version) {
+        const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
+        if (!s || !done.insert(s).second)
+            continue;
+        const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(wrap(s->GetTypeAndShapeInferenceFunction()));
+    }
+}
+
 } // namespace schemadetail
 
 namespace {
@@ -172,24 +184,18 @@ constexpr const char *kSkipInference = "skip";
 
 void guardInference(const std::string &op, std::function<std::string(onnx::InferenceContext &)> problem)
 {
-    std::set<const onnx::OpSchema *> done;
-    for (int version = 1; version <= 30; ++version) {
-        const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, version, "");
-        if (!s || !done.insert(s).second)
-            continue;
-        onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
-        const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
-            [original, op, problem](onnx::InferenceContext &ctx) {
-                if (const std::string p = problem(ctx); !p.empty()) {
-                    // "skip": the node is valid but libonnx's inference cannot take it; inference
-                    // passes over it (error mode 0) and the import goes on.
-                    if (t_guardFindings && p != kSkipInference)
-                        t_guardFindings->push_back(op + ": " + p);
-                    fail_shape_inference(op, ": ", p);
-                }
-                original(ctx);
-            });
-    }
+    wrapInference(op, [op, problem](onnx::InferenceFunction original) -> onnx::InferenceFunction {
+        return [original, op, problem](onnx::InferenceContext &ctx) {
+            if (const std::string p = problem(ctx); !p.empty()) {
+                // "skip": the node is valid but libonnx's inference cannot take it; inference
+                // passes over it (error mode 0) and the import goes on.
+                if (t_guardFindings && p != kSkipInference)
+                    t_guardFindings->push_back(op + ": " + p);
+                fail_shape_inference(op, ": ", p);
+            }
+            original(ctx);
+        };
+    });
 }
 
 // The length of a shape input may only be known during inference (a declared dim, constant

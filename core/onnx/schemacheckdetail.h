@@ -3,7 +3,9 @@
 // share: the rank bound, the shape-input table, and how a node is named in a message.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <string>
 
@@ -22,7 +24,10 @@ std::string shown(const std::string &name);              // control characters e
 std::string nodeLabel(const onnx::NodeProto &n);         // "node 'x' (Conv)" or "a Conv node"
 // Ops whose inference and kernels divide by or index with their window attributes.
 bool isWindowOp(const std::string &op);
-// The inference rules libonnx 1.12 lacks (inferencegaps.cpp), installed with the guards.
+// Replaces the inference function of every version of `op`'s schema by wrap(original): how the
+// guards and the missing rules (installInferenceGaps, inferencegaps.cpp) hook into libonnx.
+void wrapInference(const std::string &op,
+                   const std::function<onnx::InferenceFunction(onnx::InferenceFunction)> &wrap);
 void installInferenceGaps();
 
 } // namespace opscope::schemadetail
