@@ -447,6 +447,18 @@ private slots:
         const NodeItem *capture = pane->scene(0)->itemForKey("in:xr");
         QVERIFY(capture);
         QVERIFY(capture->visual().outerScope);
+        // A body's node has activations too: one run, the branch's values, or (when the random
+        // condition took the other branch) a note saying the body did not run.
+        w.showValuesTab();
+        QVERIFY(w.selectNode(QStringLiteral("then_branch_op")));
+        auto *probe = w.valuesPanel()->findChild<QPushButton *>();
+        QVERIFY(probe && probe->isVisible());
+        probe->click();
+        QVERIFY(waitIdle(w));
+        auto *chooser = w.valuesPanel()->findChild<QComboBox *>();
+        QVERIFY2((chooser && chooser->count() >= 2 && !probe->isVisible()) ||
+                     w.valuesPanel()->probeNoteText().contains(QStringLiteral("did not run")),
+                 qPrintable(w.valuesPanel()->probeNoteText()));
         // One level further down: the trail grows, the grandparent's value is a capture here too,
         // and double-clicking it climbs both levels to its producer.
         emit pane->scene(0)->itemActivated(QStringLiteral("If_1"));

@@ -100,6 +100,52 @@ private slots:
         QVERIFY(bad.status().message().find("'nope'") != std::string::npos);
     }
 
+    void probeSeesInsideBodies()
+    {
+        // If(c) { then: t1 = Relu(x), then_y = Neg(t1)   else: else_y = Sigmoid(x) }: a value of
+        // the branch that ran is probed; one of the branch that did not is an error saying so.
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_node();
+        g->clear_initializer();
+        g->clear_output();
+        *g->add_input() = test::tensorInfo("c", onnx::TensorProto::BOOL, {});
+        onnx::NodeProto *ifNode = g->add_node();
+        *ifNode = test::node("If", {"c"}, {"y"}, "if");
+        for (const char *branch : {"then_branch", "else_branch"}) {
+            auto *a = ifNode->add_attribute();
+            a->set_name(branch);
+            a->set_type(onnx::AttributeProto::GRAPH);
+            auto *body = a->mutable_g();
+            body->set_name(branch);
+            if (branch[0] == 't') {
+                *body->add_node() = test::node("Relu", {"x"}, {"t1"}, "relu");
+                *body->add_node() = test::node("Neg", {"t1"}, {"then_y"}, "neg");
+            } else {
+                *body->add_node() = test::node("Sigmoid", {"x"}, {"else_y"}, "sigmoid");
+            }
+            *body->add_output() = test::tensorInfo(std::string(branch).substr(0, 4) + "_y", onnx::TensorProto::FLOAT, {2, 3});
+        }
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("if.onnx")).toStdString();
+        test::writeProto(path, m);
+        const Model model = test::loadOrFail(path).model;
+        ProbeOptions options;
+        options.given = {{"x", floats({2, 3}, {-1, 0, 1, 2, 3, -4})},
+                         {"c", RuntimeTensor::fromValues(DataType::Bool, {}, std::vector<std::uint8_t>{1})}};
+        const Expected<ProbedValues> r = probeValues(model, {"t1", "then_y", "x"}, options);
+        QVERIFY2(r, r.status().message().c_str());
+        const std::vector<float> relu{0, 0, 1, 2, 3, 0};
+        for (std::size_t i = 0; i < relu.size(); ++i) {
+            QCOMPARE(r->values[0].as<float>()[i], relu[i]);
+            QCOMPARE(r->values[1].as<float>()[i], -relu[i]);
+        }
+        const Expected<ProbedValues> other = probeValues(model, {"else_y"}, options);
+        QVERIFY(!other);
+        QVERIFY2(other.status().message().find("did not run") != std::string::npos, other.status().message().c_str());
+    }
+
     void padMatchesAReferenceInEveryMode_data()
     {
         QTest::addColumn<QString>("mode");

@@ -360,6 +360,11 @@ void ValuesPanel::setAxes(int rowAxis, int colAxis, std::vector<std::int64_t> fi
     updateSlice();
 }
 
+QString ValuesPanel::probeNoteText() const
+{
+    return m_probeNote->text();
+}
+
 QString ValuesPanel::summaryText() const
 {
     return m_summary->text();

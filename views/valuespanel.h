@@ -60,6 +60,7 @@ public:
     // For tests: what is shown.
     QString summaryText() const;
     QString fullText() const;   // small tensors; empty when the table is shown
+    QString probeNoteText() const; // what the last probe said (or how far it got)
     TensorTableModel *table() const { return m_model; }
     void setAxes(int rowAxis, int colAxis, std::vector<std::int64_t> fixed);
     bool statisticsPending() const { return m_statsPending; }

@@ -47,16 +47,16 @@ void MainWindow::showNodeValues()
         }
     m_values->setTensors(constantInputs(graph, m_inspectedNode), std::move(computed));
     const bool mainGraph = &graph == &m_inspectedModel->graph;
-    QString note = m_probeNote;
-    if (!mainGraph && !wanted.empty())
-        note = tr("Activations inside If/Loop/Scan bodies are not computed yet.");
-    m_values->setProbeState(mainGraph && known < wanted.size(), bool(m_cancelProbe),
-                            known && known == wanted.size() ? tr("inputs and outputs from one run (random inputs, symbolic dims 1)") : note);
+    const QString done = mainGraph ? tr("inputs and outputs from one run (random inputs, symbolic dims 1)")
+                                   : tr("inputs and outputs from one run, inside the body: its last iteration "
+                                        "(random inputs, symbolic dims 1)");
+    m_values->setProbeState(known < wanted.size(), bool(m_cancelProbe),
+                            known && known == wanted.size() ? done : m_probeNote);
 }
 
 void MainWindow::probeInspectedNode()
 {
-    if (m_cancelProbe || !m_inspectedModel || !m_inspectedGraph || &m_inspectedModel->graph != m_inspectedGraph)
+    if (m_cancelProbe || !m_inspectedModel || !m_inspectedGraph)
         return;
     const std::vector<std::string> names = computedValues(*m_inspectedGraph, m_inspectedNode);
     if (names.empty())

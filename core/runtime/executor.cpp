@@ -329,6 +329,7 @@ private:
             sub.backends = {&backend};
             sub.cancel = m_options.cancel;
             sub.onStep = m_options.onStep;
+            sub.onValue = m_options.onValue;
             return executeGraph(g, std::move(in), sub, nullptr, &m_frame);
         };
         OPSCOPE_TRY(checkInputTypes(m_frame.graph(), pn, inputs));
@@ -371,6 +372,8 @@ private:
                 OPSCOPE_TRY(settle(n.outputs[i], outputs[i]));
             if (m_options.record && m_options.record->size() >= m_pg.graph->valueSlots())
                 record(pn, inputs, n.outputs[i], outputs[i]);
+            if (m_options.onValue)
+                m_options.onValue(m_frame.graph(), n.outputs[i], outputs[i]);
             m_frame.set(n.outputs[i], std::move(outputs[i]));
         }
         // Free what nobody reads any more.

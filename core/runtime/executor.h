@@ -47,6 +47,9 @@ struct ExecOptions
     std::vector<Backend *> backends;               // one per plan device; empty: CPU backends made per run
     const std::atomic<bool> *cancel = nullptr;     // checked between steps
     std::function<void(const StepEvent &)> onStep; // called from the queue's thread, subgraphs included
+    // Every value a node computes, in the main graph and in If/Loop/Scan bodies (each iteration),
+    // before the executor may free it: how a probe sees values that are no graph's output.
+    std::function<void(const Graph &, ValueId, const RuntimeTensor &)> onValue;
     // Memory (main graph only; bodies allocate per tensor): run from `memory` (made for this plan
     // and these input shapes), or record every value's size and aliasing into `record` (sized to
     // the graph's value slots) for planning one. An output that lands in an arena where the plan

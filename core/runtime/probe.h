@@ -28,8 +28,9 @@ struct ProbedValues
     double milliseconds = 0.0;  // the run
 };
 
-// `names` are values of the model's main graph (computed, graph inputs, or constants). Fails with
-// a message naming the value when one is unknown or lives inside a subgraph.
+// `names` are values of the model (computed, graph inputs, or constants), in the main graph or in
+// an If/Loop/Scan body at any depth — there the last iteration's value. Fails with a message naming
+// the value when one is unknown, or lives in a body that did not run.
 Expected<ProbedValues> probeValues(const Model &model, const std::vector<std::string> &names,
                                    const ProbeOptions &options = {});
 
