@@ -318,6 +318,14 @@ private slots:
         const Run r = cli({"run", model, "--input", "x=" + npy, "--iterations", "1"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(!r.err.contains("not bound"), qPrintable(r.err));
+        // A --dim the given input contradicts is refused, in every command that takes both.
+        for (const char *command : {"run", "memory", "profile"}) {
+            const Run bad = cli({command, model, "--input", "x=" + npy, "--dim", "batch=4"});
+            QCOMPARE(bad.exitCode, 1);
+            QVERIFY2(bad.err.contains("--dim batch=4 contradicts input 'x'"), qPrintable(bad.err));
+        }
+        const Run agreeing = cli({"run", model, "--input", "x=" + npy, "--dim", "batch=2", "--iterations", "1"});
+        QVERIFY2(agreeing.exitCode == 0, qPrintable(agreeing.err));
     }
 
     void runBadArguments_data()
@@ -329,6 +337,8 @@ private slots:
         QTest::newRow("hex dim") << QStringList{"--dim", "batch=0x10"} << "must be a whole number";
         QTest::newRow("dim with trailing text") << QStringList{"--dim", "batch=12abc"} << "must be a whole number";
         QTest::newRow("unknown dim name") << QStringList{"--dim", "batsh=3"} << "have no dimension named 'batsh'";
+        QTest::newRow("dim given twice") << QStringList{"--dim", "batch=4", "--dim", "batch=5"}
+                                         << "--dim batch is given twice, as 4 and 5";
         QTest::newRow("threads 0") << QStringList{"--threads", "0"} << "not in range 1 to 256";
         QTest::newRow("threads 100000") << QStringList{"--threads", "100000"} << "not in range 1 to 256";
         QTest::newRow("input is a FIFO") << QStringList{"--input", "x=FIFO"} << "not a regular file";

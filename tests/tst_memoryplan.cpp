@@ -168,6 +168,9 @@ private slots:
         QCOMPARE(tensorNamed(g, *plan, "f").placement, TensorPlacement::InPlace); // over e
         QCOMPARE(tensorNamed(g, *plan, "y").placement, TensorPlacement::Output);  // leaves the run: own bytes
         QCOMPARE(tensorNamed(g, *plan, "f").sharesWith, g.findValue("e"));
+        // b's bytes are needed while its view c is read (by d, in place over them).
+        QCOMPARE(tensorNamed(g, *plan, "b").lastStep, tensorNamed(g, *plan, "c").lastStep);
+        QVERIFY(tensorNamed(g, *plan, "b").lastStep > tensorNamed(g, *plan, "c").firstStep);
         const DeviceMemory &d = plan->devices.at(0);
         QCOMPARE(d.naiveBytes, std::uint64_t(5 * 1024)); // a b d e f
         QCOMPARE(d.inPlaceBytes, std::uint64_t(2 * 1024));

@@ -61,17 +61,26 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
     return Status::ok();
 }
 
-void bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims)
+Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims)
 {
+    const std::map<std::string, std::int64_t> explicitDims = dims;
     for (const auto &[name, tensor] : given) {
         const ValueId v = graph.findValue(name);
         if (!v.valid() || !graph.value(v).type.shape || graph.value(v).type.shape->dims.size() != tensor.rank())
             continue; // a rank mismatch is the session's error to report
         const auto &declared = graph.value(v).type.shape->dims;
-        for (std::size_t k = 0; k < declared.size(); ++k)
-            if (declared[k].isSymbolic())
-                dims.emplace(declared[k].symbol, tensor.dim(k)); // an explicit --dim stays
+        for (std::size_t k = 0; k < declared.size(); ++k) {
+            if (!declared[k].isSymbolic())
+                continue;
+            const std::string &symbol = declared[k].symbol;
+            if (const auto it = explicitDims.find(symbol); it != explicitDims.end() && it->second != tensor.dim(k))
+                return Status::invalid("--dim " + symbol + "=" + std::to_string(it->second) + " contradicts input '" +
+                                       name + "', whose dimension " + std::to_string(k) + " (" + symbol + ") is " +
+                                       std::to_string(tensor.dim(k)));
+            dims.emplace(symbol, tensor.dim(k));
+        }
     }
+    return Status::ok();
 }
 
 std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names)
@@ -274,6 +283,9 @@ Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
         if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > (std::int64_t(1) << 40))
             return Status::invalid("--dim '" + spec + "': the value must be a whole number from 0 to 2^40");
+        if (const auto it = out.dims.find(kv->first); it != out.dims.end() && it->second != v)
+            return Status::invalid("--dim " + kv->first + " is given twice, as " + std::to_string(it->second) +
+                                   " and " + std::to_string(v));
         out.dims[kv->first] = v;
     }
     return out;

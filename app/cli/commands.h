@@ -28,8 +28,9 @@ enum ExitCode : int
 int reportError(const Status &status);
 // The message with control characters (a newline in a tensor name) escaped or blanked.
 // Symbolic dims the given input tensors fix (input_embeds [2,7,32] for [batch, seq, 32] binds
-// batch=2, seq=7), so the random inputs that share them get the same sizes. --dim wins.
-void bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims);
+// batch=2, seq=7), so the random inputs that share them get the same sizes. A --dim that says
+// otherwise is an error naming both.
+Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims);
 
 // File names for tensors or passes named by the model: unsafe characters become '_', names longer
 // than a file system takes are shortened with a hash of the whole name, and names that end up equal
@@ -141,7 +142,7 @@ struct ProfileArgs
     int iterations = 10;
     std::string trace;    // Chrome trace JSON of every schedule's median run (or prediction)
     std::string simulate; // predict for these devices instead of running ("gpu:4", "cpu:8")
-    std::string optimize = "extended";
+    std::string optimize = "all"; // as run: what is profiled is what run executes
     std::uint64_t seed = 0;
     std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
     std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs
@@ -157,7 +158,7 @@ struct MemoryArgs
     std::string model;
     std::string schedule = "serial";
     std::string devices = "cpu:2"; // parallel: workers; greedy/round-robin: devices
-    std::string optimize = "extended";
+    std::string optimize = "all"; // as run: the plan is of what run executes
     std::uint64_t seed = 0;
     std::vector<std::string> inputs; // NAME=FILE.npy|FILE.pb; other inputs are random
     std::vector<std::string> dims;   // NAME=VALUE for symbolic dims of random inputs

@@ -130,8 +130,8 @@ int main(int argc, char **argv)
     profileCmd->add_option("--trace", profile.trace, "Write the median runs as one Chrome trace (Perfetto)");
     profileCmd->add_option("--simulate", profile.simulate,
                            "Predict instead of running, for devices like gpu:4 or cpu:8");
-    profileCmd->add_option("--optimize", profile.optimize, "Pass level run first, or none")
-        ->default_val("extended")
+    profileCmd->add_option("--optimize", profile.optimize, "Pass level run first (as run does), or none")
+        ->default_val("all")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
     profileCmd->add_option("--seed", profile.seed, "Seed of the random inputs")->default_val(0);
     profileCmd->add_option("--input", profile.inputs,
@@ -153,8 +153,8 @@ int main(int argc, char **argv)
         ->default_val("serial");
     memoryCmd->add_option("--devices", memory.devices, "cpu:N: parallel workers, or devices for greedy/round-robin")
         ->default_val("cpu:2");
-    memoryCmd->add_option("--optimize", memory.optimize, "Pass level run first, or none")
-        ->default_val("extended")
+    memoryCmd->add_option("--optimize", memory.optimize, "Pass level run first (as run does), or none")
+        ->default_val("all")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
     memoryCmd->add_option("--seed", memory.seed, "Seed of the random inputs")->default_val(0);
     memoryCmd->add_option("--input", memory.inputs, "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");

@@ -65,7 +65,8 @@ int runMemory(const MemoryArgs &args)
         return reportError(given.status());
     if (Status ok = checkDimNames(given->dims, model.graph); !ok)
         return reportError(ok);
-    bindDimsFromInputs(model.graph, given->tensors, given->dims);
+    if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
+        return reportError(ok);
 
     // Serial and parallel plan the model as it is; greedy and round-robin place it on the devices
     // and partition it (Send/Recv), as profile does.
@@ -175,11 +176,11 @@ int runMemory(const MemoryArgs &args)
         for (const PlannedTensor &t : dm.tensors)
             ++counts[int(t.placement)];
         std::printf("\n%s: %zu in the arena, %zu in place over their input, %zu views, %zu kernel workspaces; own "
-                    "allocations: %zu graph outputs, %zu of data-dependent size (%s); %zu constants\n",
+                    "allocations (%s): %zu graph outputs, %zu of data-dependent size; %zu constants\n",
                     dm.device.c_str(), counts[int(TensorPlacement::Arena)], counts[int(TensorPlacement::InPlace)],
                     counts[int(TensorPlacement::View)], counts[int(TensorPlacement::Workspace)],
-                    counts[int(TensorPlacement::Output)], counts[int(TensorPlacement::Dynamic)],
-                    bytesText(dm.outsideBytes).c_str(), counts[int(TensorPlacement::External)]);
+                    bytesText(dm.outsideBytes).c_str(), counts[int(TensorPlacement::Output)],
+                    counts[int(TensorPlacement::Dynamic)], counts[int(TensorPlacement::External)]);
         std::vector<const PlannedTensor *> peak;
         for (const PlannedTensor &t : dm.tensors)
             if (inArena(*memory, t) && t.placement != TensorPlacement::View &&

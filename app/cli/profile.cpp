@@ -83,7 +83,8 @@ int runProfile(const ProfileArgs &args)
         return reportError(given.status());
     if (Status ok = checkDimNames(given->dims, model.graph); !ok)
         return reportError(ok);
-    bindDimsFromInputs(model.graph, given->tensors, given->dims);
+    if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
+        return reportError(ok);
     options.given = std::move(given->tensors);
     options.dims = given->dims;
     Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);

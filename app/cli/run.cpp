@@ -81,7 +81,8 @@ int runModel(const RunArgs &args)
     if (Status ok = checkDimNames(parsed->dims, model.graph); !ok)
         return reportError(ok);
     Feeds given = std::move(parsed->tensors);
-    bindDimsFromInputs(model.graph, given, parsed->dims);
+    if (Status ok = bindDimsFromInputs(model.graph, given, parsed->dims); !ok)
+        return reportError(ok);
     RandomInputOptions random;
     random.seed = args.seed;
     random.dims = parsed->dims;

@@ -158,7 +158,8 @@ std::vector<std::optional<Box>> placeEdgeLabels(const std::vector<std::vector<Po
     // Fractions of the edge's length, nearest the middle first.
     static constexpr double kAlong[] = {0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88};
     constexpr double kGap = 4.0;  // between the edge and its label
-    constexpr double kPad = 1.0;  // between two labels
+    // Between two labels: side by side they must not read as one string ("int64[2,3,5]float32[…").
+    constexpr double kPadX = 8.0, kPadY = 1.0;
     for (std::size_t i : order) {
         const double w = labelSizes[i].x, h = labelSizes[i].y;
         // Of the free spots, the one nearest the middle that crosses the fewest other edges: a
@@ -170,7 +171,7 @@ std::vector<std::optional<Box>> placeEdgeLabels(const std::vector<std::vector<Po
             const Box right{p.x + kGap, p.y - h / 2, p.x + kGap + w, p.y + h / 2};
             const Box left{p.x - kGap - w, p.y - h / 2, p.x - kGap, p.y + h / 2};
             for (const Box &b : {right, left}) {
-                const Box padded{b.x0 - kPad, b.y0 - kPad, b.x1 + kPad, b.y1 + kPad};
+                const Box padded{b.x0 - kPadX, b.y0 - kPadY, b.x1 + kPadX, b.y1 + kPadY};
                 if (taken.hits(padded))
                     continue;
                 if (const int crossed = taken.pointsIn(b, i); crossed < fewest) {

@@ -211,6 +211,23 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
             for (ValueId m : b.members)
                 placement[m.index] = TensorPlacement::Output;
 
+    // Where each value's bytes are last needed: its last reader's step, or a later one of a view
+    // that reads them (a Reshape's output keeps its input's bytes alive). Views come after their
+    // bases, so one pass from the end carries every chain.
+    std::vector<int> lastNeeded(g.valueSlots(), 0);
+    for (int pos = 0; pos < steps; ++pos)
+        for (ValueId v : g.node(order.order()[std::size_t(pos)]).outputs)
+            if (v.valid()) {
+                lastNeeded[v.index] = pos;
+                for (int r : readers[v.index])
+                    lastNeeded[v.index] = std::max(lastNeeded[v.index], r);
+            }
+    for (int pos = steps - 1; pos >= 0; --pos)
+        for (ValueId v : g.node(order.order()[std::size_t(pos)]).outputs)
+            if (v.valid() && placement[v.index] == TensorPlacement::View && sharesWith[v.index].valid())
+                lastNeeded[sharesWith[v.index].index] =
+                    std::max(lastNeeded[sharesWith[v.index].index], lastNeeded[v.index]);
+
     MemoryPlan mp;
     mp.parallel = !order.serial();
     mp.byValue.assign(g.valueSlots(), {});
@@ -264,11 +281,8 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
                 t.placement = placement[v.index];
                 t.sharesWith = sharesWith[v.index];
                 t.bytes = record[v.index].bytes;
-                int last = pos;
-                for (int r : readers[v.index])
-                    last = std::max(last, r);
                 t.firstStep = local[std::size_t(pos)];
-                t.lastStep = local[std::size_t(last)];
+                t.lastStep = local[std::size_t(lastNeeded[v.index])];
                 if (bufferOf[v.index] >= 0 && !buffers[std::size_t(bufferOf[v.index])].output) {
                     const ArenaBuffer &b = buffers[std::size_t(bufferOf[v.index])];
                     t.offset = b.offset + within[v.index];

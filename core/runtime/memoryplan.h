@@ -72,7 +72,7 @@ struct PlannedTensor
     std::uint64_t bytes = 0;
     std::uint64_t offset = 0;    // in the device arena (Arena, InPlace, View)
     std::uint32_t firstStep = 0; // positions in the device's steps, in the plan's order
-    std::uint32_t lastStep = 0;
+    std::uint32_t lastStep = 0;  // its last reader's, or that of a view reading its bytes
 
     bool isWorkspace() const { return placement == TensorPlacement::Workspace; }
 };
