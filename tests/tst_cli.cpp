@@ -514,6 +514,11 @@ private slots:
             QVERIFY(s["makespan_ms"].toDouble() > 0);
         }
         QCOMPARE(schedules[2].toObject()["devices"].toArray().size(), 2); // greedy used both devices
+        // Serial alone asked for: serial alone (the all-cores row competes with spread schedules).
+        const Run alone = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial", "--devices", "cpu:2",
+                               "--iterations", "1", "--json"});
+        QCOMPARE(alone.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(alone.out.toUtf8()).object()["schedules"].toArray().size(), 1);
         QFile f(trace);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QJsonObject t = QJsonDocument::fromJson(f.readAll()).object();

@@ -134,7 +134,7 @@ int runProfile(const ProfileArgs &args)
     if (reports.size() > 1 && serial > 0) {
         std::printf("\n");
         for (std::size_t i = 1; i < reports.size(); ++i)
-            std::printf("%s: %.2fx the speed of %s\n", reports[i].name.c_str(),
+            std::printf("%s: %.3gx the speed of %s\n", reports[i].name.c_str(),
                         serial / reports[i].makespanMs, reports.front().name.c_str());
     }
     return ExitOk;

@@ -337,9 +337,13 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         runs.push_back(std::move(r));
     }
     // The other way to use the same cores: one device, every core an intra-op thread.
+    // Only beside a schedule that spreads work over the devices: it is what that one competes with
+    // (serial alone asked for gets serial alone).
     const bool hasSerial = std::find(options.strategies.begin(), options.strategies.end(),
                                      Strategy::Serial) != options.strategies.end();
-    if (options.simulate.empty() && options.devices > 1 && hasSerial && options.allCoresSerial) {
+    const bool spreads = std::any_of(options.strategies.begin(), options.strategies.end(),
+                                     [](Strategy s) { return s != Strategy::Serial; });
+    if (options.simulate.empty() && options.devices > 1 && hasSerial && spreads && options.allCoresSerial) {
         ProfileOptions all = options;
         all.strategies = {Strategy::Serial};
         all.devices = 1;

@@ -27,7 +27,8 @@ struct ProfileOptions
     std::uint64_t seed = 0;                   // random inputs
     Feeds given;                              // inputs given by the caller (the others are random)
     std::map<std::string, std::int64_t> dims; // symbolic dims of random inputs (unbound: 1)
-    // With several devices, also serial on one device with every core as an intra-op thread.
+    // With several devices and a schedule that spreads over them, also serial on one device with
+    // every core as an intra-op thread (what the spread schedules compete with).
     bool allCoresSerial = true;
     // Plan parallel and multi-device schedules with per-op times a serial run measured (the
     // serial schedule's own run when it comes first, else three extra serial runs) instead of
