@@ -15,6 +15,7 @@
 #include <QIcon>
 #include <cstdio>
 #include <QTimer>
+#include <set>
 
 #ifndef OPSCOPE_VERSION
 #define OPSCOPE_VERSION "0.0.0"
@@ -172,6 +173,23 @@ int main(int argc, char **argv)
                 return;
             switch ((*stage)++) {
             case 0:
+                // --dim names a symbolic dim of the model's inputs, as in the CLI (a typo would
+                // silently plan with the dim at 1).
+                if (const auto model = window.model(); model && !dims.empty()) {
+                    std::set<std::string> symbols;
+                    for (opscope::ValueId v : model->graph.inputs())
+                        if (const auto &shape = model->graph.value(v).type.shape)
+                            for (const opscope::Dim &d : shape->dims)
+                                if (d.isSymbolic())
+                                    symbols.insert(d.symbol);
+                    for (const auto &[name, value] : dims)
+                        if (!symbols.count(name)) {
+                            std::fprintf(stderr, "opscope: --dim %s: the model's inputs have no dimension named '%s'\n",
+                                         name.c_str(), name.c_str());
+                            QApplication::exit(1);
+                            return;
+                        }
+                }
                 if (parser.isSet(compare)) {
                     window.compareWith(parser.value(compare));
                     return;
