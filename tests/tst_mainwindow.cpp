@@ -395,35 +395,19 @@ private slots:
         *proto->add_node() = test::node("Relu", {"x"}, {"xr"}, "pre");
         onnx::NodeProto *ifNode = proto->add_node();
         *ifNode = test::node("If", {"c"}, {"y"}, "If_0");
-        for (const char *branch : {"then_branch", "else_branch"}) {
-            onnx::AttributeProto *a = ifNode->add_attribute();
-            a->set_name(branch);
-            a->set_type(onnx::AttributeProto::GRAPH);
-            onnx::GraphProto *body = a->mutable_g();
-            body->set_name(branch);
-            *body->add_node() = test::node(branch[0] == 't' ? "Relu" : "Neg", {"xr"}, {std::string(branch) + "_y"},
-                                           std::string(branch) + "_op");
-            *body->add_output() = test::tensorInfo(std::string(branch) + "_y", onnx::TensorProto::FLOAT, {2, 3});
-            if (branch[0] != 't')
-                continue;
-            // then_branch holds If_1, whose bodies read xr from two levels up (spox's VAD exports).
-            body->clear_output();
-            onnx::NodeProto *inner = body->add_node();
-            *inner = test::node("If", {"c"}, {"then_inner_y"}, "If_1");
-            for (const char *innerBranch : {"then_branch", "else_branch"}) {
-                onnx::AttributeProto *ia = inner->add_attribute();
-                ia->set_name(innerBranch);
-                ia->set_type(onnx::AttributeProto::GRAPH);
-                onnx::GraphProto *innerBody = ia->mutable_g();
-                innerBody->set_name(std::string("inner_") + innerBranch);
-                *innerBody->add_node() = test::node("Sigmoid", {"xr"}, {std::string("inner_") + innerBranch + "_y"},
-                                                    std::string("inner_") + innerBranch + "_op");
-                *innerBody->add_output() =
-                    test::tensorInfo(std::string("inner_") + innerBranch + "_y", onnx::TensorProto::FLOAT, {2, 3});
-            }
-            *body->add_node() = test::node("Add", {"then_branch_y", "then_inner_y"}, {"then_sum"}, "then_add");
-            *body->add_output() = test::tensorInfo("then_sum", onnx::TensorProto::FLOAT, {2, 3});
+        // then_branch holds If_1, whose bodies read xr from two levels up (spox's VAD exports).
+        onnx::NodeProto inner = test::node("If", {"c"}, {"then_inner_y"}, "If_1");
+        for (const char *innerBranch : {"then_branch", "else_branch"}) {
+            const std::string prefix = std::string("inner_") + innerBranch;
+            test::addBody(inner, innerBranch, {test::node("Sigmoid", {"xr"}, {prefix + "_y"}, prefix + "_op")},
+                          prefix + "_y");
         }
+        test::addBody(*ifNode, "then_branch",
+                      {test::node("Relu", {"xr"}, {"then_branch_y"}, "then_branch_op"), inner,
+                       test::node("Add", {"then_branch_y", "then_inner_y"}, {"then_sum"}, "then_add")},
+                      "then_sum");
+        test::addBody(*ifNode, "else_branch", {test::node("Neg", {"xr"}, {"else_branch_y"}, "else_branch_op")},
+                      "else_branch_y");
         *proto->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("if.onnx"));

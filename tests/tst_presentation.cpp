@@ -173,17 +173,8 @@ private slots:
         *value->mutable_t() = test::floatTensor("w", {2, 3}, std::vector<float>(6, 0.5f));
         onnx::NodeProto *ifNode = g->add_node();
         *ifNode = test::node("If", {"c"}, {"y"}, "if");
-        for (const char *branch : {"then_branch", "else_branch"}) {
-            auto *a = ifNode->add_attribute();
-            a->set_name(branch);
-            a->set_type(onnx::AttributeProto::GRAPH);
-            auto *body = a->mutable_g();
-            body->set_name(branch);
-            const std::string out = std::string(branch) + "_y";
-            *body->add_node() = branch[0] == 't' ? test::node("Mul", {"r", "w"}, {out}, "mul")
-                                                 : test::node("Identity", {"r"}, {out}, "identity");
-            *body->add_output() = test::tensorInfo(out, onnx::TensorProto::FLOAT, {2, 3});
-        }
+        test::addBody(*ifNode, "then_branch", {test::node("Mul", {"r", "w"}, {"then_y"}, "mul")}, "then_y");
+        test::addBody(*ifNode, "else_branch", {test::node("Identity", {"r"}, {"else_y"}, "identity")}, "else_y");
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
         QTemporaryDir dir;
         const std::string path = dir.filePath(QStringLiteral("captures.onnx")).toStdString();

@@ -112,20 +112,9 @@ private slots:
         *g->add_input() = test::tensorInfo("c", onnx::TensorProto::BOOL, {});
         onnx::NodeProto *ifNode = g->add_node();
         *ifNode = test::node("If", {"c"}, {"y"}, "if");
-        for (const char *branch : {"then_branch", "else_branch"}) {
-            auto *a = ifNode->add_attribute();
-            a->set_name(branch);
-            a->set_type(onnx::AttributeProto::GRAPH);
-            auto *body = a->mutable_g();
-            body->set_name(branch);
-            if (branch[0] == 't') {
-                *body->add_node() = test::node("Relu", {"x"}, {"t1"}, "relu");
-                *body->add_node() = test::node("Neg", {"t1"}, {"then_y"}, "neg");
-            } else {
-                *body->add_node() = test::node("Sigmoid", {"x"}, {"else_y"}, "sigmoid");
-            }
-            *body->add_output() = test::tensorInfo(std::string(branch).substr(0, 4) + "_y", onnx::TensorProto::FLOAT, {2, 3});
-        }
+        test::addBody(*ifNode, "then_branch",
+                      {test::node("Relu", {"x"}, {"t1"}, "relu"), test::node("Neg", {"t1"}, {"then_y"}, "neg")}, "then_y");
+        test::addBody(*ifNode, "else_branch", {test::node("Sigmoid", {"x"}, {"else_y"}, "sigmoid")}, "else_y");
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
         QTemporaryDir dir;
         const std::string path = dir.filePath(QStringLiteral("if.onnx")).toStdString();

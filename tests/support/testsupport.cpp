@@ -44,6 +44,19 @@ onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std
     return vi;
 }
 
+void addBody(onnx::NodeProto &owner, const std::string &attr, const std::vector<onnx::NodeProto> &nodes,
+             const std::string &output, const std::vector<std::int64_t> &dims)
+{
+    onnx::AttributeProto *a = owner.add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto *body = a->mutable_g();
+    body->set_name(attr);
+    for (const onnx::NodeProto &n : nodes)
+        *body->add_node() = n;
+    *body->add_output() = tensorInfo(output, onnx::TensorProto::FLOAT, dims);
+}
+
 onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
                      const std::vector<std::string> &outputs, const std::string &name)
 {

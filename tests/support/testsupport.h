@@ -23,6 +23,11 @@ onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::in
 onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std::vector<std::int64_t> &dims);
 onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
                      const std::vector<std::string> &outputs, const std::string &name = {});
+// Adds the GRAPH attribute `attr` (then_branch, else_branch, body) to `owner`: a graph named
+// `attr` of `nodes` whose one output `output` is float `dims`. Names the body reads and does not
+// define come from the enclosing graphs.
+void addBody(onnx::NodeProto &owner, const std::string &attr, const std::vector<onnx::NodeProto> &nodes,
+             const std::string &output, const std::vector<std::int64_t> &dims = {2, 3});
 // A valid model: y = Relu(x + bias), x float[2,3], opset 13.
 onnx::ModelProto smallModel();
 void writeProto(const std::filesystem::path &path, const onnx::ModelProto &proto);
