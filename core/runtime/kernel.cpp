@@ -36,20 +36,25 @@ std::byte *KernelContext::workspace(std::uint64_t bytes, bool planned)
         m_ownWorkspace.reset(static_cast<std::byte *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
         return m_ownWorkspace.get();
     }
-    // Unplanned (no plan, a sizing run, a body, a size the plan did not see): one buffer per
-    // thread that only grows, so repeated calls do not page-fault a fresh block each time.
+    // Unplanned (no plan, a body, a size the plan did not see): this thread's buffer.
+    return threadScratch(1, bytes);
+}
+
+std::byte *threadScratch(int slot, std::uint64_t bytes)
+{
     struct Buffer
     {
         std::unique_ptr<std::byte, decltype(&std::free)> data{nullptr, &std::free};
         std::uint64_t size = 0;
     };
-    thread_local Buffer buffer;
-    if (buffer.size < bytes) {
+    thread_local Buffer buffers[2];
+    Buffer &b = buffers[slot & 1];
+    if (b.size < bytes) {
         const std::uint64_t rounded = (bytes + 4095) / 4096 * 4096;
-        buffer.data.reset(static_cast<std::byte *>(std::aligned_alloc(64, rounded)));
-        buffer.size = buffer.data ? rounded : 0;
+        b.data.reset(static_cast<std::byte *>(std::aligned_alloc(64, rounded)));
+        b.size = b.data ? rounded : 0;
     }
-    return buffer.data.get();
+    return b.data.get();
 }
 
 Expected<RuntimeTensor *> KernelContext::allocateOutput(std::size_t i, DataType dtype,

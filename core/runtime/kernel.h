@@ -56,6 +56,11 @@ struct PlannedOutput
     const std::shared_ptr<std::byte> *owner = nullptr;
 };
 
+// A 64-byte aligned buffer of at least `bytes` for this thread, kept and grown across calls so that
+// repeated calls do not page-fault a fresh block each time; `slot` 0–1 keeps two alive at once.
+// Valid until the same thread asks for the same slot again. nullptr: out of memory.
+std::byte *threadScratch(int slot, std::uint64_t bytes);
+
 class KernelContext
 {
 public:

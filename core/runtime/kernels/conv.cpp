@@ -69,8 +69,7 @@ struct ConvCall
     const RuntimeTensor &x, &w;
     const RuntimeTensor *b;
     RuntimeTensor &y;
-    // The call's workspace (KernelContext::workspace, workspaceBytes of the variant); null: the
-    // thread's scratch slots (the timing runs while a node's variants are chosen).
+    // The call's workspace (KernelContext::workspace, workspaceParts(variant).total() bytes).
     std::byte *workspace = nullptr;
 };
 
@@ -174,32 +173,31 @@ void runVariant(const ConvVariant &v, const ConvCall &call)
 {
     dnnl::stream &s = dnnlStream();
     const WorkspaceParts parts = workspaceParts(v);
-    // Part `slot` of the workspace, or the thread's scratch slot when the call has none.
-    const auto part = [&](const memory::desc &desc, int slot, std::uint64_t at) {
-        return call.workspace ? memory(desc, cpuEngine(), call.workspace + at) : dnnlScratchMemory(desc, slot);
+    const auto part = [&](const memory::desc &desc, std::uint64_t at) {
+        return memory(desc, cpuEngine(), call.workspace + at);
     };
     memory xMem(call.xUser, cpuEngine(), const_cast<std::byte *>(call.x.bytes()));
     if (v.srcReorder) {
-        memory converted = part(v.pd.src_desc(), 0, 0);
+        memory converted = part(v.pd.src_desc(), 0);
         v.srcReorder->execute(s, xMem, converted);
         xMem = converted;
     }
     memory wMem = v.weightsCached ? v.weights
                                   : memory(call.wUser, cpuEngine(), const_cast<std::byte *>(call.w.bytes()));
     if (!v.weightsCached && v.weightReorder) {
-        memory converted = part(v.pd.weights_desc(), 1, parts.src);
+        memory converted = part(v.pd.weights_desc(), parts.src);
         v.weightReorder->execute(s, wMem, converted);
         wMem = converted;
     }
     memory yMem(call.yUser, cpuEngine(), call.y.mutableBytes());
-    memory yConv = v.dstReorder ? part(v.pd.dst_desc(), 2, parts.src + parts.weights) : yMem;
+    memory yConv = v.dstReorder ? part(v.pd.dst_desc(), parts.src + parts.weights) : yMem;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yConv}};
     if (call.b)
         args.emplace(DNNL_ARG_BIAS,
                      memory(v.pd.bias_desc(), cpuEngine(), const_cast<std::byte *>(call.b->bytes())));
     if (v.pd.scratchpad_desc().get_size() > 0)
-        args.emplace(DNNL_ARG_SCRATCHPAD, part(v.pd.scratchpad_desc(), 3, parts.src + parts.weights + parts.dst));
+        args.emplace(DNNL_ARG_SCRATCHPAD, part(v.pd.scratchpad_desc(), parts.src + parts.weights + parts.dst));
     v.prim.execute(s, args);
     if (v.dstReorder)
         v.dstReorder->execute(s, yConv, yMem);

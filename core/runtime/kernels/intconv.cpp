@@ -239,11 +239,7 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     const auto columns = [&](std::size_t bytes) -> std::uint8_t * {
         // A per-thread scratch buffer: a fresh multi-megabyte vector per call cost page faults and
         // a memset each time.
-        try {
-            return static_cast<std::uint8_t *>(dnnlScratch(0, bytes));
-        } catch (const dnnl::error &) {
-            return nullptr;
-        }
+        return reinterpret_cast<std::uint8_t *>(threadScratch(0, bytes));
     };
     const Status noMemory = Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
     if (inSp.size() != 2) { // N-d: one block per image and group, the GEMM parallel inside
