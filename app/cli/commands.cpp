@@ -167,26 +167,6 @@ Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::
     return checkWritePath(externalDataPathFor(out, save), "the external data file", inputs, force);
 }
 
-Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph)
-{
-    std::set<std::string> known;
-    for (ValueId v : graph.inputs())
-        if (const auto &shape = graph.value(v).type.shape)
-            for (const Dim &d : shape->dims)
-                if (!d.symbol.empty())
-                    known.insert(d.symbol);
-    for (const auto &[name, value] : dims) {
-        if (known.count(name))
-            continue;
-        std::string list;
-        for (const std::string &k : known)
-            list += (list.empty() ? "" : ", ") + k;
-        return Status::invalid("--dim " + name + ": the model's inputs have no dimension named '" + name + "' (" +
-                               (known.empty() ? std::string("they have no symbolic dimensions") : "they have: " + list) + ")");
-    }
-    return Status::ok();
-}
-
 int reportError(const Status &status)
 {
     std::cerr << "opscope-cli: error: " << oneLine(status.message()) << '\n';

@@ -54,8 +54,6 @@ struct GivenInputs
 };
 Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
                                   const std::vector<std::string> &dims);
-// Refuses a --dim name that no graph input's shape uses (a typo would otherwise be ignored).
-Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph);
 // Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,

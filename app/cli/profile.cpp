@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "onnx/modelio.h"
+#include "runtime/randominputs.h"
 #include "schedule/profiler.h"
 #include "trace/chrometrace.h"
 

@@ -7,6 +7,7 @@
 #include "passpanel.h"
 #include "passes/registry.h"
 #include "profilepanel.h"
+#include "runtime/randominputs.h"
 #include "memoryview.h"
 #include "valuespanel.h"
 
@@ -15,7 +16,6 @@
 #include <QIcon>
 #include <cstdio>
 #include <QTimer>
-#include <set>
 
 #ifndef OPSCOPE_VERSION
 #define OPSCOPE_VERSION "0.0.0"
@@ -175,20 +175,12 @@ int main(int argc, char **argv)
             case 0:
                 // --dim names a symbolic dim of the model's inputs, as in the CLI (a typo would
                 // silently plan with the dim at 1).
-                if (const auto model = window.model(); model && !dims.empty()) {
-                    std::set<std::string> symbols;
-                    for (opscope::ValueId v : model->graph.inputs())
-                        if (const auto &shape = model->graph.value(v).type.shape)
-                            for (const opscope::Dim &d : shape->dims)
-                                if (d.isSymbolic())
-                                    symbols.insert(d.symbol);
-                    for (const auto &[name, value] : dims)
-                        if (!symbols.count(name)) {
-                            std::fprintf(stderr, "opscope: --dim %s: the model's inputs have no dimension named '%s'\n",
-                                         name.c_str(), name.c_str());
-                            QApplication::exit(1);
-                            return;
-                        }
+                if (const auto model = window.model(); model) {
+                    if (const opscope::Status known = opscope::checkDimNames(dims, model->graph); !known) {
+                        std::fprintf(stderr, "opscope: %s\n", known.message().c_str());
+                        QApplication::exit(1);
+                        return;
+                    }
                 }
                 if (parser.isSet(compare)) {
                     window.compareWith(parser.value(compare));

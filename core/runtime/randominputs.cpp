@@ -3,6 +3,7 @@
 #include "runtime/kernels/kernelutil.h"
 
 #include <random>
+#include <set>
 
 namespace opscope {
 
@@ -54,6 +55,26 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
         feeds.emplace_back(io.name, std::move(*t));
     }
     return feeds;
+}
+
+Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph)
+{
+    std::set<std::string> known;
+    for (ValueId v : graph.inputs())
+        if (const auto &shape = graph.value(v).type.shape)
+            for (const Dim &d : shape->dims)
+                if (!d.symbol.empty())
+                    known.insert(d.symbol);
+    for (const auto &[name, value] : dims) {
+        if (known.count(name))
+            continue;
+        std::string list;
+        for (const std::string &k : known)
+            list += (list.empty() ? "" : ", ") + k;
+        return Status::invalid("--dim " + name + ": the model's inputs have no dimension named '" + name + "' (" +
+                               (known.empty() ? std::string("they have no symbolic dimensions") : "they have: " + list) + ")");
+    }
+    return Status::ok();
 }
 
 } // namespace opscope

@@ -23,4 +23,8 @@ struct RandomInputOptions
 Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
                             const RandomInputOptions &options);
 
+// Every name in `dims` is a symbolic dim of `graph`'s inputs, else an error that lists those there
+// are (a typo would silently leave the dim at 1).
+Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph);
+
 } // namespace opscope
