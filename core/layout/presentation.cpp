@@ -267,6 +267,15 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
         return v;
     };
     std::map<std::string, std::map<OpCategory, std::size_t>> groupCategories;
+    // What each If/Loop/Scan's bodies capture from its graph (by graph, then node index): found
+    // once, read by the items (weights inside the node) and the edges (producers into it).
+    std::vector<std::vector<std::vector<ValueId>>> captured(graphs.size());
+    for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
+        captured[gi].resize(graphs[gi]->nodeSlots());
+        for (NodeId id : graphs[gi]->nodeIds())
+            if (graphs[gi]->node(id).hasSubgraphs())
+                captured[gi][id.index] = implicitInputs(*graphs[gi], id);
+    }
 
     for (std::size_t gi = 0; gi < graphs.size(); ++gi) {
         const Graph &g = *graphs[gi];
@@ -301,10 +310,9 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
             // What the node reads: its inputs and, for an If/Loop/Scan, what its bodies capture
             // from this graph (drawn as edges into the node, weights inside it).
             std::vector<ValueId> reads(n.inputs.begin(), n.inputs.end());
-            if (n.hasSubgraphs())
-                for (ValueId v : implicitInputs(g, id))
-                    if (std::find(reads.begin(), reads.end(), v) == reads.end())
-                        reads.push_back(v);
+            for (ValueId v : captured[gi][id.index])
+                if (std::find(reads.begin(), reads.end(), v) == reads.end())
+                    reads.push_back(v);
             for (ValueId in : reads)
                 if (in.valid() && g.value(in).producer.valid() && isInlinedConstant(g, g.node(g.value(in).producer)))
                     p.inlined.emplace(g.node(g.value(in).producer).name, rep);
@@ -404,10 +412,9 @@ Presentation present(const std::vector<const Graph *> &graphs, const Grouping &g
                         edge(from, to, g.value(v), bit);
             // A body's captures are inputs of its node as much as the listed ones: without these
             // edges the producers of what an If reads inside its branches float unconnected.
-            if (n.hasSubgraphs())
-                for (ValueId v : implicitInputs(g, id))
-                    if (const std::string from = sourceKey(v); !from.empty())
-                        edge(from, to, g.value(v), bit);
+            for (ValueId v : captured[gi][id.index])
+                if (const std::string from = sourceKey(v); !from.empty())
+                    edge(from, to, g.value(v), bit);
         }
         for (ValueId v : g.outputs())
             if (const std::string from = sourceKey(v); !from.empty())

@@ -370,7 +370,7 @@ private:
                                         std::to_string(i));
             if (!m_arenas.empty())
                 OPSCOPE_TRY(settle(n.outputs[i], outputs[i]));
-            if (m_options.record && m_options.record->size() >= m_pg.graph->valueSlots())
+            if (recording)
                 record(pn, inputs, n.outputs[i], outputs[i]);
             if (m_options.onValue)
                 m_options.onValue(m_frame.graph(), n.outputs[i], outputs[i]);

@@ -40,15 +40,11 @@ void addMemoryCounters(const Graph &graph, const MemoryPlan &memory, trace::Trac
             std::uint64_t bytes = 0;
         };
         std::map<std::uint32_t, Live> buffers;
-        std::uint32_t nextWorkspace = 0; // workspaces: buffers of their own, keyed past every value
+        std::vector<Live> workspaces; // each its own buffer, for its node's span
         for (const PlannedTensor &t : dm.tensors) {
             if (t.isWorkspace()) {
-                if (const auto *during = span(t.producer)) {
-                    Live &b = buffers[std::uint32_t(0x80000000u + nextWorkspace++)];
-                    b.bytes = t.bytes;
-                    b.start = during->first;
-                    b.end = during->second;
-                }
+                if (const auto *during = span(t.producer))
+                    workspaces.push_back({during->first, during->second, t.bytes});
                 continue;
             }
             if (memory.byValue[t.value.index].device < 0)
@@ -73,11 +69,16 @@ void addMemoryCounters(const Graph &graph, const MemoryPlan &memory, trace::Trac
         }
         // Ends before starts at one instant: a reader finishing as the next op starts is not a peak.
         std::vector<std::pair<double, double>> events;
-        for (const auto &[root, b] : buffers)
+        const auto addBuffer = [&](const Live &b) {
             if (b.start <= b.end) {
                 events.emplace_back(b.start, double(b.bytes));
                 events.emplace_back(b.end, -double(b.bytes));
             }
+        };
+        for (const auto &[root, b] : buffers)
+            addBuffer(b);
+        for (const Live &b : workspaces)
+            addBuffer(b);
         std::sort(events.begin(), events.end());
         trace::Counter c{dm.device, "live bytes", {}};
         double live = 0.0;
