@@ -7,7 +7,6 @@
 #include "runtime/executionplan.h"
 #include "runtime/kernels/depthwiseconv.h"
 #include "runtime/npy.h"
-#include "runtime/probe.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "testsupport.h"
@@ -32,15 +31,6 @@ std::unique_ptr<InferenceSession> sessionOrFail(const Model &model)
     return s ? std::move(*s) : nullptr;
 }
 
-Model modelFromProto(const onnx::ModelProto &proto)
-{
-    const std::string bytes = proto.SerializeAsString();
-    Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
-    if (!r)
-        QTest::qFail(r.status().message().c_str(), __FILE__, __LINE__);
-    return r ? r->model : Model{};
-}
-
 RuntimeTensor floats(std::vector<std::int64_t> shape, std::vector<float> values)
 {
     return RuntimeTensor::fromValues(DataType::Float, std::move(shape), values);
@@ -54,7 +44,7 @@ bool contains(const std::string &s, const char *needle)
 // x[2,3] → Relu(x + bias); the test model of testsupport.
 Model smallModel()
 {
-    return modelFromProto(test::smallModel());
+    return test::modelOrFail(test::smallModel());
 }
 
 } // namespace
@@ -73,66 +63,6 @@ private slots:
         const std::vector<float> expected{0, 0, 3, 2.5f, 2, 0}; // relu(x + [0.5, -1, 2])
         for (std::size_t i = 0; i < expected.size(); ++i)
             QCOMPARE(y[i], expected[i]);
-    }
-
-    void probeKeepsTheValuesAskedFor()
-    {
-        // x → Add(bias) → sum → Relu → y: the intermediate `sum`, the input, the constant and the
-        // output, in the order asked for, with the values a run computes.
-        const Model model = smallModel();
-        ProbeOptions options;
-        options.given = {{"x", floats({2, 3}, {-1, 0, 1, 2, 3, -4})}};
-        const Expected<ProbedValues> r = probeValues(model, {"sum", "x", "bias", "y"}, options);
-        QVERIFY2(r, r.status().message().c_str());
-        QCOMPARE(r->values.size(), std::size_t(4));
-        QCOMPARE(r->values[0].name, std::string("sum"));
-        const std::vector<float> sum{-0.5f, -1, 3, 2.5f, 2, -2};
-        for (std::size_t i = 0; i < sum.size(); ++i)
-            QCOMPARE(r->values[0].as<float>()[i], sum[i]);
-        QCOMPARE(r->values[1].as<float>()[0], -1.0f);  // the input as fed
-        QCOMPARE(r->values[2].as<float>()[1], -1.0f);  // the constant
-        QCOMPARE(r->values[3].as<float>()[2], 3.0f);   // the output
-        QCOMPARE(model.graph.outputs().size(), std::size_t(1)); // the model itself is untouched
-        // Random inputs when none are given; an unknown name is an error that names it.
-        QVERIFY(probeValues(model, {"sum"}));
-        const Expected<ProbedValues> bad = probeValues(model, {"nope"});
-        QVERIFY(!bad);
-        QVERIFY(bad.status().message().find("'nope'") != std::string::npos);
-    }
-
-    void probeSeesInsideBodies()
-    {
-        // If(c) { then: t1 = Relu(x), then_y = Neg(t1)   else: else_y = Sigmoid(x) }: a value of
-        // the branch that ran is probed; one of the branch that did not is an error saying so.
-        onnx::ModelProto m = test::smallModel();
-        auto *g = m.mutable_graph();
-        g->clear_node();
-        g->clear_initializer();
-        g->clear_output();
-        *g->add_input() = test::tensorInfo("c", onnx::TensorProto::BOOL, {});
-        onnx::NodeProto *ifNode = g->add_node();
-        *ifNode = test::node("If", {"c"}, {"y"}, "if");
-        test::addBody(*ifNode, "then_branch",
-                      {test::node("Relu", {"x"}, {"t1"}, "relu"), test::node("Neg", {"t1"}, {"then_y"}, "neg")}, "then_y");
-        test::addBody(*ifNode, "else_branch", {test::node("Sigmoid", {"x"}, {"else_y"}, "sigmoid")}, "else_y");
-        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
-        QTemporaryDir dir;
-        const std::string path = dir.filePath(QStringLiteral("if.onnx")).toStdString();
-        test::writeProto(path, m);
-        const Model model = test::loadOrFail(path).model;
-        ProbeOptions options;
-        options.given = {{"x", floats({2, 3}, {-1, 0, 1, 2, 3, -4})},
-                         {"c", RuntimeTensor::fromValues(DataType::Bool, {}, std::vector<std::uint8_t>{1})}};
-        const Expected<ProbedValues> r = probeValues(model, {"t1", "then_y", "x"}, options);
-        QVERIFY2(r, r.status().message().c_str());
-        const std::vector<float> relu{0, 0, 1, 2, 3, 0};
-        for (std::size_t i = 0; i < relu.size(); ++i) {
-            QCOMPARE(r->values[0].as<float>()[i], relu[i]);
-            QCOMPARE(r->values[1].as<float>()[i], -relu[i]);
-        }
-        const Expected<ProbedValues> other = probeValues(model, {"else_y"}, options);
-        QVERIFY(!other);
-        QVERIFY2(other.status().message().find("did not run") != std::string::npos, other.status().message().c_str());
     }
 
     void padMatchesAReferenceInEveryMode_data()
@@ -178,7 +108,7 @@ private slots:
         *g->add_node() = node;
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {});
         g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-        auto s = sessionOrFail(modelFromProto(m));
+        auto s = sessionOrFail(test::modelOrFail(m));
         QVERIFY(s);
         std::vector<float> xs(24);
         for (std::size_t i = 0; i < xs.size(); ++i)
@@ -311,7 +241,7 @@ private slots:
             for (int k = 0; k < 4; ++k)
                 pads->add_ints(1);
             *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 16, 20, 20});
-            return modelFromProto(m);
+            return test::modelOrFail(m);
         };
         auto timed = sessionOrFail(model(true));
         auto fed = sessionOrFail(model(false));
@@ -504,7 +434,7 @@ private slots:
             grp->set_type(onnx::AttributeProto::INT);
             grp->set_i(group);
             *g->add_output() = test::tensorInfo("y", onnx::TensorProto::UINT8, {2, cout, 10, 10});
-            return modelFromProto(m);
+            return test::modelOrFail(m);
         };
         auto dnnl = sessionOrFail(model(true));
         auto im2col = sessionOrFail(model(false));
@@ -564,7 +494,7 @@ private slots:
         a->set_type(onnx::AttributeProto::INT);
         a->set_i(axis);
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, dims);
-        auto session = sessionOrFail(modelFromProto(m));
+        auto session = sessionOrFail(test::modelOrFail(m));
         const auto got = session->run({{"x", floats(dims, xv)}});
         QVERIFY(got);
         // Reference: groups of `len` elements `inner` apart.
@@ -662,7 +592,7 @@ private slots:
         n1->set_domain("com.acme");
         *m.mutable_graph()->add_node() = test::node("StringNormalizer", {"y"}, {"w"}, "norm");
         *m.mutable_graph()->add_output() = test::tensorInfo("z", onnx::TensorProto::FLOAT, {2, 3});
-        const auto s = InferenceSession::create(modelFromProto(m));
+        const auto s = InferenceSession::create(test::modelOrFail(m));
         QVERIFY(!s);
         QCOMPARE(s.status().kind(), ErrorKind::Unsupported);
         const std::string msg = s.status().message();
@@ -704,7 +634,7 @@ private slots:
         y.set_name("y");
         y.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
         *g->add_output() = y;
-        auto s = sessionOrFail(modelFromProto(m));
+        auto s = sessionOrFail(test::modelOrFail(m));
         const auto out = s->run({{"x", floats({2, 3}, std::vector<float>(6))}});
         QVERIFY(!out);
         QVERIFY2(contains(out.status().message(), expected.toUtf8().constData()),
@@ -728,7 +658,7 @@ private slots:
         shape->set_raw_data(&n, 8);
         *g->add_node() = test::node("Expand", {"x", "shape"}, {"y"}, "expand");
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {n});
-        auto s = sessionOrFail(modelFromProto(m));
+        auto s = sessionOrFail(test::modelOrFail(m));
         const auto out = s->run({{"x", floats({1}, {1})}});
         QVERIFY(!out);
         QVERIFY2(contains(out.status().message(), "the run needs about 4096.0 GiB"),
@@ -761,7 +691,7 @@ private slots:
             prev = out;
         }
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1024});
-        auto s = sessionOrFail(modelFromProto(m));
+        auto s = sessionOrFail(test::modelOrFail(m));
         const Feeds feeds{{"x", floats({1024}, std::vector<float>(1024, 1.0f))}};
         QCOMPARE(*s->estimatePeakBytes(feeds), std::uint64_t(2 * 4096));
         QVERIFY(s->run(feeds));

@@ -108,4 +108,13 @@ ImportResult loadOrFail(const std::filesystem::path &path)
     return r ? std::move(*r) : ImportResult{};
 }
 
+Model modelOrFail(const onnx::ModelProto &proto)
+{
+    const std::string bytes = proto.SerializeAsString();
+    Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
+    if (!r)
+        QTest::qFail(r.status().message().c_str(), __FILE__, __LINE__);
+    return r ? r->model : Model{};
+}
+
 } // namespace opscope::test

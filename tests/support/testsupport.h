@@ -35,5 +35,7 @@ void writeBytes(const std::filesystem::path &path, const std::string &bytes);
 
 // Loads or fails the current test with the loader's message.
 ImportResult loadOrFail(const std::filesystem::path &path);
+// The same for a model built in memory (its external data, if any, relative to the working folder).
+Model modelOrFail(const onnx::ModelProto &proto);
 
 } // namespace opscope::test
