@@ -111,8 +111,13 @@ int runProfile(const ProfileArgs &args)
                 {"idle_ms", r.idleMs},   {"overlap", r.overlap},        {"transfers", r.transfers},
                 {"measured", r.measured}};
             s["devices"] = nlohmann::ordered_json::array();
-            for (const auto &[d, u] : r.utilization)
-                s["devices"].push_back({{"name", d}, {"utilization", u}});
+            for (const auto &[d, u] : r.utilization) {
+                nlohmann::ordered_json dev{{"name", d}, {"utilization", u}};
+                for (const auto &[arenaDevice, bytes] : r.arenaBytes)
+                    if (arenaDevice == d)
+                        dev["arena_bytes"] = bytes;
+                s["devices"].push_back(dev);
+            }
             j["schedules"].push_back(s);
         }
         std::cout << j.dump(2) << '\n';

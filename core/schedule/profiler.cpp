@@ -316,8 +316,11 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         auto &median = timed[timed.size() / 2];
         r.makespanMs = median.first * 1e3;
         r.trace = std::move(median.second);
-        if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &plan->plan))
+        if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &plan->plan)) {
             addMemoryCounters(runModel.graph, *memory, r.trace);
+            for (const DeviceMemory &dm : memory->devices)
+                r.arenaBytes.emplace_back(dm.device, dm.plannedBytes);
+        }
         r.measured = true;
         if (reference.empty()) {
             reference = *outputs;

@@ -48,6 +48,9 @@ struct ProfileRun
     double overlap = 0.0; // share of transfer time during which another lane computes
     std::size_t transfers = 0;
     std::vector<std::pair<std::string, double>> utilization; // device → busy / capacity
+    // device → bytes of the arena this run's memory plan gave it. Plans differ between sessions
+    // (a kernel's workspace follows the variant its trial runs picked), so this is the run's own.
+    std::vector<std::pair<std::string, std::uint64_t>> arenaBytes;
     trace::Trace trace;
     std::unordered_map<std::string, double> opSeconds; // serial runs: each node's median seconds
 };
