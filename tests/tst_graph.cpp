@@ -104,6 +104,43 @@ private slots:
                  st.message().c_str());
     }
 
+    void capturedValuesTakeTheirTypeFromTheGraphThatDefinesThem()
+    {
+        // A body two levels down reads `x` (the main graph's input) and `a` (an untyped value
+        // of the main graph) and `inner_t` of the level between; only `x` and `inner_t` are typed
+        // where they are defined. The middle body does not read `x` itself.
+        Graph g = chain();
+        g.value(g.findValue("a")).type = {};
+        Graph inner("then_branch");
+        const ValueId ix = inner.addOuterScopeValue("x"), ia = inner.addOuterScopeValue("a"),
+                      it = inner.addOuterScopeValue("mid_t");
+        (void)inner.addNode("Sum", {ix, ia, it}, {val(inner, "deep")}, "", "sum");
+        inner.setOutputs({inner.findValue("deep")});
+        Graph mid("then_branch");
+        const ValueId midT = mid.addInput("mid_t", TypeInfo::tensor(DataType::Float, Shape{2, 3}));
+        const ValueId cond = mid.addOuterScopeValue("cond");
+        const auto innerIf = mid.addNode("If", {cond}, {val(mid, "m")}, "", "inner_if");
+        QVERIFY(innerIf);
+        mid.node(*innerIf).attributes.push_back(Attribute::makeGraph("then_branch", inner));
+        mid.node(*innerIf).attributes.push_back(Attribute::makeGraph("else_branch", inner));
+        mid.setOutputs({mid.findValue("m")});
+        (void)midT;
+        const ValueId c = g.addInput("cond", TypeInfo::tensor(DataType::Bool, Shape{}));
+        const auto outerIf = g.addNode("If", {c}, {val(g, "r")}, "", "outer_if");
+        QVERIFY(outerIf);
+        g.node(*outerIf).attributes.push_back(Attribute::makeGraph("then_branch", mid));
+        g.node(*outerIf).attributes.push_back(Attribute::makeGraph("else_branch", mid));
+        // cond (mid, both branches) + x and mid_t (inner, two bodies in each of two mids).
+        QCOMPARE(typeCapturedValues(g), std::size_t(2 + 2 * 2 * 2));
+        const Graph &m = *g.node(*outerIf).attribute("then_branch")->g;
+        QCOMPARE(m.value(m.findValue("cond")).type.elemType, DataType::Bool);
+        const Graph &deep = *m.node(m.findNode("inner_if")).attribute("else_branch")->g;
+        QCOMPARE(deep.value(deep.findValue("x")).type, g.value(g.findValue("x")).type);
+        QCOMPARE(deep.value(deep.findValue("mid_t")).type, m.value(m.findValue("mid_t")).type);
+        QVERIFY(!deep.value(deep.findValue("a")).type.isKnown()); // untyped where defined: stays so
+        QCOMPARE(typeCapturedValues(g), std::size_t(0));           // nothing left to fill
+    }
+
     void subgraphScoping()
     {
         // An If whose branch reads the outer `a`: fine. A branch reading `nowhere`: an error naming it.

@@ -193,6 +193,14 @@ private slots:
             QVERIFY(e.tensor != "w");
         }
         QVERIFY2(relu, "no edge from the producer of what the body captures");
+        // Opened, the body draws what it captures as an input with the type it has outside
+        // (the branch declares none for it).
+        const Graph &then = *model.graph.node(model.graph.findNode("if")).attribute("then_branch")->g;
+        const Grouping bodyGroups = Grouping::build({&then});
+        const Presentation body = present({&then}, bodyGroups, bodyGroups.initialExpansion(100));
+        const VisualItem &r = body.items[body.index.at("in:r")];
+        QVERIFY(r.outerScope);
+        QVERIFY2(r.subtitle == "float32[2,3] · from the enclosing graph", r.subtitle.c_str());
     }
 
     void aPassesNewNodesJoinTheBlockOfWhatTheyReplace()

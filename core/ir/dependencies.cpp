@@ -105,6 +105,50 @@ std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id)
     return out;
 }
 
+namespace {
+
+std::size_t typeCapturedIn(Graph &graph, std::vector<const Graph *> &scopes)
+{
+    std::size_t typed = 0;
+    for (ValueId v : graph.valueIds()) {
+        Value &value = graph.value(v);
+        if (!value.outerScope || value.type.isKnown())
+            continue;
+        // The innermost enclosing graph that defines the name is the one read.
+        for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+            const ValueId outer = (*it)->findValue(value.name);
+            if (!outer.valid())
+                continue;
+            if ((*it)->value(outer).outerScope && !(*it)->value(outer).type.isKnown())
+                continue; // a reference itself, untyped: look further up
+            if ((*it)->value(outer).type.isKnown()) {
+                value.type = (*it)->value(outer).type;
+                ++typed;
+            }
+            break;
+        }
+    }
+    scopes.push_back(&graph);
+    for (NodeId id : graph.nodeIds())
+        for (Attribute &a : graph.node(id).attributes) {
+            if (a.g)
+                typed += typeCapturedIn(*a.g, scopes);
+            for (ClonePtr<Graph> &sub : a.graphs)
+                if (sub)
+                    typed += typeCapturedIn(*sub, scopes);
+        }
+    scopes.pop_back();
+    return typed;
+}
+
+} // namespace
+
+std::size_t typeCapturedValues(Graph &graph)
+{
+    std::vector<const Graph *> scopes;
+    return typeCapturedIn(graph, scopes);
+}
+
 std::vector<std::vector<NodeId>> nodePredecessors(const Graph &graph)
 {
     std::vector<std::vector<NodeId>> preds(graph.nodeSlots());

@@ -28,6 +28,12 @@ std::vector<bool> subgraphReads(const Graph &graph);
 // Whether `name` is the name of a value of `graph` or of any graph nested in it (live nodes only).
 bool nameUsedInTree(const Graph &graph, const std::string &name);
 
+// Gives each value a subgraph reads from an enclosing graph (outerScope, at any depth) the type of
+// the value it names there, where the body itself declares none: exports rarely repeat the outer
+// value_info inside a body, so without this a captured input shows and checks as untyped. Only
+// unknown types are filled. Returns how many values got one.
+std::size_t typeCapturedValues(Graph &graph);
+
 // For every node slot: the nodes whose outputs it reads, explicitly or implicitly (deduplicated).
 std::vector<std::vector<NodeId>> nodePredecessors(const Graph &graph);
 

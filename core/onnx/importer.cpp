@@ -1,6 +1,7 @@
 #include "onnx/typecheck.h"
 #include "onnx/importer.h"
 
+#include "ir/dependencies.h"
 #include "ir/verifier.h"
 #include "onnx/opschema.h"
 #include "onnx/protoconvert.h"
@@ -369,6 +370,9 @@ Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions 
         m.functions.push_back(std::move(f));
     }
     OPSCOPE_TRY(verifyGraph(m.graph));
+    typeCapturedValues(m.graph);
+    for (Function &f : m.functions)
+        typeCapturedValues(f.body);
     m.graph.assignNodeNames();
     for (Function &f : m.functions)
         f.body.assignNodeNames();

@@ -2,6 +2,8 @@
 
 #include "onnx/schemacheck.h"
 
+#include "ir/dependencies.h"
+
 #include "onnx/exporter.h"
 #include "onnx/protoconvert.h"
 
@@ -78,7 +80,8 @@ Expected<std::size_t> refreshShapes(Model &model)
         take(vi);
     for (const auto &vi : proto.graph().output())
         take(vi);
-    return improved + propagateRanks(model.graph);
+    improved += propagateRanks(model.graph);
+    return improved + typeCapturedValues(model.graph); // what bodies read, as now typed outside
 }
 
 namespace {

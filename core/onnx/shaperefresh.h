@@ -10,7 +10,8 @@
 
 namespace opscope {
 
-// Main graph only. Returns how many values got a more specific type.
+// Main graph only (and the types of what its bodies capture from it). Returns how many values got
+// a more specific type.
 Expected<std::size_t> refreshShapes(Model &model);
 
 // Ranks ONNX's inference leaves unknown but the graph's structure fixes: a Reshape to a shape
