@@ -285,6 +285,40 @@ private slots:
         QVERIFY(t.out.contains("latency  median "));
     }
 
+    void runWarnsWhenOutputsContradictTheirDeclaration()
+    {
+        // x [N, 3] → Relu → y declared [1, 3] (an exporter that fixed the batch of the output
+        // only): inference keeps the declared 1, a run with N = 2 computes [2, 3]. The run
+        // succeeds and says so, on stderr and in --json; with N = 1 it says nothing.
+        onnx::ModelProto m = test::smallModel();
+        auto *g = m.mutable_graph();
+        g->clear_input();
+        g->clear_initializer();
+        g->clear_node();
+        g->clear_output();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+        *g->add_input() = x;
+        *g->add_node() = test::node("Relu", {"x"}, {"y"}, "relu");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 3});
+        QTemporaryDir dir;
+        const QString model = dir.filePath("declared.onnx");
+        test::writeProto(model.toStdString(), m);
+        const Run r = cli({"run", model, "--dim", "N=2", "--iterations", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("warning: output 'y' is float32[2,3]; the model declares float32[1,3]"),
+                 qPrintable(r.err));
+        const Run j = cli({"run", model, "--dim", "N=2", "--iterations", "1", "--json"});
+        QCOMPARE(j.exitCode, 0);
+        const QJsonArray warnings = QJsonDocument::fromJson(j.out.toUtf8()).object()["warnings"].toArray();
+        QCOMPARE(warnings.size(), 1);
+        QVERIFY(warnings[0].toString().startsWith("output 'y' is float32[2,3]"));
+        const Run fits = cli({"run", model, "--dim", "N=1", "--iterations", "1", "--json"});
+        QCOMPARE(fits.exitCode, 0);
+        QVERIFY2(!fits.err.contains("warning"), qPrintable(fits.err));
+        QCOMPARE(QJsonDocument::fromJson(fits.out.toUtf8()).object()["warnings"].toArray().size(), 0);
+    }
+
     void aGivenInputBindsItsDimsForTheOthers()
     {
         // x [batch, 3] given as [2, 3]: the random m [batch] is made with batch = 2 too (it was 1,

@@ -1,11 +1,15 @@
 // The runtime's probe (runtime/probe.h): the intermediate values of one run that the app's Values
-// tab shows, asked for by name — in the main graph and inside If/Loop/Scan bodies.
+// tab shows, asked for by name — in the main graph and inside If/Loop/Scan bodies — and what
+// such values contradict in the model's declarations.
 #include "runtime/probe.h"
+#include "runtime/session.h"
 #include "testsupport.h"
 
 #include <QTest>
 
 using namespace opscope;
+
+Q_DECLARE_METATYPE(opscope::TypeInfo)
 
 namespace {
 
@@ -75,6 +79,49 @@ private slots:
         const Expected<ProbedValues> other = probeValues(model, {"else_y"}, options);
         QVERIFY(!other);
         QVERIFY2(other.status().message().find("did not run") != std::string::npos, other.status().message().c_str());
+    }
+
+    void computedValuesAgainstTheirDeclaration_data()
+    {
+        QTest::addColumn<TypeInfo>("declared");
+        QTest::addColumn<int>("dtype");
+        QTest::addColumn<QString>("said"); // empty: nothing to say
+        const auto declaredAs = [](std::vector<Dim> dims) {
+            Shape shape;
+            shape.dims = std::move(dims);
+            return TypeInfo::tensor(DataType::Float, shape);
+        };
+        QTest::newRow("agrees") << declaredAs({Dim::known(2), Dim::symbolic("n")}) << int(DataType::Float) << QString();
+        QTest::newRow("a fixed dim") << declaredAs({Dim::known(1), Dim::symbolic("n")}) << int(DataType::Float)
+                                     << QStringLiteral("tensor 'v' is float32[2,5]; the model declares float32[1,n]");
+        QTest::newRow("the rank") << declaredAs({Dim::known(10)}) << int(DataType::Float)
+                                  << QStringLiteral("tensor 'v' is float32[2,5]; the model declares float32[10]");
+        QTest::newRow("the element type") << declaredAs({Dim::known(2), Dim::known(5)}) << int(DataType::Int64)
+                                          << QStringLiteral("tensor 'v' is int64[2,5]; the model declares float32[2,5]");
+        QTest::newRow("one symbol, two sizes") << declaredAs({Dim::known(2), Dim::symbolic("m")}) << int(DataType::Float)
+                                               << QStringLiteral("('m' is 5 here and 3 in tensor 'w')");
+        QTest::newRow("rank unknown") << TypeInfo::tensor(DataType::Float) << int(DataType::Float) << QString();
+        QTest::newRow("invented dims say nothing")
+            << declaredAs({Dim::known(2), Dim::symbolic("unk__0")}) << int(DataType::Float) << QString();
+    }
+    void computedValuesAgainstTheirDeclaration()
+    {
+        QFETCH(TypeInfo, declared);
+        QFETCH(int, dtype);
+        QFETCH(QString, said);
+        // `w` comes first and binds m = 3 (it agrees with its own declaration).
+        Shape m;
+        m.dims = {Dim::symbolic("m")};
+        const TypeInfo w = TypeInfo::tensor(DataType::Float, m);
+        const std::vector<ComputedValue> values{{"w", &w, DataType::Float, {3}},
+                                                {"v", &declared, DataType(dtype), {2, 5}}};
+        const std::vector<std::string> lines = declarationMismatches(values, "tensor");
+        if (said.isEmpty()) {
+            QVERIFY2(lines.empty(), lines.empty() ? "" : lines.front().c_str());
+            return;
+        }
+        QCOMPARE(lines.size(), std::size_t(1));
+        QVERIFY2(QString::fromStdString(lines[0]).contains(said), lines[0].c_str());
     }
 };
 

@@ -108,6 +108,10 @@ int runModel(const RunArgs &args)
     Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds);
     if (!outputs)
         return reportError(outputs.status());
+    // A declaration the run contradicts: ONNX Runtime and other tools allocate by it.
+    const std::vector<std::string> mismatches = declaredOutputMismatches((*session)->outputs(), *outputs);
+    for (const std::string &m : mismatches)
+        std::cerr << "opscope-cli: warning: " << m << '\n';
     // Per-op profile: the executor reports every step (node, start, end).
     std::map<std::string, std::pair<std::int64_t, double>> perOp; // op → calls, ms
     ExecOptions exec;
@@ -172,6 +176,7 @@ int runModel(const RunArgs &args)
     j["latency_ms"] = {
         {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
     j["peak_rss_mb"] = peakRssMb();
+    j["warnings"] = mismatches;
     std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
     std::sort(ops.begin(), ops.end(),
               [](const auto &a, const auto &b) { return a.second.second > b.second.second; });

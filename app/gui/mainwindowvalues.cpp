@@ -6,6 +6,7 @@
 
 #include "inspect/tensorvalues.h"
 #include "runtime/probe.h"
+#include "runtime/session.h"
 #include "valuespanel.h"
 
 #include <QFutureWatcher>
@@ -50,8 +51,17 @@ void MainWindow::showNodeValues()
     const QString done = mainGraph ? tr("inputs and outputs from one run (random inputs, symbolic dims 1)")
                                    : tr("inputs and outputs from one run, inside the body: its last iteration "
                                         "(random inputs, symbolic dims 1)");
-    m_values->setProbeState(known < wanted.size(), bool(m_cancelProbe),
-                            known && known == wanted.size() ? done : m_probeNote);
+    // A computed value the model declares otherwise (a batch fixed to 1 in value_info): said here,
+    // where the user compares the two.
+    QString note = known && known == wanted.size() ? done : m_probeNote;
+    std::vector<ComputedValue> declared;
+    for (const std::string &name : wanted)
+        if (const auto it = m_activations.find(name); sameModel && it != m_activations.end())
+            if (const ValueId v = graph.findValue(name); v.valid())
+                declared.push_back({name, &graph.value(v).type, it->second.dtype, it->second.dims});
+    for (const std::string &m : declarationMismatches(declared, "tensor"))
+        note += QStringLiteral("\n") + tr("Note: %1").arg(QString::fromStdString(m));
+    m_values->setProbeState(known < wanted.size(), bool(m_cancelProbe), note);
 }
 
 void MainWindow::probeInspectedNode()

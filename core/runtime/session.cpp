@@ -290,4 +290,53 @@ std::shared_ptr<const MemoryPlan> InferenceSession::memoryPlan(const Feeds &feed
     return nullptr;
 }
 
+std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind)
+{
+    std::vector<std::string> out;
+    std::map<std::string, std::pair<std::int64_t, std::string>> symbols; // symbol → size, value
+    for (const ComputedValue &v : values) {
+        if (!v.declared || !v.declared->isTensor() || v.dtype == DataType::Undefined)
+            continue;
+        const TypeInfo &type = *v.declared;
+        const std::string lead = kind + " '" + v.name + "' is " + std::string(dataTypeName(v.dtype)) +
+                                 shapeText(v.shape) + "; the model declares " + type.toString();
+        if (type.elemType != DataType::Undefined && type.elemType != v.dtype) {
+            out.push_back(lead);
+            continue;
+        }
+        if (!type.shape)
+            continue;
+        const std::vector<Dim> &dims = type.shape->dims;
+        if (dims.size() != v.shape.size()) {
+            out.push_back(lead);
+            continue;
+        }
+        std::string symbolClash;
+        bool fixedClash = false;
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+            if (dims[d].isKnown() && dims[d].value != v.shape[d])
+                fixedClash = true;
+            if (!dims[d].isSymbolic() || dims[d].isInvented())
+                continue;
+            const auto [it, first] = symbols.emplace(dims[d].symbol, std::pair(v.shape[d], v.name));
+            if (!first && it->second.first != v.shape[d] && symbolClash.empty())
+                symbolClash = " ('" + dims[d].symbol + "' is " + std::to_string(v.shape[d]) + " here and " +
+                              std::to_string(it->second.first) + " in " + kind + " '" + it->second.second + "')";
+        }
+        if (fixedClash || !symbolClash.empty())
+            out.push_back(lead + symbolClash);
+    }
+    return out;
+}
+
+std::vector<std::string> declaredOutputMismatches(const std::vector<IoInfo> &declared,
+                                                  const std::vector<RuntimeTensor> &outputs)
+{
+    std::vector<ComputedValue> values;
+    for (std::size_t i = 0; i < declared.size() && i < outputs.size(); ++i)
+        if (outputs[i].isValid())
+            values.push_back({declared[i].name, &declared[i].type, outputs[i].dtype(), outputs[i].shape()});
+    return declarationMismatches(values, "output");
+}
+
 } // namespace opscope

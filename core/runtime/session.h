@@ -80,6 +80,24 @@ private:
     mutable std::vector<std::pair<std::uint64_t, std::shared_ptr<const MemoryPlan>>> m_memoryPlans;
 };
 
+// A computed value beside the model's declaration of it.
+struct ComputedValue
+{
+    std::string name;
+    const TypeInfo *declared = nullptr;
+    DataType dtype = DataType::Undefined;
+    std::vector<std::int64_t> shape;
+};
+
+// What computed values contradict in the model's declaration of them, one line each: an element
+// type, a rank, a fixed dim, or one symbolic dim with two sizes ("output 'y' is float32[1,10]; the
+// model declares float32[1,1000]", `kind` being "output"). Other tools allocate or check by the
+// declaration, so a wrong one is worth telling a user; it is not an error of the run.
+std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind);
+// The same for a run's outputs.
+std::vector<std::string> declaredOutputMismatches(const std::vector<IoInfo> &declared,
+                                                  const std::vector<RuntimeTensor> &outputs);
+
 // Bytes of memory available to a new allocation now (MemAvailable), or 0 when unknown.
 std::uint64_t availableMemoryBytes();
 // The same, read at most every 200 ms (a read of /proc/meminfo costs ~10 µs: a small model's run).
