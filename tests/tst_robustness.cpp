@@ -160,6 +160,9 @@ private slots:
         QTest::newRow("name with a newline") << 22 << "node 'two\\nlines' (Conv)";
         // Above libonnx's newest opset its (older) schema's inference still runs: found by fuzz_loader.
         QTest::newRow("Scan without body, opset 18") << 23 << "lacks its required attribute 'body'";
+        // A pad of 2^31 - 1 on a small input asked for a 10 GB output that fitted memory: minutes.
+        QTest::newRow("MaxPool pads past the kernel") << 24 << "pads [0, 0, 2147483647, 0] are not all smaller than its kernel_shape [2, 2]";
+        QTest::newRow("AveragePool pad equal to the kernel") << 25 << "pads [3, 0, 0, 0] are not all smaller than its kernel_shape [3, 3]";
     }
 
     void badModel()
@@ -323,6 +326,16 @@ private slots:
             break;
         case 23:
             m = model(18, [&](onnx::GraphProto &g) { *g.add_node() = test::node("Scan", {"x"}, {"y"}, "scan"); });
+            break;
+        case 24:
+        case 25:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node(kind == 24 ? "MaxPool" : "AveragePool", {"x"}, {"y"}, "pool");
+                addInts(n, "kernel_shape", kind == 24 ? std::vector<std::int64_t>{2, 2} : std::vector<std::int64_t>{3, 3});
+                addInts(n, "pads", kind == 24 ? std::vector<std::int64_t>{0, 0, 2147483647, 0}
+                                              : std::vector<std::int64_t>{3, 0, 0, 0});
+                *g.add_node() = n;
+            });
             break;
         case 22:
             m = model(13, [&](onnx::GraphProto &g) {

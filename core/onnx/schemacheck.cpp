@@ -217,6 +217,9 @@ private:
         }
         if (n.op_type() == "Constant" && domain.empty())
             OPSCOPE_TRY(checkConstant(n, label));
+        if (n.op_type() == "MaxPool" || n.op_type() == "AveragePool" || n.op_type() == "LpPool" ||
+            n.op_type() == "QLinearAveragePool")
+            OPSCOPE_TRY(checkPoolPads(n, label));
         if (n.op_type() == "If" && domain.empty())
             for (const auto &a : n.attribute())
                 if (a.has_g() && a.g().input_size() > 0)
@@ -326,6 +329,28 @@ private:
             if (!present)
                 return Status::invalid(label + " lacks its required attribute '" + name + "'");
         }
+        return Status::ok();
+    }
+
+    // A pooling window of padding alone has no value to take, and a pad of 2^31 on a 5×5 input
+    // asked for a 10 GB output that fitted memory and took minutes: like ONNX Runtime, every pad
+    // of a pooling op must be smaller than its kernel in that axis.
+    static Status checkPoolPads(const onnx::NodeProto &n, const std::string &label)
+    {
+        const AttributeProto *kernel = nullptr, *pads = nullptr;
+        for (const auto &a : n.attribute()) {
+            if (a.name() == "kernel_shape")
+                kernel = &a;
+            else if (a.name() == "pads")
+                pads = &a;
+        }
+        if (!kernel || !pads || pads->ints_size() != 2 * kernel->ints_size())
+            return Status::ok(); // a missing or mis-sized list is the schema check's and inference's
+        const int rank = kernel->ints_size();
+        for (int i = 0; i < 2 * rank; ++i)
+            if (pads->ints(i) >= kernel->ints(i % rank))
+                return Status::invalid(label + ": pads " + listText(pads->ints()) + " are not all smaller than its kernel_shape " +
+                                       listText(kernel->ints()) + "; a pooling window must hold at least one input element");
         return Status::ok();
     }
 
