@@ -368,9 +368,24 @@ private slots:
         view->setTransform(QTransform::fromScale(12, 12)); // one node fills the view, legend included
         view->centerOn(in->sceneBoundingRect().center());
         QTRY_VERIFY(w.graphPane()->overlayFaded(0));
+        // The minimap in its corner fades the same way, and comes back under the mouse.
+        auto *minimap = w.graphPane()->findChild<MiniMap *>();
+        QVERIFY(minimap && minimap->isVisible());
+        QTRY_VERIFY(w.graphPane()->overlayFaded(1));
+        QEvent enter(QEvent::Enter), leave(QEvent::Leave);
+        QCoreApplication::sendEvent(minimap, &enter);
+        QVERIFY(!w.graphPane()->overlayFaded(1));
+        QVERIFY(w.graphPane()->overlayFaded(0)); // the legend, not under the mouse, stays faded
+        QCoreApplication::sendEvent(minimap, &leave);
+        QVERIFY(w.graphPane()->overlayFaded(1));
+        // Hidden (View ▸ Minimap off), it covers nothing: nothing to fade.
+        w.graphPane()->setShowMinimap(false);
+        QVERIFY(!w.graphPane()->overlayFaded(1));
+        w.graphPane()->setShowMinimap(true);
         view->setTransform(QTransform::fromScale(0.01, 0.01)); // the graph a thin line in the middle
         view->centerOn(scene->itemsBoundingRect().center());
         QTRY_VERIFY(!w.graphPane()->overlayFaded(0));
+        QTRY_VERIFY(!w.graphPane()->overlayFaded(1));
     }
 
     void aFusedNodeIsDrawnInTheSlotOfWhatItReplaced()
@@ -477,6 +492,27 @@ private slots:
         QCOMPARE(opscopeOps(**lowered), 0);
         QVERIFY(only.isEmpty());
         QVERIFY(verifyGraph((*lowered)->graph));
+    }
+
+    void aLayoutPastItsBudgetSaysSoInTheStatusBar()
+    {
+        // dot that does not answer within the budget: the window shows the quick layout and says
+        // in the status bar why the graph looks different, with the count of items laid out.
+        QTemporaryDir dir;
+        MainWindow w;
+        w.show();
+        w.layoutService()->setHelperPath(hungHelper(dir));
+        w.layoutService()->setBudgetMs(300);
+        QSignalSpy loaded(&w, &MainWindow::modelLoaded);
+        w.openFile(QString::fromStdString(test::samplePath("inception_block.onnx").string()));
+        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitIdle(w, 20000));
+        QVERIFY(!w.graphPane()->scene(0)->nodeItems().empty());
+        const QString status = w.statusText();
+        QVERIFY2(status.contains(QStringLiteral("did not finish within")), qPrintable(status));
+        QVERIFY2(status.contains(QStringLiteral("quick layered layout")), qPrintable(status));
+        QVERIFY2(status.contains(QStringLiteral("items)")), qPrintable(status));
+        QCOMPARE(w.layoutService()->runningHelpers(), 0);
     }
 
     void cancelDuringAStepShowsTheQuickLayout()

@@ -12,6 +12,7 @@
 #include "mainwindow.h"
 #include "memoryview.h"
 #include "passpanel.h"
+#include "passes/passdocs.h"
 #include "valuespanel.h"
 #include "testsupport.h"
 #include "waitidle.h"
@@ -139,6 +140,18 @@ private slots:
         QCOMPARE(model->index(fusionRow, PassListModel::ChangedColumn).data().toString(),
                  QStringLiteral("yes"));
         QCOMPARE(model->index(fusionRow, PassListModel::MatchesColumn).data().toInt(), 8);
+        // Each pass says what it does: its one-line summary as the row's tooltip (with the full
+        // name, which the column may elide), and its header's text and diagram below the table
+        // for the selected row.
+        const std::string summary = passes::passSummary("conv-activation-fusion");
+        QVERIFY(!summary.empty());
+        const QString tip = model->index(fusionRow, PassListModel::PassColumn).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("conv-activation-fusion")), qPrintable(tip));
+        QVERIFY2(tip.contains(QString::fromStdString(summary).toHtmlEscaped()), qPrintable(tip));
+        w.passPanel()->table()->setCurrentIndex(model->index(fusionRow, PassListModel::PassColumn));
+        QCOMPARE(w.passPanel()->aboutText().toStdString(),
+                 std::string(passes::passDocumentation("conv-activation-fusion")));
+        QVERIFY(w.passPanel()->aboutText().contains(QStringLiteral("FusedConv")));
         // The first changing pass is shown: 8 Conv + 8 Relu removed, 8 FusedConv added.
         QCOMPARE(r->passes[std::size_t(w.currentStep())].name, std::string("conv-activation-fusion"));
         QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Removed), 16);

@@ -77,6 +77,43 @@ private slots:
                              (right - TimelineView::LabelWidth) / 3.0) < 1e-9 + 1e-6 * (t1 - t0));
     }
 
+    void doubleClickZoomsToARunAndCtrl0FitsAll()
+    {
+        // Runs differ by orders of magnitude: a double-click on a run's header or lanes zooms to
+        // that run alone; Ctrl+0 fits every run again; + and - zoom around the middle.
+        TimelineView view;
+        view.resize(1000, 400);
+        view.show();
+        const auto longRun = syntheticTrace(2, 1000), shortRun = syntheticTrace(1, 10);
+        view.setRuns({{longRun, QStringLiteral("long")}, {shortRun, QStringLiteral("short")}});
+        view.fit();
+        const double all = view.visibleEnd() - view.visibleStart();
+        QVERIFY(all >= longRun->duration());
+        // The short run's header: after the axis, the long run's header and its two lanes.
+        const int shortHeader = TimelineView::AxisHeight + TimelineView::HeaderHeight +
+                                2 * TimelineView::RowHeight + TimelineView::HeaderHeight / 2;
+        QCOMPARE(view.rowAt(shortHeader)->first, std::size_t(1));
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {}, QPoint(400, shortHeader));
+        QCOMPARE(view.visibleStart(), 0.0);
+        // The run fills the width up to the 10-pixel right margin.
+        const double pixel = (view.visibleEnd() - view.visibleStart()) / view.viewport()->width();
+        QVERIFY2(std::abs(view.timeToX(shortRun->duration()) - (view.viewport()->width() - 10)) < 1.0,
+                 qPrintable(QString::number(view.timeToX(shortRun->duration()))));
+        QVERIFY(view.visibleEnd() < shortRun->duration() + 20 * pixel);
+        // A lane of the long run zooms to the long run.
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {},
+                           QPoint(400, TimelineView::AxisHeight + TimelineView::HeaderHeight + 5));
+        QVERIFY(std::abs(view.timeToX(longRun->duration()) - (view.viewport()->width() - 10)) < 1.0);
+        QTest::keyClick(&view, Qt::Key_Plus);
+        QVERIFY(view.visibleEnd() - view.visibleStart() < 0.9 * longRun->duration());
+        QTest::keyClick(&view, Qt::Key_Minus);
+        QTest::keyClick(&view, Qt::Key_Minus);
+        QVERIFY(view.visibleEnd() - view.visibleStart() > longRun->duration());
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {}, QPoint(400, shortHeader));
+        QTest::keyClick(&view, Qt::Key_0, Qt::ControlModifier);
+        QVERIFY(std::abs((view.visibleEnd() - view.visibleStart()) - all) < 1e-12 + 1e-9 * all);
+    }
+
     void compareModeOnAProfiledFixture()
     {
         const Model model = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
@@ -162,6 +199,30 @@ private slots:
             QVERIFY(std::abs(b.makespanMs - a.trace.duration() * 1e3) < 1e-3);
         }
         QCOMPARE(view->rowCount(), int(3 + lanes));
+
+        // Nine runs side by side: past 45 % of the panel, every run's column keeps its numbers
+        // whole (its name elides in the header, whole in the tooltip), the op column takes what is
+        // left, and the table stays within its share of the panel.
+        QVERIFY(panel.openTrace(path));
+        QVERIFY(panel.openTrace(path));
+        QCOMPARE(panel.totals()->columnCount(), 10);
+        panel.resize(1400, 400);
+        QTest::qWait(50);
+        QTableView *table = panel.totalsView();
+        const QAbstractItemView *cells = table; // sizeHintForColumn is public here
+        const int cap = table->parentWidget()->width() * 45 / 100;
+        QVERIFY2(table->width() <= cap, qPrintable(QStringLiteral("%1 > %2").arg(table->width()).arg(cap)));
+        for (int c = 1; c < panel.totals()->columnCount(); ++c)
+            QVERIFY2(table->columnWidth(c) >= cells->sizeHintForColumn(c),
+                     qPrintable(QStringLiteral("column %1: %2 < %3")
+                                    .arg(c)
+                                    .arg(table->columnWidth(c))
+                                    .arg(cells->sizeHintForColumn(c))));
+        QVERIFY2(table->horizontalHeader()->length() <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 > %2").arg(table->horizontalHeader()->length())
+                                .arg(table->viewport()->width())));
+        QVERIFY(table->columnWidth(0) > 0);
+        QVERIFY(!panel.totals()->headerData(1, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
     }
 
     void profileDialogBindsDimsAndInputs()

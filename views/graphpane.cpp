@@ -158,6 +158,7 @@ bool GraphPane::overlayFaded(int which) const
 void GraphPane::setShowMinimap(bool on)
 {
     m_minimap->setVisible(on);
+    updateOverlays();
 }
 
 GraphScene *GraphPane::scene(int side) const

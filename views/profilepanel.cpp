@@ -7,6 +7,8 @@
 #include "timelineview.h"
 #include "trace/chrometrace.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -51,7 +53,10 @@ ProfilePanel::ProfilePanel(QWidget *parent)
     split->addWidget(m_timeline);
     m_table->setModel(m_totals);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Sized by fitTotals, draggable by the user; names too long for their column elide (the
+    // tooltips carry them whole).
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->setTextElideMode(Qt::ElideMiddle);
     split->addWidget(m_table);
     split->setStretchFactor(0, 4);
     split->setStretchFactor(1, 1);
@@ -222,16 +227,32 @@ void ProfilePanel::showRuns()
 
 void ProfilePanel::fitTotals()
 {
-    // The per-op table gets the width its columns need (up to 45 % of the panel), so no run's
-    // column is cut off; the timeline keeps the rest.
+    // The per-op table gets the width its columns need, up to 45 % of the panel, so no run's
+    // column is cut off; the timeline keeps the rest. Past 45 % (many runs side by side) a run's
+    // column narrows to its numbers, its name eliding in the header, and the op column takes what
+    // is left down to a short op's width; only then does the table scroll.
     m_table->resizeColumnsToContents();
     auto *split = static_cast<QSplitter *>(m_table->parentWidget());
     const int total = split->width();
     if (total <= 0)
         return;
-    const int need = m_table->horizontalHeader()->length() + 2 * m_table->frameWidth() +
-                     m_table->verticalScrollBar()->sizeHint().width() + 2;
-    const int table = std::min(need, total * 45 / 100);
+    QHeaderView *header = m_table->horizontalHeader();
+    const int frame = 2 * m_table->frameWidth() + m_table->verticalScrollBar()->sizeHint().width() + 2;
+    const int cap = total * 45 / 100;
+    if (header->length() + frame > cap && m_totals->columnCount() > 1) {
+        int numbers = 0;
+        for (int c = 1; c < m_totals->columnCount(); ++c) {
+            const int w = std::max(static_cast<const QAbstractItemView *>(m_table)->sizeHintForColumn(c), // public there
+                                   m_table->fontMetrics().horizontalAdvance(QStringLiteral("0000.000")));
+            header->resizeSection(c, w);
+            numbers += w;
+        }
+        const int shortOp = m_table->fontMetrics().horizontalAdvance(QStringLiteral("MaxPool__"));
+        const int op = std::clamp(cap - frame - numbers, std::min(shortOp, header->sectionSize(0)),
+                                  header->sectionSize(0));
+        header->resizeSection(0, op);
+    }
+    const int table = std::min(header->length() + frame, cap);
     split->setSizes({total - table - split->handleWidth(), table});
 }
 
