@@ -99,6 +99,29 @@ def depth_to_space_ref(x, b, crd):
     return y.reshape(n, c // (b * b), h * b, w * b)
 
 
+def pool_ref(x, k, st, pads, dil=(1, 1), ceil=False, mode="max", include_pad=False):
+    """2-D pooling by definition: every window's taps gathered, padding left out (or, averaging
+    with include_pad, counted); max lets NaN through as the ONNX reference does."""
+    n, c, h, w = x.shape
+    out = []
+    for d, size in enumerate((h, w)):
+        span = size + pads[d] + pads[d + 2] - ((k[d] - 1) * dil[d] + 1)
+        out.append((math.ceil if ceil else math.floor)(span / st[d]) + 1)
+    y = np.zeros((n, c, out[0], out[1]), np.float64)
+    for oh in range(out[0]):
+        for ow in range(out[1]):
+            taps, padded = [], 0
+            for i in range(k[0]):
+                for j in range(k[1]):
+                    r, q = oh * st[0] - pads[0] + i * dil[0], ow * st[1] - pads[1] + j * dil[1]
+                    padded += r < h + pads[2] and q < w + pads[3]
+                    if 0 <= r < h and 0 <= q < w:
+                        taps.append(x[:, :, r, q].astype(np.float64))
+            t = np.stack(taps)
+            y[:, :, oh, ow] = t.max(0) if mode == "max" else t.sum(0) / (padded if include_pad else len(taps))
+    return y.astype(np.float32)
+
+
 def cases():
     c = []
     # TopK: heap selection (k·16 ≤ n) with ties and NaN, selection (nth_element), a non-last axis.
@@ -158,6 +181,29 @@ def cases():
     c.append(("GlobalMaxPool", model("GlobalMaxPool", {"x": g}), {"x": g}, [g.max((2, 3), keepdims=True)], 0))
     c.append(("GlobalAveragePool", model("GlobalAveragePool", {"x": g}), {"x": g},
               [g.astype(np.float64).mean((2, 3), keepdims=True).astype(np.float32)], 1e-5))
+    # Plain-layout 2-D pooling (the separable rows kernel): strides, pads, dilation, ceil_mode,
+    # NaN, both counts of the average.
+    px = f32(2, 8, 33, 32)
+    px[1, 3, 10, 7] = np.nan
+    for name, attrs, ref in [
+        ("MaxPool 3x3 s2 p1 ceil NaN", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+         pool_ref(px, (3, 3), (2, 2), (1, 1, 1, 1), ceil=True)),
+        ("MaxPool 3x3 s1 d2 p2", {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]},
+         pool_ref(px, (3, 3), (1, 1), (2, 2, 2, 2), dil=(2, 2))),
+        ("MaxPool 2x3 s(1,3) p(1,0,0,2)", {"kernel_shape": [2, 3], "strides": [1, 3], "pads": [1, 0, 0, 2]},
+         pool_ref(px, (2, 3), (1, 3), (1, 0, 0, 2))),
+    ]:
+        c.append((name, model("MaxPool", {"x": px}, attrs=attrs), {"x": px}, [ref], 0))
+    ax = f32(2, 8, 33, 32)
+    for name, attrs, ref in [
+        ("AveragePool 3x3 s2 p1 ceil", {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+         pool_ref(ax, (3, 3), (2, 2), (1, 1, 1, 1), ceil=True, mode="avg")),
+        ("AveragePool 3x3 s1 p1 include pad", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+         pool_ref(ax, (3, 3), (1, 1), (1, 1, 1, 1), mode="avg", include_pad=True)),
+        ("AveragePool 2x2 s2", {"kernel_shape": [2, 2], "strides": [2, 2]},
+         pool_ref(ax, (2, 2), (2, 2), (0, 0, 0, 0), mode="avg")),
+    ]:
+        c.append((name, model("AveragePool", {"x": ax}, attrs=attrs), {"x": ax}, [ref], 1e-6))
     # Moving and selecting values: exact.
     cond, xa = rng.random((1, 1, 4, 300)) > 0.5, f32(1, 3, 4, 300)
     c.append(("Where broadcast mask", model("Where", {"c": cond, "a": xa}, {"b": np.array(-7, np.float32)}),

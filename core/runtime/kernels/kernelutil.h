@@ -15,9 +15,12 @@ namespace opscope::kernels {
 
 using Shape64 = std::vector<std::int64_t>;
 
-// Sixteen floats as one GCC/clang vector: explicit vector code where the compiler does not
-// vectorize lane arrays by itself (a max's select); one AVX-512 register, two AVX2, four SSE.
-typedef float F32x16 __attribute__((vector_size(64)));
+// Eight floats as one GCC/clang vector: explicit vector code where the compiler does not
+// vectorize lane arrays by itself (a max's select, a matrix-vector product's accumulators). One
+// AVX2 register (half an AVX-512 one, two SSE). Never wider than the narrowest ISA a clone
+// targets: GCC lowers a 16-wide vector on AVX2 to scalar code, 12-22x slower (ReduceMax ran 5x
+// ONNX Runtime on an AVX2 machine, fine on AVX-512 ones).
+typedef float F32x8 __attribute__((vector_size(32)));
 
 // ---- float16 / bfloat16 ----------------------------------------------------------------------
 float halfToFloat(std::uint16_t h);

@@ -4,6 +4,7 @@
 #include "runtime/kernels/convgeometry.h"
 #include "runtime/kernels/dnnlengine.h"
 #include "runtime/kernels/reduce.h"
+#include "util/cpuclones.h"
 
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -19,9 +20,9 @@ enum class Pool
     Lp
 };
 
-// The common case — 2-D float pooling. Taps outside, output columns inside: for each kernel tap the
-// valid output range is computed once and the inner loop is a plain (vectorizable) max/add over
-// contiguous outputs.
+// 2-D float LpPool (Max and Average take the separable pool2dRows below). Taps outside, output
+// columns inside: for each kernel tap the valid output range is computed once and the inner loop
+// runs over contiguous outputs.
 template<Pool K>
 Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeometry &g, const Shape64 &in,
               const Shape64 &out, bool includePad, double p)
@@ -94,8 +95,122 @@ Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeome
     return Status::ok();
 }
 
-// oneDNN's pooling primitive on the plain NCHW layout (no reorders), cached per node by input
-// shape. Returns false when it does not apply: average pooling that counts padding while ceil_mode
+// Row primitives of the separable 2-D kernel below, vectorized for the CPU at hand. Max lets a
+// NaN through from either side and keeps it, as the ONNX reference does.
+OPSCOPE_CPU_CLONES void maxInto(float *acc, const float *x, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float a = acc[i], v = x[i];
+        acc[i] = (v > a || v != v) ? v : a;
+    }
+}
+
+OPSCOPE_CPU_CLONES void addInto(float *acc, const float *x, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i)
+        acc[i] += x[i];
+}
+
+OPSCOPE_CPU_CLONES void maxIntoStrided(float *acc, const float *x, std::int64_t n, std::int64_t stride)
+{
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float a = acc[i], v = x[i * stride];
+        acc[i] = (v > a || v != v) ? v : a;
+    }
+}
+
+OPSCOPE_CPU_CLONES void addIntoStrided(float *acc, const float *x, std::int64_t n, std::int64_t stride)
+{
+    for (std::int64_t i = 0; i < n; ++i)
+        acc[i] += x[i * stride];
+}
+
+// 2-D float MaxPool / AveragePool on the plain NCHW layout, separably: each output row first
+// combines its window's input rows into one padded row (contiguous, vectorized), then each
+// output column combines its window's taps of that row. 2 + 2 passes over a row for a 3x3
+// window instead of 9 strided ones, and no reorder: oneDNN's plain-layout pooling ran 7-18x
+// ONNX Runtime's time (bench/op_bench.py), which at level extended was most of an Inception run.
+template<Pool K>
+Status pool2dRows(const float *src, float *dst, std::int64_t planes, const ConvGeometry &g, const Shape64 &in,
+                  const Shape64 &out, bool includePad)
+{
+    static_assert(K == Pool::Max || K == Pool::Average);
+    const std::int64_t H = in[0], W = in[1], OH = out[0], OW = out[1];
+    const std::int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+    const std::int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
+    const auto range = [](std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d) {
+        const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
+        const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
+        return std::pair(lo, std::max(lo, hi));
+    };
+    const float fill = K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    // The padded row: pw cells, the input's W, and as many after as the last window reaches (with
+    // ceil_mode it may reach past padEnd); padding holds `fill`, which never wins or adds.
+    const std::int64_t width = std::max((OW - 1) * sw + (kw - 1) * dw + 1, pw + W);
+    std::vector<std::int64_t> colCount(static_cast<std::size_t>(OW)), colPadded(static_cast<std::size_t>(OW));
+    for (std::int64_t ow = 0; ow < OW; ++ow) {
+        const auto [a, b] = range(ow * sw - pw, W, kw, dw);
+        const auto [c, d] = range(ow * sw, W + pw + g.padEnd[1], kw, dw);
+        colCount[std::size_t(ow)] = b - a;
+        colPadded[std::size_t(ow)] = d - c;
+    }
+    parallelFor(
+        planes,
+        [&](std::int64_t plane) {
+            thread_local std::vector<float> row;
+            row.assign(static_cast<std::size_t>(width), fill);
+            float *padded = row.data(), *inner = padded + pw;
+            const float *x = src + plane * H * W;
+            float *y = dst + plane * OH * OW;
+            for (std::int64_t oh = 0; oh < OH; ++oh) {
+                const std::int64_t hs = oh * sh - ph;
+                const auto [h0, h1] = range(hs, H, kh, dh);
+                float *yr = y + oh * OW;
+                if (h0 == h1) { // a window of padding rows alone (dilated windows can be)
+                    std::fill(yr, yr + OW, fill);
+                    continue;
+                }
+                std::copy(x + (hs + h0 * dh) * W, x + (hs + h0 * dh) * W + W, inner);
+                for (std::int64_t i = h0 + 1; i < h1; ++i) {
+                    if constexpr (K == Pool::Max)
+                        maxInto(inner, x + (hs + i * dh) * W, W);
+                    else
+                        addInto(inner, x + (hs + i * dh) * W, W);
+                }
+                if (sw == 1) {
+                    std::copy(padded, padded + OW, yr);
+                    for (std::int64_t j = 1; j < kw; ++j) {
+                        if constexpr (K == Pool::Max)
+                            maxInto(yr, padded + j * dw, OW);
+                        else
+                            addInto(yr, padded + j * dw, OW);
+                    }
+                } else {
+                    for (std::int64_t ow = 0; ow < OW; ++ow)
+                        yr[ow] = padded[ow * sw];
+                    for (std::int64_t j = 1; j < kw; ++j) {
+                        if constexpr (K == Pool::Max)
+                            maxIntoStrided(yr, padded + j * dw, OW, sw);
+                        else
+                            addIntoStrided(yr, padded + j * dw, OW, sw);
+                    }
+                }
+                if constexpr (K == Pool::Average) {
+                    const auto [hp0, hp1] = range(hs + ph, H + ph + g.padEnd[0], kh, dh);
+                    for (std::int64_t ow = 0; ow < OW; ++ow) {
+                        const std::int64_t count = includePad ? (hp1 - hp0) * colPadded[std::size_t(ow)]
+                                                              : (h1 - h0) * colCount[std::size_t(ow)];
+                        yr[ow] /= float(std::max<std::int64_t>(count, 1));
+                    }
+                }
+            }
+        },
+        2);
+    return Status::ok();
+}
+
+// oneDNN's pooling primitive on the layout-nhwc pass's layouts (NHWC, nChw8c/16c), where it is
+// fast, cached per node by input shape. Returns false when it does not apply: average pooling that counts padding while ceil_mode
 // reaches past it (oneDNN would count the extra cells).
 struct DnnlPoolState
 {
@@ -179,16 +294,14 @@ Status poolKernel(KernelContext &ctx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
     }
-    if (K != Pool::Lp && sp == 2 && x.dtype() == DataType::Float && !indices) {
-        const Expected<bool> done = dnnlPool2d<K>(ctx, x, **out, *geo, includePad, x.shape());
-        if (!done)
-            return done.status();
-        if (*done)
-            return Status::ok();
+    if (sp == 2 && x.dtype() == DataType::Float && !indices) {
+        if constexpr (K == Pool::Lp)
+            return pool2d<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
+                             outSp, includePad, p);
+        else
+            return pool2dRows<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo,
+                                 inSp, outSp, includePad);
     }
-    if (sp == 2 && x.dtype() == DataType::Float && !indices)
-        return pool2d<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
-                         outSp, includePad, p);
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         using C = ComputeType<T>;

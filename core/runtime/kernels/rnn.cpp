@@ -66,27 +66,21 @@ Expected<Activation> makeActivation(const KernelContext &ctx, const std::string 
 OPSCOPE_CPU_CLONES void matVecTransposedF32(const float *Wt, std::int64_t ld, std::int64_t rows, std::int64_t cols,
                                             const float *x, float *y)
 {
-    // 64 outputs held in four vector accumulators across all of k: only W streams from memory.
+    // 64 outputs held in eight vector accumulators across all of k: only W streams from memory.
     std::int64_t r = 0;
     for (; r + 64 <= rows; r += 64) {
-        F32x16 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        F32x8 a[8] = {};
         for (std::int64_t k = 0; k < cols; ++k) {
             const float *w = Wt + k * ld + r;
-            F32x16 w0, w1, w2, w3;
-            std::memcpy(&w0, w, 64);
-            std::memcpy(&w1, w + 16, 64);
-            std::memcpy(&w2, w + 32, 64);
-            std::memcpy(&w3, w + 48, 64);
             const float xk = x[k];
-            a0 += xk * w0;
-            a1 += xk * w1;
-            a2 += xk * w2;
-            a3 += xk * w3;
+            for (int v = 0; v < 8; ++v) {
+                F32x8 wv;
+                std::memcpy(&wv, w + 8 * v, sizeof wv);
+                a[v] += xk * wv;
+            }
         }
-        std::memcpy(y + r, &a0, 64);
-        std::memcpy(y + r + 16, &a1, 64);
-        std::memcpy(y + r + 32, &a2, 64);
-        std::memcpy(y + r + 48, &a3, 64);
+        for (int v = 0; v < 8; ++v)
+            std::memcpy(y + r + 8 * v, &a[v], sizeof a[v]);
     }
     for (; r < rows; ++r) {
         float acc = 0.0f;
