@@ -70,13 +70,6 @@ Status hardSwishKernel(KernelContext &ctx)
     });
 }
 
-Status tanhKernel(KernelContext &ctx)
-{
-    if (Status st; fastEltwise(ctx, FastEltwise::Tanh, 0.0f, &st))
-        return st;
-    return unaryFloat(ctx, [](auto v) { return std::tanh(v); });
-}
-
 Status eluKernel(KernelContext &ctx)
 {
     const float alpha = ctx.attrFloat("alpha", 1.0f);
@@ -356,7 +349,6 @@ void registerActivationKernels(KernelRegistry &r)
     r.add("ai.opscope", "HardSwish", 1, hardSwishKernel); // below opset 14 (hardswish-fusion)
     r.add("ai.opscope", "Swish", 1, swishKernel);
     r.add("com.microsoft", "QuickGelu", 1, quickGeluKernel);
-    r.add("Tanh", tanhKernel);
     r.add("Elu", eluKernel);
     r.add("Selu", seluKernel);
     r.add("Celu", celuKernel);

@@ -4,6 +4,7 @@
 
 #include "runtime/kernel.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,30 @@ using Shape64 = std::vector<std::int64_t>;
 // targets: GCC lowers a 16-wide vector on AVX2 to scalar code, 12-22x slower (ReduceMax ran 5x
 // ONNX Runtime on an AVX2 machine, fine on AVX-512 ones).
 typedef float F32x8 __attribute__((vector_size(32)));
+
+// exp(x) for float32 in straight-line arithmetic that vectorizes inside a loop (no libm call, no
+// oneDNN call per block): x = n·ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact r),
+// e^r by Cephes' degree-7 polynomial (relative error < 2e-7), 2^n built in the exponent bits.
+// x is clamped to [-87.3, 88.7]: below, the result is 2^-126 instead of a subnormal or 0, which
+// callers that add it to 1 (tanh, erf) do not see; NaN is the caller's to keep.
+[[gnu::always_inline]] inline float expApproxF32(float x)
+{
+    x = std::min(std::max(x, -87.33654f), 88.72283f);
+    const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+    const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const float er = p * r * r + r + 1.0f;
+    // n in [-126, 128]: 128 (x near 88.7) is 2^127 · 2, split so the exponent stays finite.
+    const std::int32_t k = static_cast<std::int32_t>(n);
+    const std::int32_t half = k >> 1;
+    const float a = std::bit_cast<float>((half + 127) << 23), b = std::bit_cast<float>((k - half + 127) << 23);
+    return er * a * b;
+}
 
 // ---- float16 / bfloat16 ----------------------------------------------------------------------
 float halfToFloat(std::uint16_t h);
