@@ -24,6 +24,8 @@ run resources/models/inception_block.onnx --level all --run --step layout-nhwc -
 run "$tmp/deep10k.onnx" --screenshot "$out/large-model.png"
 /usr/bin/python3 bench/make_inception.py "$tmp/inception.onnx" 3 64 28 >/dev/null
 run "$tmp/inception.onnx" --profile 2 --size 1600x1100 --screenshot "$out/timeline.png"
+# Three runs beside the timeline in a small window: the per-op table keeps every run's numbers.
+run "$tmp/inception.onnx" --profile 3 --size 1100x800 --screenshot "$out/timeline-narrow.png"
 run resources/models/inception_block.onnx --partition 2 --screenshot "$out/partition.png"
 # Third-party-shaped exports (bench/make_realworld_shapes.py): Paddle's Constant weights inside
 # their readers and the first view on the input, a step whose dot layout ran out of its budget
