@@ -590,6 +590,52 @@ private slots:
         }
     }
 
+    void serialAloneIsPredictedFromItsOwnOpTimes()
+    {
+        // Serial asked for alone (and the all-cores row, which is serial too) was predicted from
+        // FLOP estimates, 10x off; it is now predicted from the op times it measured, like serial
+        // beside other schedules: the sum of its ops' median times.
+        const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        ProfileOptions o;
+        o.iterations = 3;
+        o.devices = 2;
+        o.strategies = {Strategy::Serial};
+        Expected<std::vector<ProfileRun>> runs = profileModel(m, o);
+        QVERIFY2(runs, runs ? "" : runs.status().message().c_str());
+        QCOMPARE(runs->size(), std::size_t(1));
+        const ProfileRun &r = runs->front();
+        double sum = 0.0;
+        for (const auto &[name, seconds] : r.opSeconds)
+            sum += seconds * 1e3;
+        QVERIFY(sum > 0.0);
+        QVERIFY2(std::abs(r.predictedMs - sum) <= 0.02 * sum,
+                 qPrintable(QStringLiteral("predicted %1 ms, ops %2 ms").arg(r.predictedMs).arg(sum)));
+        QVERIFY(r.minMs > 0.0 && r.minMs <= r.makespanMs && r.makespanMs <= r.maxMs);
+    }
+
+    void timingNotesSayWhatMakesTimesDoubtful()
+    {
+        ProfileRun steady, slowed;
+        steady.name = "serial";
+        steady.measured = slowed.measured = true;
+        steady.minMs = 1.0, steady.makespanMs = 1.1, steady.maxMs = 1.4;
+        slowed.name = "serial, 2 threads";
+        slowed.minMs = 0.3, slowed.makespanMs = 111.9, slowed.maxMs = 116.0;
+        QVERIFY(timingNotes({steady}, 10, 0.5, 2).empty());
+        const std::vector<std::string> few = timingNotes({steady}, 2, std::nullopt, 2);
+        QCOMPARE(few.size(), std::size_t(1));
+        QVERIFY2(few[0].find("median of 2 run(s)") != std::string::npos, few[0].c_str());
+        const std::vector<std::string> busy = timingNotes({steady, slowed}, 10, 3.5, 2);
+        QCOMPARE(busy.size(), std::size_t(2));
+        QVERIFY2(busy[0].find("serial, 2 threads: its median 112 ms is 373x its fastest run (0.3 ms)") !=
+                     std::string::npos,
+                 busy[0].c_str());
+        QVERIFY2(busy[1].find("load average 3.5 on 2 cores") != std::string::npos, busy[1].c_str());
+        ProfileRun simulated;
+        simulated.name = "greedy";
+        QVERIFY(timingNotes({simulated}, 1, 9.0, 2).empty()); // nothing was timed
+    }
+
     void importsProfilerStyleTraces()
     {
         // PyTorch's profiler: string pids, nested complete events, B/E pairs, metadata.

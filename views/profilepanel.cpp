@@ -6,6 +6,7 @@
 #include "passes/registry.h"
 #include "timelineview.h"
 #include "trace/chrometrace.h"
+#include "util/systemload.h"
 
 #include <algorithm>
 
@@ -47,6 +48,8 @@ ProfilePanel::ProfilePanel(QWidget *parent)
     bar->addWidget(openButton);
     bar->addWidget(saveButton);
     bar->addWidget(clearButton);
+    // A long note must not widen the panel: the label clips, its tooltip has the whole text.
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     bar->addWidget(m_status, 1);
     layout->addLayout(bar);
     auto *split = new QSplitter(Qt::Horizontal, this);
@@ -141,6 +144,7 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
     {
         Expected<std::vector<schedule::ProfileRun>> runs = std::vector<schedule::ProfileRun>{};
         std::map<std::string, std::vector<std::string>> origins; // fused node → the nodes it replaced
+        std::vector<std::string> notes;                          // what makes the times doubtful
     };
     auto *watcher = new QFutureWatcher<Result>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
@@ -157,7 +161,15 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
         for (schedule::ProfileRun &run : *r)
             m_runs.push_back(std::move(run));
         showRuns();
-        m_status->setText(tr("%1 runs in this session").arg(m_runs.size()));
+        QString status = tr("%1 runs in this session").arg(m_runs.size());
+        QStringList notes;
+        for (const std::string &n : result.notes)
+            notes << QString::fromStdString(n);
+        if (!notes.isEmpty())
+            status += QStringLiteral(" — ") + tr("note: %1").arg(notes.front()) +
+                      (notes.size() > 1 ? tr(" (+%1 more, see the tooltip)").arg(notes.size() - 1) : QString());
+        m_status->setText(status);
+        m_status->setToolTip(notes.join(QStringLiteral("\n")));
         emit finished({});
     });
     watcher->setFuture(QtConcurrent::run([model, o, cancel]() -> Result {
@@ -173,6 +185,8 @@ void ProfilePanel::profile(std::shared_ptr<const Model> model, const schedule::P
             result.origins = passes::replacementOrigins(pr);
         }
         result.runs = schedule::profileModel(optimized, o);
+        if (result.runs)
+            result.notes = schedule::timingNotes(*result.runs, o.iterations, loadAverage(), usableCores());
         return result;
     }));
 }

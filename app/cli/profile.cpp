@@ -9,6 +9,7 @@
 #include "runtime/randominputs.h"
 #include "schedule/profiler.h"
 #include "trace/chrometrace.h"
+#include "util/systemload.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -92,6 +93,8 @@ int runProfile(const ProfileArgs &args)
     if (!runs)
         return reportError(runs.status());
     const std::vector<schedule::ProfileRun> &reports = *runs;
+    const std::vector<std::string> notes =
+        schedule::timingNotes(reports, args.iterations, loadAverage(), usableCores());
     const int threads = options.threadsPerDevice;
     if (!args.trace.empty())
         if (Status written =
@@ -109,7 +112,7 @@ int runProfile(const ProfileArgs &args)
             nlohmann::ordered_json s{
                 {"name", r.name},        {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
                 {"idle_ms", r.idleMs},   {"overlap", r.overlap},        {"transfers", r.transfers},
-                {"measured", r.measured}};
+                {"measured", r.measured}, {"min_ms", r.minMs}, {"max_ms", r.maxMs}};
             s["devices"] = nlohmann::ordered_json::array();
             for (const auto &[d, u] : r.utilization) {
                 nlohmann::ordered_json dev{{"name", d}, {"utilization", u}};
@@ -120,6 +123,7 @@ int runProfile(const ProfileArgs &args)
             }
             j["schedules"].push_back(s);
         }
+        j["notes"] = notes;
         std::cout << j.dump(2) << '\n';
         return ExitOk;
     }
@@ -143,6 +147,8 @@ int runProfile(const ProfileArgs &args)
             std::printf("%s: %.3gx the speed of %s\n", reports[i].name.c_str(),
                         serial / reports[i].makespanMs, reports.front().name.c_str());
     }
+    for (const std::string &n : notes)
+        std::cerr << "opscope-cli: note: " << n << '\n';
     return ExitOk;
 }
 

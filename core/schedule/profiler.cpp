@@ -8,6 +8,7 @@
 #include "schedule/partition.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <cmath>
 #include <map>
@@ -315,6 +316,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         }
         auto &median = timed[timed.size() / 2];
         r.makespanMs = median.first * 1e3;
+        r.minMs = timed.front().first * 1e3;
+        r.maxMs = timed.back().first * 1e3;
         r.trace = std::move(median.second);
         if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &plan->plan)) {
             addMemoryCounters(runModel.graph, *memory, r.trace);
@@ -331,9 +334,10 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                                             ": " + same.message());
         }
         summarizeRun(r);
-        if (measure && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
+        if (options.measuredCosts && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
             cost.measuredSeconds = r.opSeconds;
-            // Predictions from here on use measured op times: serial's too, to compare like with like.
+            // Predictions from here on use measured op times: serial's too, to compare like with like
+            // (also when serial runs alone, or as the all-cores row: FLOP estimates were 10x off).
             if (Expected<Schedule> again = makeSchedule(runModel.graph, strategy, cost, so))
                 r.predictedMs = again->predictedMakespan * 1e3;
         }
@@ -360,6 +364,39 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         runs.push_back(std::move(extra->front()));
     }
     return runs;
+}
+
+std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int iterations,
+                                     std::optional<double> load, unsigned cores)
+{
+    std::vector<std::string> notes;
+    const auto ms = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.3g ms", v);
+        return std::string(b);
+    };
+    bool measured = false;
+    for (const ProfileRun &r : runs)
+        measured = measured || r.measured;
+    if (!measured)
+        return notes; // simulated: nothing was timed
+    if (iterations < 3)
+        notes.push_back("each time is the median of " + std::to_string(iterations) +
+                        " run(s); use --iterations 10 or more to compare schedules");
+    for (const ProfileRun &r : runs)
+        if (r.measured && r.minMs > 0.0 && r.makespanMs > 1.5 * r.minMs && r.makespanMs - r.minMs > 0.05)
+            notes.push_back(r.name + ": its median " + ms(r.makespanMs) + " is " +
+                            std::to_string(int(r.makespanMs / r.minMs + 0.5)) + "x its fastest run (" +
+                            ms(r.minMs) + "): the runs were slowed by something else, most often other "
+                            "processes wanting the CPUs");
+    if (load && *load > double(cores) + 0.5) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f", *load);
+        notes.push_back(std::string("the machine was busy while profiling (load average ") + b + " on " +
+                        std::to_string(cores) + " cores): times include waiting for a core; profile on an "
+                        "idle machine to compare schedules");
+    }
+    return notes;
 }
 
 } // namespace opscope::schedule

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,7 @@ struct ProfileRun
     std::string name;
     bool measured = false;
     double makespanMs = 0.0, predictedMs = 0.0, idleMs = 0.0;
+    double minMs = 0.0, maxMs = 0.0; // the fastest and slowest timed iteration (makespanMs: median)
     double overlap = 0.0; // share of transfer time during which another lane computes
     std::size_t transfers = 0;
     std::vector<std::pair<std::string, double>> utilization; // device → busy / capacity
@@ -57,6 +59,12 @@ struct ProfileRun
 
 // `model` should already be optimized the way it will run.
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options);
+
+// What makes a profile's times doubtful, one sentence each: a median of fewer than 3 timed runs;
+// a schedule whose median is far above its fastest run (the machine was busy, or something warmed
+// up during the timed runs); a load average above `cores` while profiling (`load`, if known).
+std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int iterations,
+                                     std::optional<double> load, unsigned cores);
 
 // Seconds per node name in a trace (its spans summed; waits and host spans left out).
 std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace);
