@@ -319,6 +319,23 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(fits.out.toUtf8()).object()["warnings"].toArray().size(), 0);
     }
 
+    void anOutputInAMissingFolderIsRefusedBeforeAnyWork()
+    {
+        // optimize ran every pass and printed its report, then failed to write; profile --trace and
+        // optimize --report the same.
+        const QString missing = QDir::temp().filePath("opscope-no-such-folder-4711/x");
+        const QList<QStringList> commands = {
+            {"optimize", sample("inception_block.onnx"), "-o", missing + ".onnx", "--level", "all"},
+            {"optimize", sample("inception_block.onnx"), "--report", missing + ".json"},
+            {"profile", sample("inception_block.onnx"), "--trace", missing + ".json"}};
+        for (const QStringList &args : commands) {
+            const Run r = cli(args);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("opscope-no-such-folder-4711' does not exist"), qPrintable(r.err));
+            QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
+        }
+    }
+
     void aGivenInputBindsItsDimsForTheOthers()
     {
         // x [batch, 3] given as [2, 3]: the random m [batch] is made with batch = 2 too (it was 1,

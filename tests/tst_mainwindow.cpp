@@ -606,6 +606,31 @@ private slots:
         QVERIFY(w.selectNode(QStringLiteral("/stem/conv1/Relu")));
         QVERIFY(!w.isBusy());
         QVERIFY(chooser->count() >= 2);
+        QVERIFY2(values->probeNoteText().contains(QStringLiteral("symbolic dims 1")), qPrintable(values->probeNoteText()));
+    }
+
+    void activationsRunWithTheMemoryDocksDims()
+    {
+        // The transformer sample's batch is symbolic: the run for the Values tab takes it from the
+        // Memory dock (or --dim), says so, and runs again when it changes.
+        MainWindow w;
+        w.show();
+        w.memoryPanel()->presetDims({{"batch", 3}, {"not_a_dim_here", 5}});
+        w.openFile(sample("transformer_block.onnx"));
+        QVERIFY(waitIdle(w));
+        ValuesPanel *values = w.valuesPanel();
+        w.showValuesTab();
+        const Graph &g = w.model()->graph;
+        const std::string &first = g.node(g.nodeIds().front()).name;
+        QVERIFY(w.selectNode(QString::fromStdString(first)));
+        auto *probe = values->findChild<QPushButton *>();
+        QVERIFY(probe && probe->isVisible());
+        probe->click();
+        QVERIFY(waitIdle(w));
+        const QString note = values->probeNoteText();
+        QVERIFY2(note.contains(QStringLiteral("batch=3")) && !note.contains(QStringLiteral("not_a_dim_here")),
+                 qPrintable(note));
+        QVERIFY2(values->summaryText().contains(QStringLiteral("[3,")), qPrintable(values->summaryText()));
     }
 
     // Profile ▸ Plan memory: the arena map of the model on screen; every tensor drawn can be

@@ -345,6 +345,8 @@ void MemoryPanel::presetDims(const std::map<std::string, std::int64_t> &dims)
 
 std::map<std::string, std::int64_t> MemoryPanel::dims() const
 {
+    if (m_dims.empty())
+        return m_preset; // no model planned yet: what the user gave (--dim)
     std::map<std::string, std::int64_t> out;
     for (const auto &[name, box] : m_dims)
         out[name] = box->value();

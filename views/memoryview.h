@@ -83,6 +83,7 @@ public:
     std::map<std::string, double> bytesPerNode() const;
     // The model's symbolic input dims, each with a size to plan for (kept while the names stay).
     void setSymbolicDims(const std::vector<std::string> &names);
+    // The symbolic dims set in the dock (else those preset): the Values tab's runs use them too.
     std::map<std::string, std::int64_t> dims() const;
     // Sizes for dims of these names, now and whenever they appear (`opscope --dim`).
     void presetDims(const std::map<std::string, std::int64_t> &dims);

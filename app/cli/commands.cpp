@@ -51,6 +51,11 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
     std::error_code ec;
     if (fs::is_directory(out, ec))
         return Status::invalid(std::string(what) + " '" + out.string() + "' is a folder; give a file name");
+    // Before any work: optimize ran every pass and printed its report, then failed on the path.
+    const fs::path folder = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    if (!fs::is_directory(folder, ec))
+        return Status::invalid(std::string(what) + " '" + out.string() + "': the folder '" + folder.string() +
+                               "' does not exist");
     if (force)
         return Status::ok();
     for (std::size_t i = 0; i < inputFiles.size(); ++i)

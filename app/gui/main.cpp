@@ -45,7 +45,7 @@ struct Options
                              QStringLiteral("node")};
     QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
     QCommandLineOption memory{QStringLiteral("memory"), QStringLiteral("Plan the memory of the model (or --step) shown")};
-    QCommandLineOption dim{QStringLiteral("dim"), QStringLiteral("Size of a symbolic dim for --memory (repeatable)"),
+    QCommandLineOption dim{QStringLiteral("dim"), QStringLiteral("Size of a symbolic dim for --memory, --activations and --profile (repeatable)"),
                            QStringLiteral("name=value")};
     QCommandLineOption activations{QStringLiteral("activations"),
                                    QStringLiteral("Run once for the selected node's inputs and outputs (with --select)")};
@@ -191,6 +191,7 @@ int main(int argc, char **argv)
                     po.devices = parser.value(profile).toInt();
                     po.iterations = 5;
                     po.allCoresSerial = false; // only the runs asked for
+                    po.dims = dims;
                     window.profilePanel()->profile(window.model(), po);
                     return;
                 }

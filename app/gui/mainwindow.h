@@ -127,6 +127,7 @@ private:
     // model (a new file, a pass step) starts afresh.
     std::shared_ptr<const Model> m_activationsModel;
     std::map<std::string, Tensor> m_activations;
+    std::map<std::string, std::int64_t> m_activationDims; // the symbolic dims those runs used
     std::shared_ptr<std::atomic<bool>> m_cancelProbe; // set while a probe runs
     QString m_probeNote;
     QDockWidget *m_timelineDock = nullptr;

@@ -5,7 +5,9 @@
 #include "mainwindow.h"
 
 #include "inspect/tensorvalues.h"
+#include "memoryview.h"
 #include "runtime/probe.h"
+#include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "valuespanel.h"
 
@@ -48,9 +50,16 @@ void MainWindow::showNodeValues()
         }
     m_values->setTensors(constantInputs(graph, m_inspectedNode), std::move(computed));
     const bool mainGraph = &graph == &m_inspectedModel->graph;
-    const QString done = mainGraph ? tr("inputs and outputs from one run (random inputs, symbolic dims 1)")
+    // The run's dims are the Memory dock's (or --dim): say which, a softmax over seq = 1 misleads.
+    QStringList bound;
+    for (const auto &[name, value] : m_activationDims)
+        bound << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(value);
+    const QString inputs = bound.isEmpty() ? tr("random inputs, symbolic dims 1")
+                                           : tr("random inputs, %1 (the Memory dock's dims), other dims 1")
+                                                 .arg(bound.join(QStringLiteral(", ")));
+    const QString done = mainGraph ? tr("inputs and outputs from one run (%1)").arg(inputs)
                                    : tr("inputs and outputs from one run, inside the body: its last iteration "
-                                        "(random inputs, symbolic dims 1)");
+                                        "(%1)").arg(inputs);
     // A computed value the model declares otherwise (a batch fixed to 1 in value_info): said here,
     // where the user compares the two.
     QString note = known && known == wanted.size() ? done : m_probeNote;
@@ -71,9 +80,14 @@ void MainWindow::probeInspectedNode()
     const std::vector<std::string> names = computedValues(*m_inspectedGraph, m_inspectedNode);
     if (names.empty())
         return;
-    if (m_activationsModel != m_inspectedModel) {
+    // Values of one run belong to its dims: other dims, another run.
+    std::map<std::string, std::int64_t> dims = m_memory->dims();
+    for (auto it = dims.begin(); it != dims.end();)
+        it = checkDimNames({{it->first, it->second}}, m_inspectedModel->graph) ? std::next(it) : dims.erase(it);
+    if (m_activationsModel != m_inspectedModel || m_activationDims != dims) {
         m_activations.clear();
         m_activationsModel = m_inspectedModel;
+        m_activationDims = dims;
     }
     m_cancelProbe = std::make_shared<std::atomic<bool>>(false);
     m_probeNote = tr("running…");
@@ -99,6 +113,7 @@ void MainWindow::probeInspectedNode()
     });
     ProbeOptions options;
     options.cancel = m_cancelProbe.get();
+    options.random.dims = m_activationDims;
     auto cancel = m_cancelProbe;
     watcher->setFuture(QtConcurrent::run([model, names, options, cancel] { return probeValues(*model, names, options); }));
 }
