@@ -611,6 +611,10 @@ private slots:
         QVERIFY2(std::abs(r.predictedMs - sum) <= 0.02 * sum,
                  qPrintable(QStringLiteral("predicted %1 ms, ops %2 ms").arg(r.predictedMs).arg(sum)));
         QVERIFY(r.minMs > 0.0 && r.minMs <= r.makespanMs && r.makespanMs <= r.maxMs);
+        // Both devices are listed: the one serial left idle at 0 %.
+        QCOMPARE(r.utilization.size(), std::size_t(2));
+        QCOMPARE(r.utilization[1].first, std::string("cpu:1"));
+        QCOMPARE(r.utilization[1].second, 0.0);
     }
 
     void timingNotesSayWhatMakesTimesDoubtful()

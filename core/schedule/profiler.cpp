@@ -334,6 +334,12 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                                             ": " + same.message());
         }
         summarizeRun(r);
+        // Every device of the plan is listed, the ones it left idle at 0 %: otherwise serial on
+        // cpu:2 reads as if the second device did not exist.
+        for (const auto &device : cost.devices)
+            if (std::none_of(r.utilization.begin(), r.utilization.end(),
+                             [&](const auto &u) { return u.first == device.name; }))
+                r.utilization.emplace_back(device.name, 0.0);
         if (options.measuredCosts && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
             cost.measuredSeconds = r.opSeconds;
             // Predictions from here on use measured op times: serial's too, to compare like with like
