@@ -299,9 +299,15 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
             region.convs > 0 &&
             (region.nchwc ? region.convs >= 3 && region.savedBytes >= 2.0 * region.conversionBytes
                           : region.savedBytes > region.conversionBytes);
-        char line[320];
+        // Why a region stays NCHW, in the rule's own terms (a saving above the conversions read
+        // as a contradiction when the rule was a margin of two or a count of convolutions).
+        const char *why = region.convs == 0                         ? " (no convolution)"
+                          : region.nchwc && region.convs < 3        ? " (a blocked region needs 3 convolutions)"
+                          : region.nchwc                            ? " (a blocked region needs a saving of 2x its conversions)"
+                                                                    : " (the saving does not exceed the conversions)";
+        char line[400];
         std::snprintf(line, sizeof line,
-                      "region %d (%d conv, %d pool, %zu other; first '%s'): %s — reorders saved %.3g MiB, "
+                      "region %d (%d conv, %d pool, %zu other; first '%s'): %s%s — reorders saved %.3g MiB, "
                       "border conversions %.3g MiB",
                       index, region.convs, region.pools,
                       region.nodes.size() - std::size_t(region.convs + region.pools),
@@ -309,7 +315,7 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
                       !worth         ? "stays NCHW"
                       : region.nchwc ? (block == 16 ? "NCHWc16" : "NCHWc8")
                                      : "NHWC",
-                      region.savedBytes / 1048576.0, region.conversionBytes / 1048576.0);
+                      worth ? "" : why, region.savedBytes / 1048576.0, region.conversionBytes / 1048576.0);
         context.note(line);
         if (!worth)
             continue;
