@@ -49,6 +49,27 @@ QString sample(const char *name)
     return QString::fromStdString(test::samplePath(name).string());
 }
 
+// test::smallModel()'s opsets and metadata around an empty graph.
+onnx::ModelProto emptyModel()
+{
+    onnx::ModelProto m = test::smallModel();
+    auto *g = m.mutable_graph();
+    g->clear_input();
+    g->clear_initializer();
+    g->clear_node();
+    g->clear_output();
+    return m;
+}
+
+// A float input of `dims` whose first dim is the symbol `symbol`.
+onnx::ValueInfoProto leadingSymbol(const std::string &name, const std::vector<std::int64_t> &dims,
+                                   const std::string &symbol)
+{
+    onnx::ValueInfoProto v = test::tensorInfo(name, onnx::TensorProto::FLOAT, dims);
+    v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(symbol);
+    return v;
+}
+
 std::string readFile(const fs::path &p)
 {
     std::ifstream in(p, std::ios::binary);
@@ -290,15 +311,9 @@ private slots:
         // x [N, 3] → Relu → y declared [1, 3] (an exporter that fixed the batch of the output
         // only): inference keeps the declared 1, a run with N = 2 computes [2, 3]. The run
         // succeeds and says so, on stderr and in --json; with N = 1 it says nothing.
-        onnx::ModelProto m = test::smallModel();
+        onnx::ModelProto m = emptyModel();
         auto *g = m.mutable_graph();
-        g->clear_input();
-        g->clear_initializer();
-        g->clear_node();
-        g->clear_output();
-        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
-        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
-        *g->add_input() = x;
+        *g->add_input() = leadingSymbol("x", {2, 3}, "N");
         *g->add_node() = test::node("Relu", {"x"}, {"y"}, "relu");
         *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 3});
         QTemporaryDir dir;
@@ -340,18 +355,10 @@ private slots:
     {
         // x [batch, 3] given as [2, 3]: the random m [batch] is made with batch = 2 too (it was 1,
         // and the run failed with "batch is 2 in one input and 1 in input 'm'").
-        onnx::ModelProto m = test::smallModel();
+        onnx::ModelProto m = emptyModel();
         auto *g = m.mutable_graph();
-        g->clear_input();
-        g->clear_initializer();
-        g->clear_node();
-        g->clear_output();
-        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
-        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
-        onnx::ValueInfoProto mask = test::tensorInfo("m", onnx::TensorProto::FLOAT, {2});
-        mask.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
-        *g->add_input() = x;
-        *g->add_input() = mask;
+        *g->add_input() = leadingSymbol("x", {2, 3}, "batch");
+        *g->add_input() = leadingSymbol("m", {2}, "batch");
         *g->add_node() = test::node("Unsqueeze", {"m", "axes"}, {"m2"}, "unsq");
         *g->add_initializer() = test::floatTensor("unused", {1}, {0.0f});
         onnx::TensorProto axes;

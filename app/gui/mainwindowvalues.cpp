@@ -43,10 +43,13 @@ void MainWindow::showNodeValues()
     const std::vector<std::string> wanted = computedValues(graph, m_inspectedNode);
     const bool sameModel = m_activationsModel == m_inspectedModel;
     std::size_t known = 0;
+    std::vector<ComputedValue> declared; // each computed value beside its declared type
     for (const std::string &name : wanted)
         if (const auto it = m_activations.find(name); sameModel && it != m_activations.end()) {
             computed.push_back(it->second);
             ++known;
+            if (const ValueId v = graph.findValue(name); v.valid())
+                declared.push_back({name, &graph.value(v).type, it->second.dtype, it->second.dims});
         }
     m_values->setTensors(constantInputs(graph, m_inspectedNode), std::move(computed));
     const bool mainGraph = &graph == &m_inspectedModel->graph;
@@ -63,11 +66,6 @@ void MainWindow::showNodeValues()
     // A computed value the model declares otherwise (a batch fixed to 1 in value_info): said here,
     // where the user compares the two.
     QString note = known && known == wanted.size() ? done : m_probeNote;
-    std::vector<ComputedValue> declared;
-    for (const std::string &name : wanted)
-        if (const auto it = m_activations.find(name); sameModel && it != m_activations.end())
-            if (const ValueId v = graph.findValue(name); v.valid())
-                declared.push_back({name, &graph.value(v).type, it->second.dtype, it->second.dims});
     for (const std::string &m : declarationMismatches(declared, "tensor"))
         note += QStringLiteral("\n") + tr("Note: %1").arg(QString::fromStdString(m));
     m_values->setProbeState(known < wanted.size(), bool(m_cancelProbe), note);

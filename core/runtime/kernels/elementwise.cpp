@@ -423,14 +423,15 @@ OPSCOPE_CPU_CLONES void tanhBlockF32(const float *x, float *y, std::int64_t n)
     }
 }
 
-// A float32 unary op by blocks of its own vectorized function, in parallel; false when it does
-// not apply (another type, a tiny tensor: the scalar loop then).
-template<class Block>
-Expected<bool> blockUnaryF32(KernelContext &ctx, Block block)
+// A unary op whose float32 tensors (64 values and up) go by blocks of its own vectorized
+// function, in parallel; other types and tiny tensors take the scalar `exact` loop.
+template<class Block, class Exact>
+Status blockedUnary(KernelContext &ctx, Block block, Exact exact)
 {
+    OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &x = ctx.in(0);
     if (x.dtype() != DataType::Float || x.elementCount() < 64)
-        return false;
+        return unaryFloat(ctx, exact);
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
     if (!out)
         return out.status();
@@ -441,29 +442,17 @@ Expected<bool> blockUnaryF32(KernelContext &ctx, Block block)
         blocks,
         [&](std::int64_t b) { block(src + b * 4096, dst + b * 4096, std::min<std::int64_t>(4096, n - b * 4096)); },
         blocks < 16 ? blocks + 1 : 1);
-    return true;
+    return Status::ok();
 }
 
 Status erfKernel(KernelContext &ctx)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const Expected<bool> done = blockUnaryF32(ctx, erfBlockF32);
-    if (!done)
-        return done.status();
-    if (*done)
-        return Status::ok();
-    return unaryFloat(ctx, [](auto v) { return std::erf(v); });
+    return blockedUnary(ctx, erfBlockF32, [](auto v) { return std::erf(v); });
 }
 
 Status tanhKernel(KernelContext &ctx)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const Expected<bool> done = blockUnaryF32(ctx, tanhBlockF32);
-    if (!done)
-        return done.status();
-    if (*done)
-        return Status::ok();
-    return unaryFloat(ctx, [](auto v) { return std::tanh(v); });
+    return blockedUnary(ctx, tanhBlockF32, [](auto v) { return std::tanh(v); });
 }
 OPSCOPE_UNARY_FLOAT(ceil, std::ceil(x))
 OPSCOPE_UNARY_FLOAT(floor, std::floor(x))

@@ -20,30 +20,43 @@ enum class Pool
     Lp
 };
 
+// Taps [lo, hi) of a window of k taps, d apart, starting at `start`, that fall inside [0, limit).
+std::pair<std::int64_t, std::int64_t> tapRange(std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d)
+{
+    const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
+    const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
+    return std::pair(lo, std::max(lo, hi));
+}
+
+// Per output column of a 2-D window: its taps inside the input and inside the padded extent
+// (AveragePool's divisors without and with count_include_pad).
+struct ColumnTaps
+{
+    std::vector<std::int64_t> inside, padded;
+};
+
+ColumnTaps columnTaps(const ConvGeometry &g, std::int64_t W, std::int64_t OW)
+{
+    const std::int64_t kw = g.kernel[1], sw = g.strides[1], dw = g.dilations[1], pw = g.padBegin[1];
+    ColumnTaps c{std::vector<std::int64_t>(std::size_t(OW)), std::vector<std::int64_t>(std::size_t(OW))};
+    for (std::int64_t ow = 0; ow < OW; ++ow) {
+        const auto [a, b] = tapRange(ow * sw - pw, W, kw, dw);
+        const auto [lo, hi] = tapRange(ow * sw, W + pw + g.padEnd[1], kw, dw);
+        c.inside[std::size_t(ow)] = b - a;
+        c.padded[std::size_t(ow)] = hi - lo;
+    }
+    return c;
+}
+
 // 2-D float LpPool (Max and Average take the separable pool2dRows below). Taps outside, output
 // columns inside: for each kernel tap the valid output range is computed once and the inner loop
 // runs over contiguous outputs.
-template<Pool K>
-Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeometry &g, const Shape64 &in,
-              const Shape64 &out, bool includePad, double p)
+Status lpPool2d(const float *src, float *dst, std::int64_t planes, const ConvGeometry &g, const Shape64 &in,
+                const Shape64 &out, double p)
 {
     const std::int64_t H = in[0], W = in[1], OH = out[0], OW = out[1];
     const std::int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const std::int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
-    // Taps [lo, hi) of a window starting at `start` that fall inside [0, limit).
-    const auto range = [](std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d) {
-        const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
-        const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
-        return std::pair(lo, std::max(lo, hi));
-    };
-    // Per output column: taps inside the input, and inside the padded extent.
-    std::vector<std::int64_t> colCount(static_cast<std::size_t>(OW)), colPadded(static_cast<std::size_t>(OW));
-    for (std::int64_t ow = 0; ow < OW; ++ow) {
-        const auto [a, b] = range(ow * sw - pw, W, kw, dw);
-        const auto [c, d] = range(ow * sw, W + pw + g.padEnd[1], kw, dw);
-        colCount[std::size_t(ow)] = b - a;
-        colPadded[std::size_t(ow)] = d - c;
-    }
     // Per tap column j: output columns whose tap lands inside the row.
     std::vector<std::pair<std::int64_t, std::int64_t>> tapCols(static_cast<std::size_t>(kw));
     for (std::int64_t j = 0; j < kw; ++j) {
@@ -59,36 +72,20 @@ Status pool2d(const float *src, float *dst, std::int64_t planes, const ConvGeome
             float *y = dst + plane * OH * OW;
             for (std::int64_t oh = 0; oh < OH; ++oh) {
                 const std::int64_t hs = oh * sh - ph;
-                const auto [h0, h1] = range(hs, H, kh, dh);
-                const auto [hp0, hp1] = range(hs + ph, H + ph + g.padEnd[0], kh, dh);
+                const auto [h0, h1] = tapRange(hs, H, kh, dh);
                 float *yr = y + oh * OW;
-                std::fill(yr, yr + OW, K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f);
+                std::fill(yr, yr + OW, 0.0f);
                 for (std::int64_t i = h0; i < h1; ++i) {
                     const float *row = x + (hs + i * dh) * W;
                     for (std::int64_t j = 0; j < kw; ++j) {
                         const auto [lo, hi] = tapCols[std::size_t(j)];
                         const float *base = row + j * dw - pw;
-                        for (std::int64_t ow = lo; ow < hi; ++ow) {
-                            const float v = base[ow * sw];
-                            if constexpr (K == Pool::Max)
-                                yr[ow] =
-                                    yr[ow] != yr[ow] ? yr[ow] : (!(v <= yr[ow]) ? v : yr[ow]); // NaN sticks
-                            else if constexpr (K == Pool::Lp)
-                                yr[ow] += static_cast<float>(std::pow(std::abs(double(v)), p));
-                            else
-                                yr[ow] += v;
-                        }
+                        for (std::int64_t ow = lo; ow < hi; ++ow)
+                            yr[ow] += static_cast<float>(std::pow(std::abs(double(base[ow * sw])), p));
                     }
                 }
-                for (std::int64_t ow = 0; ow < OW; ++ow) {
-                    if constexpr (K == Pool::Average) {
-                        const std::int64_t count = includePad ? (hp1 - hp0) * colPadded[std::size_t(ow)]
-                                                              : (h1 - h0) * colCount[std::size_t(ow)];
-                        yr[ow] /= float(std::max<std::int64_t>(count, 1));
-                    } else if constexpr (K == Pool::Lp) {
-                        yr[ow] = static_cast<float>(std::pow(double(yr[ow]), 1.0 / p));
-                    }
-                }
+                for (std::int64_t ow = 0; ow < OW; ++ow)
+                    yr[ow] = static_cast<float>(std::pow(double(yr[ow]), 1.0 / p));
             }
         },
         2);
@@ -138,22 +135,11 @@ Status pool2dRows(const float *src, float *dst, std::int64_t planes, const ConvG
     const std::int64_t H = in[0], W = in[1], OH = out[0], OW = out[1];
     const std::int64_t kh = g.kernel[0], kw = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
     const std::int64_t dh = g.dilations[0], dw = g.dilations[1], ph = g.padBegin[0], pw = g.padBegin[1];
-    const auto range = [](std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d) {
-        const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
-        const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
-        return std::pair(lo, std::max(lo, hi));
-    };
     const float fill = K == Pool::Max ? -std::numeric_limits<float>::infinity() : 0.0f;
     // The padded row: pw cells, the input's W, and as many after as the last window reaches (with
     // ceil_mode it may reach past padEnd); padding holds `fill`, which never wins or adds.
     const std::int64_t width = std::max((OW - 1) * sw + (kw - 1) * dw + 1, pw + W);
-    std::vector<std::int64_t> colCount(static_cast<std::size_t>(OW)), colPadded(static_cast<std::size_t>(OW));
-    for (std::int64_t ow = 0; ow < OW; ++ow) {
-        const auto [a, b] = range(ow * sw - pw, W, kw, dw);
-        const auto [c, d] = range(ow * sw, W + pw + g.padEnd[1], kw, dw);
-        colCount[std::size_t(ow)] = b - a;
-        colPadded[std::size_t(ow)] = d - c;
-    }
+    const ColumnTaps cols = columnTaps(g, W, OW);
     parallelFor(
         planes,
         [&](std::int64_t plane) {
@@ -164,7 +150,7 @@ Status pool2dRows(const float *src, float *dst, std::int64_t planes, const ConvG
             float *y = dst + plane * OH * OW;
             for (std::int64_t oh = 0; oh < OH; ++oh) {
                 const std::int64_t hs = oh * sh - ph;
-                const auto [h0, h1] = range(hs, H, kh, dh);
+                const auto [h0, h1] = tapRange(hs, H, kh, dh);
                 float *yr = y + oh * OW;
                 if (h0 == h1) { // a window of padding rows alone (dilated windows can be)
                     std::fill(yr, yr + OW, fill);
@@ -196,10 +182,10 @@ Status pool2dRows(const float *src, float *dst, std::int64_t planes, const ConvG
                     }
                 }
                 if constexpr (K == Pool::Average) {
-                    const auto [hp0, hp1] = range(hs + ph, H + ph + g.padEnd[0], kh, dh);
+                    const auto [hp0, hp1] = tapRange(hs + ph, H + ph + g.padEnd[0], kh, dh);
                     for (std::int64_t ow = 0; ow < OW; ++ow) {
-                        const std::int64_t count = includePad ? (hp1 - hp0) * colPadded[std::size_t(ow)]
-                                                              : (h1 - h0) * colCount[std::size_t(ow)];
+                        const std::int64_t count = includePad ? (hp1 - hp0) * cols.padded[std::size_t(ow)]
+                                                              : (h1 - h0) * cols.inside[std::size_t(ow)];
                         yr[ow] /= float(std::max<std::int64_t>(count, 1));
                     }
                 }
@@ -296,8 +282,8 @@ Status poolKernel(KernelContext &ctx)
     }
     if (sp == 2 && x.dtype() == DataType::Float && !indices) {
         if constexpr (K == Pool::Lp)
-            return pool2d<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
-                             outSp, includePad, p);
+            return lpPool2d(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
+                            outSp, p);
         else
             return pool2dRows<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo,
                                  inSp, outSp, includePad);

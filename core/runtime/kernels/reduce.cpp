@@ -264,7 +264,6 @@ OPSCOPE_REDUCE_F32_COLUMN(Prod)
 // Max and Min rows in explicit vectors: GCC does not turn the lane arrays of a max (a select, not
 // an associative add) into vector code, and the scalar loop made ReduceMax over attention rows
 // 2.8x ONNX Runtime. Two 8-wide accumulators (see F32x8 on why not one 16-wide).
-
 template<bool IsMax>
 [[gnu::always_inline]] inline float rowExtremeF32(const float *x, std::int64_t n, bool &nan)
 {
