@@ -13,6 +13,8 @@ packages=(
   # Recommends, which --no-install-recommends skips (a fresh machine then fails at configure).
   libdnnl-dev ocl-icd-opencl-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev
   xvfb xauth imagemagick x11-utils fonts-dejavu-core time
+  # profile --ranks and its tests: OpenMPI's headers and libraries, and mpirun.
+  libopenmpi-dev openmpi-bin
   # Packaging checks run by the test suite: desktop entry, AppStream metainfo, man pages.
   desktop-file-utils appstream help2man file dpkg-dev
 )

@@ -148,8 +148,14 @@ struct ProfileArgs
     bool fixedQueues = false;        // parallel: a queue per worker instead of one shared queue
     bool json = false;
     bool force = false; // allow writing over the input model or its weights
+    // Under mpirun: each rank one process with these devices; greedy/round-robin place over all.
+    bool ranks = false;
+    std::string devicesPerRank = "cpu:1";
+    double transferTimeout = 0.0; // seconds a receive may wait before the job is ended; 0: automatic
+    bool inProcess = false;       // also each spread plan in rank 0's process alone
 };
 int runProfile(const ProfileArgs &args);
+int runProfileRanks(const ProfileArgs &args); // profileranks.cpp
 
 struct MemoryArgs
 {

@@ -144,6 +144,17 @@ int main(int argc, char **argv)
                          "Plan parallel/greedy from FLOP/byte estimates, not the op times serial measured");
     profileCmd->add_flag("--json", profile.json, "Print JSON");
     profileCmd->add_flag("--force", profile.force, "Allow --trace to replace the input model or its weights");
+    profileCmd->add_flag("--ranks", profile.ranks,
+                         "Under mpirun: a process per rank; greedy/round-robin place over every rank's devices");
+    profileCmd->add_option("--devices-per-rank", profile.devicesPerRank, "With --ranks: cpu:K devices in each rank")
+        ->default_val("cpu:1");
+    profileCmd->add_option("--transfer-timeout", profile.transferTimeout,
+                           "With --ranks: seconds a transfer may wait before the job ends (0: 50x the serial run, "
+                           "at least 30)")
+        ->default_val(0.0)
+        ->check(CLI::NonNegativeNumber);
+    profileCmd->add_flag("--in-process", profile.inProcess,
+                         "With --ranks: also run each spread plan in rank 0's process alone (what MPI costs)");
 
     MemoryArgs memory;
     CLI::App *memoryCmd = app.add_subcommand(
@@ -213,8 +224,12 @@ int main(int argc, char **argv)
             return runConformance(conformance);
         if (*optimizeCmd)
             return runOptimize(optimize);
-        if (*profileCmd)
+        if (*profileCmd) {
+            // parallel is one device's workers: across ranks the default is serial against greedy.
+            if (profile.ranks && profileCmd->get_option("--schedule")->count() == 0)
+                profile.schedules = {"serial", "greedy"};
             return runProfile(profile);
+        }
         if (*devicesCmd)
             return runDevices(devicesJson);
         if (*memoryCmd)

@@ -5,6 +5,7 @@
 // one Chrome trace (a process per schedule and device).
 
 #include "commands.h"
+#include "profileformat.h"
 #include "onnx/modelio.h"
 #include "runtime/randominputs.h"
 #include "schedule/profiler.h"
@@ -20,24 +21,75 @@
 
 namespace opscope::cli {
 
-namespace {
-
-Expected<int> deviceCount(const std::string &spec)
+Expected<int> deviceCount(const std::string &spec, const std::string &option)
 {
     const auto colon = spec.find(':');
     if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
-        return Status::invalid("--devices must be cpu:N (GPU devices arrive with the CUDA backend; "
+        return Status::invalid(option + " must be cpu:N (GPU devices arrive with the CUDA backend; "
                                "--simulate gpu:N predicts them)");
     const int n = std::atoi(spec.substr(colon + 1).c_str());
     if (n < 1 || n > 256)
-        return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256");
+        return Status::invalid(option + " cpu:N needs 1 ≤ N ≤ 256");
     return n;
 }
 
-} // namespace
+nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<schedule::ProfileRun> &reports,
+                                   const std::vector<std::string> &notes)
+{
+    nlohmann::ordered_json j;
+    j["model"] = args.model;
+    j["devices"] = args.simulate.empty() ? args.devices : args.simulate;
+    j["simulated"] = !args.simulate.empty();
+    j["schedules"] = nlohmann::ordered_json::array();
+    for (const schedule::ProfileRun &r : reports) {
+        nlohmann::ordered_json s{
+            {"name", r.name},        {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
+            {"idle_ms", r.idleMs},   {"overlap", r.overlap},        {"transfers", r.transfers},
+            {"measured", r.measured}, {"min_ms", r.minMs}, {"max_ms", r.maxMs}};
+        s["devices"] = nlohmann::ordered_json::array();
+        for (const auto &[d, u] : r.utilization) {
+            nlohmann::ordered_json dev{{"name", d}, {"utilization", u}};
+            for (const auto &[arenaDevice, bytes] : r.arenaBytes)
+                if (arenaDevice == d)
+                    dev["arena_bytes"] = bytes;
+            s["devices"].push_back(dev);
+        }
+        j["schedules"].push_back(s);
+    }
+    j["notes"] = notes;
+    return j;
+}
+
+void printProfileTable(const ProfileArgs &args, const std::vector<schedule::ProfileRun> &reports,
+                       const std::string &devices, int threads)
+{
+    std::printf("%s on %s, %d thread%s per device, median of %d runs\n\n", args.model.c_str(), devices.c_str(),
+                threads, threads == 1 ? "" : "s", args.iterations);
+    int width = 18; // the longest schedule name ("round-robin, one process") sets the first column
+    for (const schedule::ProfileRun &r : reports)
+        width = std::max(width, int(r.name.size()));
+    std::printf("%-*s %12s %13s %10s %10s %9s  %s\n", width, "schedule", "makespan ms", "predicted ms", "idle ms",
+                "transfers", "overlap", "utilization per device");
+    const double serial = reports.empty() ? 0.0 : reports.front().makespanMs;
+    for (const schedule::ProfileRun &r : reports) {
+        std::ostringstream util;
+        for (const auto &[d, u] : r.utilization)
+            util << d << " " << int(u * 100 + 0.5) << "%  ";
+        std::printf("%-*s %12.3f %13.3f %10.3f %10zu %8.0f%%  %s\n", width, r.name.c_str(), r.makespanMs,
+                    r.predictedMs, r.idleMs, r.transfers, r.overlap * 100, util.str().c_str());
+    }
+    if (reports.size() > 1 && serial > 0) {
+        std::printf("\n");
+        for (std::size_t i = 1; i < reports.size(); ++i)
+            std::printf("%s: %.3gx the speed of %s\n", reports[i].name.c_str(), serial / reports[i].makespanMs,
+                        reports.front().name.c_str());
+    }
+}
 
 int runProfile(const ProfileArgs &args)
 {
+    if (args.ranks)
+        return runProfileRanks(args);
     Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());
@@ -103,50 +155,11 @@ int runProfile(const ProfileArgs &args)
             return reportError(written);
 
     if (args.json) {
-        nlohmann::ordered_json j;
-        j["model"] = args.model;
-        j["devices"] = args.simulate.empty() ? args.devices : args.simulate;
-        j["simulated"] = !args.simulate.empty();
-        j["schedules"] = nlohmann::ordered_json::array();
-        for (const schedule::ProfileRun &r : reports) {
-            nlohmann::ordered_json s{
-                {"name", r.name},        {"makespan_ms", r.makespanMs}, {"predicted_ms", r.predictedMs},
-                {"idle_ms", r.idleMs},   {"overlap", r.overlap},        {"transfers", r.transfers},
-                {"measured", r.measured}, {"min_ms", r.minMs}, {"max_ms", r.maxMs}};
-            s["devices"] = nlohmann::ordered_json::array();
-            for (const auto &[d, u] : r.utilization) {
-                nlohmann::ordered_json dev{{"name", d}, {"utilization", u}};
-                for (const auto &[arenaDevice, bytes] : r.arenaBytes)
-                    if (arenaDevice == d)
-                        dev["arena_bytes"] = bytes;
-                s["devices"].push_back(dev);
-            }
-            j["schedules"].push_back(s);
-        }
-        j["notes"] = notes;
+        nlohmann::ordered_json j = profileJson(args, reports, notes);
         std::cout << j.dump(2) << '\n';
         return ExitOk;
     }
-    std::printf("%s on %s%s, %d thread%s per device, median of %d runs\n\n", args.model.c_str(),
-                (args.simulate.empty() ? args.devices : args.simulate).c_str(),
-                args.simulate.empty() ? "" : " (simulated)", threads, threads == 1 ? "" : "s",
-                args.iterations);
-    std::printf("%-18s %12s %13s %10s %10s %9s  %s\n", "schedule", "makespan ms", "predicted ms", "idle ms",
-                "transfers", "overlap", "utilization per device");
-    const double serial = reports.empty() ? 0.0 : reports.front().makespanMs;
-    for (const schedule::ProfileRun &r : reports) {
-        std::ostringstream util;
-        for (const auto &[d, u] : r.utilization)
-            util << d << " " << int(u * 100 + 0.5) << "%  ";
-        std::printf("%-18s %12.3f %13.3f %10.3f %10zu %8.0f%%  %s\n", r.name.c_str(), r.makespanMs,
-                    r.predictedMs, r.idleMs, r.transfers, r.overlap * 100, util.str().c_str());
-    }
-    if (reports.size() > 1 && serial > 0) {
-        std::printf("\n");
-        for (std::size_t i = 1; i < reports.size(); ++i)
-            std::printf("%s: %.3gx the speed of %s\n", reports[i].name.c_str(),
-                        serial / reports[i].makespanMs, reports.front().name.c_str());
-    }
+    printProfileTable(args, reports, args.simulate.empty() ? args.devices : args.simulate + " (simulated)", threads);
     for (const std::string &n : notes)
         std::cerr << "opscope-cli: note: " << n << '\n';
     return ExitOk;

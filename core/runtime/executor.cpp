@@ -255,6 +255,14 @@ private:
         const PlanStep &step = queue.steps[s];
         if (m_options.cancel && m_options.cancel->load())
             return fail(Status::error(ErrorKind::InvalidInput, "cancelled"));
+        if (m_options.remote && m_options.remote->receivesRemotely(step.node)) {
+            // Waiting for another process's tensor is waiting, as for another queue's step.
+            const auto arrival = std::chrono::steady_clock::now();
+            if (Status st = m_options.remote->awaitArrival(m_pg.nodes[step.node.index]); !st)
+                return fail(st); // names the edge and both ranks
+            if (!waitStart)
+                waitStart = arrival;
+        }
         const auto start = std::chrono::steady_clock::now();
         const Status st = runNode(m_pg.nodes[step.node.index], backend);
         if (!st.isOk())
@@ -312,6 +320,9 @@ private:
     Status runNode(const PreparedNode &pn, Backend &backend)
     {
         const Node &n = *pn.node;
+        RemoteTransfers *remote = m_options.remote;
+        if (remote && remote->receivesRemotely(n.id))
+            return receiveRemotely(pn);
         std::vector<const RuntimeTensor *> inputs(n.inputs.size(), nullptr);
         for (std::size_t i = 0; i < n.inputs.size(); ++i) {
             if (!n.inputs[i].valid())
@@ -376,6 +387,8 @@ private:
                 m_options.onValue(m_frame.graph(), n.outputs[i], outputs[i]);
             m_frame.set(n.outputs[i], std::move(outputs[i]));
         }
+        if (remote && remote->sendsRemotely(n.id))
+            OPSCOPE_TRY(remote->send(pn, *m_frame.get(n.outputs[0])).withContext("node '" + n.name + "'"));
         // Free what nobody reads any more.
         const auto consumed = [this](ValueId v) {
             if (v.valid() && m_remaining[v.index].fetch_sub(1) == 1 && !m_pg.keep[v.index] &&
@@ -386,6 +399,38 @@ private:
             consumed(v);
         for (ValueId v : pn.implicitInputs)
             consumed(v);
+        return Status::ok();
+    }
+
+    // A Recv whose Send ran in another process: its tensor arrives through the transport, into
+    // memory allocated like any output (the plan's range of the arena when there is a plan).
+    Status receiveRemotely(const PreparedNode &pn)
+    {
+        const Node &n = *pn.node;
+        std::vector<const RuntimeTensor *> inputs(n.inputs.size(), nullptr);
+        std::vector<RuntimeTensor> outputs(n.outputs.size());
+        const SubgraphRunner none;
+        KernelContext ctx(pn, inputs, outputs, 1, none);
+        std::vector<PlannedOutput> planned;
+        if (!m_arenas.empty() && !n.outputs.empty() && n.outputs[0].valid()) {
+            const MemoryPlan::Slot &s = m_options.memory->byValue[n.outputs[0].index];
+            planned.resize(n.outputs.size());
+            if (s.device >= 0 && !s.view && m_arenas[std::size_t(s.device)])
+                planned[0] = {m_arenas[std::size_t(s.device)].get() + s.offset, s.bytes,
+                              &m_arenas[std::size_t(s.device)]};
+            ctx.setPlannedOutputs(planned);
+        }
+        OPSCOPE_TRY(m_options.remote->receive(pn, ctx)); // names the edge and both ranks
+        if (n.outputs.empty() || !n.outputs[0].valid() || !outputs[0].isValid())
+            return Status::internal("node '" + n.name + "' (Recv) received nothing");
+        if (!m_arenas.empty())
+            OPSCOPE_TRY(settle(n.outputs[0], outputs[0]));
+        const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
+        if (recording)
+            record(pn, inputs, n.outputs[0], outputs[0]);
+        if (m_options.onValue)
+            m_options.onValue(m_frame.graph(), n.outputs[0], outputs[0]);
+        m_frame.set(n.outputs[0], std::move(outputs[0]));
         return Status::ok();
     }
 
@@ -499,6 +544,10 @@ Expected<std::vector<RuntimeTensor>> executeGraph(const PreparedGraph &pg, std::
     std::vector<RuntimeTensor> outputs;
     for (ValueId v : g.outputs()) {
         const RuntimeTensor *t = frame.get(v);
+        if (!t && options.remote) { // computed by another process
+            outputs.emplace_back();
+            continue;
+        }
         if (!t)
             return Status::internal("graph output '" + g.value(v).name + "' was not computed");
         outputs.push_back(*t);

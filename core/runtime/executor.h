@@ -30,6 +30,27 @@ struct StepEvent
 };
 
 class Backend;
+class KernelContext;
+struct PreparedNode;
+
+// Transfers to and from other processes (dist/: MPI ranks). A plan run in one of several
+// processes holds only that process's nodes; a Recv whose Send runs elsewhere takes its tensor from
+// `receive` (instead of its input, which this process never computes), and a Send whose Recv runs
+// elsewhere hands its output to `send` as well. Graph outputs computed elsewhere come back as
+// invalid tensors: the caller gathers them.
+class RemoteTransfers
+{
+public:
+    virtual ~RemoteTransfers() = default;
+    virtual bool receivesRemotely(NodeId recv) const = 0;
+    virtual bool sendsRemotely(NodeId send) const = 0;
+    // Waits until the Recv's tensor begins to arrive: the trace shows this as waiting, not work.
+    virtual Status awaitArrival(const PreparedNode &recv) = 0;
+    // Then allocates the Recv's output through `ctx` (so a memory plan holds) and fills it.
+    virtual Status receive(const PreparedNode &recv, KernelContext &ctx) = 0;
+    // Must not wait for the receiver: both sides' queues may be waiting for each other's later steps.
+    virtual Status send(const PreparedNode &send, const RuntimeTensor &tensor) = 0;
+};
 
 // What a run from a memory plan did with it.
 struct MemoryRunStats
@@ -57,6 +78,7 @@ struct ExecOptions
     const MemoryPlan *memory = nullptr;
     SizeRecord *record = nullptr;
     MemoryRunStats *memoryStats = nullptr;
+    RemoteTransfers *remote = nullptr; // main graph only
 };
 
 class Frame;

@@ -98,7 +98,11 @@ double CostModel::seconds(const OpCost &cost, std::size_t device) const
 
 double CostModel::transferSeconds(double bytes, std::size_t from, std::size_t to) const
 {
-    return from == to ? 0.0 : link.latencySeconds + bytes / link.bytesPerSecond;
+    if (from == to)
+        return 0.0;
+    const bool remote = from < processOf.size() && to < processOf.size() && processOf[from] != processOf[to];
+    const LinkModel &l = remote ? remoteLink : link;
+    return l.latencySeconds + bytes / l.bytesPerSecond;
 }
 
 namespace {

@@ -48,6 +48,10 @@ struct CostModel
 {
     std::vector<DeviceModel> devices;
     LinkModel link;
+    // Devices in several processes (MPI ranks): the process of each device (empty: all in one),
+    // and the link between two processes — measured at start (dist/), slower than `link`.
+    std::vector<int> processOf;
+    LinkModel remoteLink;
     // Node name → seconds measured on a device like these (a serial run's trace): replaces the
     // estimate for those nodes. Estimates from FLOPs and bytes are off by 2–3× per op kind on a
     // real machine, enough to unbalance a placement; measured times are not.

@@ -57,8 +57,14 @@ Expected<GraphCosts> graphCosts(const Graph &graph, const CostModel &model)
 std::vector<double> upwardRanks(const GraphCosts &c, const CostModel &model)
 {
     std::vector<double> rank(c.seconds.size(), 0.0);
-    const double meanLink =
-        model.devices.size() > 1 ? model.transferSeconds(1.0, 0, 1) - model.link.latencySeconds : 0.0;
+    // Seconds per byte, averaged over the device pairs (links between processes are slower).
+    double meanLink = 0.0;
+    const std::size_t devices = model.devices.size();
+    for (std::size_t i = 0; i < devices; ++i)
+        for (std::size_t j = 0; j < devices; ++j)
+            if (i != j)
+                meanLink += (model.transferSeconds(2.0, i, j) - model.transferSeconds(1.0, i, j)) /
+                            double(devices * (devices - 1));
     for (auto it = c.order.rbegin(); it != c.order.rend(); ++it) {
         const auto &s = c.seconds[it->index];
         double mean = 0.0;

@@ -180,8 +180,6 @@ std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace)
     return seconds;
 }
 
-namespace {
-
 // Schedules change the order of float sums (other threads, other kernels per device), so float
 // outputs are compared relative to the output's own scale — max |a - b| / max |b| <= 1e-3, the
 // tolerance bench/compare_ort.py holds opscope to against ONNX Runtime; elementwise ratios
@@ -210,8 +208,6 @@ Status sameWithinScale(const RuntimeTensor &got, const RuntimeTensor &want)
                                 " (1e-3 of the output's scale)");
     return Status::ok();
 }
-
-} // namespace
 
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options)
 {

@@ -57,6 +57,10 @@ struct ProfileRun
     std::unordered_map<std::string, double> opSeconds; // serial runs: each node's median seconds
 };
 
+// One schedule's output against another's: float outputs within 1e-3 of the output's own scale
+// (max |a - b| / max |b|: schedules change the order of float sums), others exactly.
+Status sameWithinScale(const RuntimeTensor &got, const RuntimeTensor &want);
+
 // `model` should already be optimized the way it will run.
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options);
 

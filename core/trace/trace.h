@@ -72,6 +72,8 @@ class Recorder
 public:
     explicit Recorder(std::vector<std::string> devices);
     void begin(); // the clock's zero
+    // When begin() was called: what puts traces of several processes on one clock (dist/).
+    std::chrono::steady_clock::time_point zero() const { return m_zero; }
     void onStep(const StepEvent &event);
     // The trace of what was recorded since begin(); Recv nodes become transfers as well.
     Trace finish(const std::string &name);

@@ -1,0 +1,189 @@
+// opscope-cli profile --ranks, under mpirun: the schedules run across MPI ranks (dist/). Every rank
+// parses, loads and optimizes alike and agrees on success before any collective work, so a bad
+// argument ends every rank with one message (from rank 0) instead of leaving some waiting; only
+// rank 0 prints results and writes the trace.
+
+#include "commands.h"
+#include "profileformat.h"
+#include "runtime/randominputs.h"
+#include "trace/chrometrace.h"
+#include "util/systemload.h"
+
+#ifdef OPSCOPE_HAVE_MPI
+#include "rankprofile.h"
+#endif
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace opscope::cli {
+
+#ifndef OPSCOPE_HAVE_MPI
+
+int runProfileRanks(const ProfileArgs &)
+{
+    return reportError(Status::unsupported("this opscope-cli was built without MPI: install libopenmpi-dev and "
+                                           "openmpi-bin (scripts/setup.sh does) and build again"));
+}
+
+#else
+
+namespace {
+
+struct Prepared
+{
+    Model model;
+    dist::RankProfileOptions options;
+};
+
+Expected<Prepared> prepare(const ProfileArgs &args)
+{
+    if (!args.simulate.empty())
+        return Status::invalid("--simulate predicts without running anything; --ranks runs across MPI ranks: "
+                               "use one of them");
+    Expected<int> perRank = deviceCount(args.devicesPerRank, "--devices-per-rank");
+    if (!perRank)
+        return perRank.status();
+    Prepared p;
+    p.options.strategies.clear();
+    for (const std::string &s : args.schedules) {
+        Expected<schedule::Strategy> st = schedule::strategyFromName(s);
+        if (!st)
+            return st.status();
+        p.options.strategies.push_back(*st);
+    }
+    Expected<ImportResult> loaded = loadModel(args.model);
+    if (!loaded)
+        return loaded.status();
+    if (!args.trace.empty())
+        OPSCOPE_TRY(checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force));
+    p.model = loaded->model;
+    p.model.graph.assignNodeNames();
+    if (Expected<double> opt = optimizeForRun(p.model, args.optimize); !opt)
+        return opt.status();
+    Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
+    if (!given)
+        return given.status();
+    OPSCOPE_TRY(checkDimNames(given->dims, p.model.graph));
+    OPSCOPE_TRY(bindDimsFromInputs(p.model.graph, given->tensors, given->dims));
+    p.options.devicesPerRank = *perRank;
+    p.options.threadsPerDevice = std::max(1, args.threadsPerDevice);
+    p.options.iterations = args.iterations;
+    p.options.seed = args.seed;
+    p.options.given = std::move(given->tensors);
+    p.options.dims = given->dims;
+    p.options.transferTimeoutSeconds = args.transferTimeout;
+    p.options.inProcess = args.inProcess;
+    return p;
+}
+
+std::string microseconds(double seconds)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f µs", seconds * 1e6);
+    return b;
+}
+
+} // namespace
+
+int runProfileRanks(const ProfileArgs &args)
+{
+    if (!dist::launchedByMpi())
+        return reportError(Status::invalid("--ranks runs one process per MPI rank: start it with mpirun, e.g. "
+                                           "mpirun -np 2 opscope-cli profile MODEL --ranks"));
+    Expected<std::unique_ptr<dist::MpiContext>> started = dist::MpiContext::start(nullptr, nullptr);
+    if (!started)
+        return reportError(started.status());
+    dist::MpiContext &mpi = **started;
+    const bool root = mpi.rank() == 0;
+    // Every rank prepares alike; one message from rank 0 if any failed (a warning once, too).
+    Expected<Prepared> prepared = prepare(args);
+    if (Status agreed = mpi.agree(prepared ? Status::ok() : prepared.status()); !agreed)
+        return root ? reportError(agreed) : ExitUserError;
+    // More workers on this host than cores: the ranks time-slice instead of running side by side.
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(mpi.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int onThisHost = 1;
+    MPI_Comm_size(node, &onThisHost);
+    MPI_Comm_free(&node);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const int perRank = prepared->options.devicesPerRank * prepared->options.threadsPerDevice;
+    const long wanted = long(onThisHost) * perRank;
+    std::vector<std::string> warnings;
+    if (wanted > long(cores))
+        warnings.push_back(std::to_string(onThisHost) + " ranks on this host with " + args.devicesPerRank + " and " +
+                           std::to_string(prepared->options.threadsPerDevice) + " thread(s) each need " +
+                           std::to_string(wanted) + " cores, but it has " + std::to_string(cores) +
+                           ": the ranks share cores, so times measure time-slicing, not parallelism");
+    // mpirun binds each rank to one core by default: a rank's devices would then share it.
+    int bound = int(usableCores()), leastBound = bound;
+    MPI_Allreduce(&bound, &leastBound, 1, MPI_INT, MPI_MIN, mpi.comm());
+    if (leastBound < perRank)
+        warnings.push_back("a rank may use only " + std::to_string(leastBound) + " core(s) but runs " +
+                           std::to_string(perRank) + " worker(s) (" + args.devicesPerRank + " × " +
+                           std::to_string(prepared->options.threadsPerDevice) + " thread(s)): start mpirun with "
+                           "--bind-to none, or --map-by slot:PE=" + std::to_string(perRank));
+    if (root)
+        printWarnings(warnings);
+    if (root && !args.json && isatty(STDERR_FILENO))
+        prepared->options.progress = [](const std::string &s) { std::cerr << "opscope-cli: " << s << "\r" << std::flush; };
+    Expected<dist::RankProfile> profile = dist::profileAcrossRanks(mpi, prepared->model, prepared->options);
+    if (root && !args.json)
+        std::cerr << "\33[2K\r" << std::flush;
+    if (!profile)
+        return root ? reportError(profile.status()) : ExitUserError;
+    if (!root)
+        return ExitOk;
+    const std::vector<schedule::ProfileRun> &reports = profile->runs;
+    const std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
+    if (!args.trace.empty())
+        if (Status written = trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace); !written)
+            return reportError(written);
+    double worstOffset = 0.0, worstDrift = 0.0;
+    for (std::size_t r = 1; r < profile->clockStart.size(); ++r) {
+        const dist::ClockOffset &a = profile->clockStart[r], &b = profile->clockEnd[r];
+        worstOffset = std::max(worstOffset, std::abs(a.offset));
+        if (b.at > a.at)
+            worstDrift = std::max(worstDrift, std::abs(b.offset - a.offset) / (b.at - a.at));
+    }
+    const std::string devices = std::to_string(profile->ranks) + " ranks × " + args.devicesPerRank;
+    if (args.json) {
+        nlohmann::ordered_json j = profileJson(args, reports, notes);
+        j["devices"] = devices;
+        j["ranks"] = profile->ranks;
+        j["devices_per_rank"] = args.devicesPerRank;
+        j["link"] = {{"latency_us", profile->link.latencySeconds * 1e6},
+                     {"bandwidth_gbps", profile->link.bytesPerSecond * 1e-9}};
+        j["clock_offsets_us"] = nlohmann::ordered_json::array();
+        for (const dist::ClockOffset &c : profile->clockStart)
+            j["clock_offsets_us"].push_back(c.offset * 1e6);
+        j["clock_drift_ppm"] = worstDrift * 1e6;
+        j["transfer_timeout_s"] = profile->transferTimeoutSeconds;
+        for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i) {
+            j["schedules"][i]["cross_rank_transfers"] = profile->info[i].crossRankEdges;
+            j["schedules"][i]["mpi_messages"] = profile->info[i].mpiMessages;
+            j["schedules"][i]["mpi_bytes"] = profile->info[i].mpiBytes;
+        }
+        std::cout << j.dump(2) << '\n';
+        return ExitOk;
+    }
+    printProfileTable(args, reports, devices, prepared->options.threadsPerDevice);
+    std::printf("\nbetween ranks: %s latency, %.2f GB/s (ping-pong, rank 0 ↔ 1); clocks within %s, drift %.1f ppm\n",
+                microseconds(profile->link.latencySeconds).c_str(), profile->link.bytesPerSecond * 1e-9,
+                microseconds(worstOffset).c_str(), worstDrift * 1e6);
+    for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i)
+        if (profile->info[i].crossRankEdges)
+            std::printf("%s: %zu cross-rank transfers per run, %llu tensors (%.3g MB) sent over MPI\n",
+                        reports[i].name.c_str(), profile->info[i].crossRankEdges,
+                        static_cast<unsigned long long>(profile->info[i].mpiMessages),
+                        double(profile->info[i].mpiBytes) * 1e-6);
+    for (const std::string &n : notes)
+        std::cerr << "opscope-cli: note: " << n << '\n';
+    return ExitOk;
+}
+
+#endif
+
+} // namespace opscope::cli

@@ -1,0 +1,610 @@
+#include "rankprofile.h"
+
+#include "mpitransfers.h"
+#include "tracewire.h"
+#include "runtime/backend.h"
+#include "runtime/randominputs.h"
+#include "schedule/memorycounters.h"
+#include "schedule/partition.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace opscope::dist {
+
+using nlohmann::json;
+using schedule::ProfileRun;
+using schedule::Strategy;
+
+std::string graphSignature(const Graph &graph)
+{
+    // FNV-1a over what a slot-indexed plan relies on.
+    std::uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](const std::string &s) {
+        for (unsigned char c : s)
+            h = (h ^ c) * 1099511628211ull;
+        h = (h ^ 0xff) * 1099511628211ull;
+    };
+    for (NodeId n : graph.nodeIds()) {
+        const Node &node = graph.node(n);
+        mix(std::to_string(n.index));
+        mix(node.domain + "::" + node.opType);
+        mix(node.name);
+        for (ValueId v : node.inputs)
+            mix(v.valid() ? graph.value(v).name : "");
+        for (ValueId v : node.outputs)
+            mix(v.valid() ? graph.value(v).name : "");
+    }
+    return std::to_string(graph.nodeSlots()) + ":" + std::to_string(h);
+}
+
+namespace {
+
+std::vector<std::byte> packJson(const json &j)
+{
+    const std::vector<std::uint8_t> p = json::to_msgpack(j);
+    std::vector<std::byte> out(p.size());
+    std::memcpy(out.data(), p.data(), p.size());
+    return out;
+}
+
+json unpackJson(const std::vector<std::byte> &b)
+{
+    const auto *p = reinterpret_cast<const std::uint8_t *>(b.data());
+    return json::from_msgpack(p, p + b.size());
+}
+
+std::string deviceName(int rank, int local) { return "rank" + std::to_string(rank) + ":cpu:" + std::to_string(local); }
+
+// What rank 0 decides for one schedule: the placement over all ranks' devices and the plan.
+json encodePlan(const schedule::Placement &place, const schedule::Schedule &s, std::size_t slots)
+{
+    json j;
+    j["slots"] = slots;
+    j["device"] = place.device;
+    j["start"] = place.start;
+    json recv = json::array();
+    for (const auto &[key, t] : place.recvStart)
+        recv.push_back({key.first, key.second, t});
+    j["recv"] = std::move(recv);
+    j["predicted"] = s.predictedMakespan;
+    j["name"] = s.plan.name;
+    j["devices"] = s.plan.devices;
+    json queues = json::array();
+    for (const PlanQueue &q : s.plan.queues) {
+        json steps = json::array();
+        for (const PlanStep &st : q.steps) {
+            json waits = json::array();
+            for (const StepRef &r : st.waitFor)
+                waits.push_back({r.queue, r.step});
+            steps.push_back({st.node.index, std::move(waits)});
+        }
+        queues.push_back({{"device", q.device}, {"workers", q.workers}, {"steps", std::move(steps)}});
+    }
+    j["queues"] = std::move(queues);
+    return j;
+}
+
+void decodePlan(const json &j, schedule::Placement &place, ExecutionPlan &plan, double &predicted)
+{
+    place.device = j.at("device").get<std::vector<int>>();
+    place.start = j.at("start").get<std::vector<double>>();
+    for (const json &r : j.at("recv"))
+        place.recvStart[{r[0].get<std::uint32_t>(), r[1].get<int>()}] = r[2].get<double>();
+    predicted = j.at("predicted").get<double>();
+    plan.name = j.at("name").get<std::string>();
+    plan.devices = j.at("devices").get<std::vector<std::string>>();
+    for (const json &q : j.at("queues")) {
+        PlanQueue queue;
+        queue.device = q.at("device").get<int>();
+        queue.workers = q.at("workers").get<int>();
+        for (const json &st : q.at("steps")) {
+            PlanStep step;
+            step.node = NodeId{st[0].get<std::uint32_t>()};
+            for (const json &w : st[1])
+                step.waitFor.push_back({w[0].get<std::uint32_t>(), w[1].get<std::uint32_t>()});
+            queue.steps.push_back(std::move(step));
+        }
+        plan.queues.push_back(std::move(queue));
+    }
+}
+
+// This rank's queues of a plan over every rank's devices. A step waiting for another rank's step
+// must be a Recv of a cross-rank edge: its data arrives over MPI instead. Anything else (an
+// If/Loop body reading a value of another rank) has no transfer to wait for: an error.
+Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector<int> &rankOfDevice, int rank,
+                                  const MpiTransfers &transfers, const Graph &graph)
+{
+    ExecutionPlan local;
+    local.name = global.name;
+    std::vector<int> localDevice(global.devices.size(), -1), localQueue(global.queues.size(), -1);
+    for (std::size_t d = 0; d < global.devices.size(); ++d)
+        if (rankOfDevice[d] == rank) {
+            localDevice[d] = int(local.devices.size());
+            local.devices.push_back(global.devices[d]);
+        }
+    for (std::size_t q = 0; q < global.queues.size(); ++q)
+        if (localDevice[std::size_t(global.queues[q].device)] >= 0) {
+            localQueue[q] = int(local.queues.size());
+            local.queues.push_back(global.queues[q]);
+            local.queues.back().device = localDevice[std::size_t(global.queues[q].device)];
+        }
+    for (PlanQueue &q : local.queues)
+        for (PlanStep &step : q.steps) {
+            std::vector<StepRef> kept;
+            for (const StepRef &r : step.waitFor) {
+                if (localQueue[r.queue] >= 0) {
+                    kept.push_back({std::uint32_t(localQueue[r.queue]), r.step});
+                    continue;
+                }
+                if (!transfers.receivesRemotely(step.node)) {
+                    const Node &n = graph.node(step.node);
+                    const Node &other = graph.node(global.queues[r.queue].steps[r.step].node);
+                    return Status::unsupported("node '" + n.name + "' (" + n.opType + ") on rank " +
+                                               std::to_string(rank) + " needs '" + other.name +
+                                               "' of another rank without a Send/Recv between them (a "
+                                               "subgraph reading an outer value?): such a plan cannot run "
+                                               "across ranks");
+                }
+            }
+            step.waitFor = std::move(kept);
+        }
+    return local;
+}
+
+// Packs this rank's share of the outputs (those it computed, rank 0 excepted) as (index, tensor).
+std::vector<std::byte> packOutputs(const std::vector<RuntimeTensor> &outputs, int rank)
+{
+    json j = json::array();
+    if (rank != 0)
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+            if (outputs[i].isValid()) {
+                const std::vector<std::byte> b = encodeTensor(outputs[i]);
+                j.push_back({i, json::binary_t(std::vector<std::uint8_t>(
+                                    reinterpret_cast<const std::uint8_t *>(b.data()),
+                                    reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
+            }
+    return packJson(j);
+}
+
+struct Gathered
+{
+    std::vector<trace::Trace> traces; // by rank: the median run
+    std::vector<double> zero;         // by rank: its clock at that run's start
+};
+
+} // namespace
+
+Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, const RankProfileOptions &options)
+{
+    RankProfile result;
+    result.ranks = mpi.size();
+    const int me = mpi.rank();
+    const int perRank = std::max(1, options.devicesPerRank);
+    const int threads = std::max(1, options.threadsPerDevice);
+    const int iterations = std::max(1, options.iterations);
+    const auto say = [&](const std::string &s) {
+        if (me == 0 && options.progress)
+            options.progress(s);
+    };
+
+    // 1. One graph on every rank: the plan names nodes by slot.
+    {
+        const std::string mine = graphSignature(model.graph);
+        std::string root = mine;
+        OPSCOPE_TRY(mpi.broadcast(root));
+        OPSCOPE_TRY(mpi.agree(root == mine ? Status::ok()
+                                           : Status::invalid("its optimized graph differs from rank 0's: give "
+                                                             "every rank the same model file and --optimize level")));
+    }
+    // 2. The link between ranks and their clocks.
+    Expected<schedule::LinkModel> link = measureLink(mpi);
+    if (!link)
+        return link.status();
+    result.link = *link;
+    Expected<std::vector<ClockOffset>> clocks = measureClockOffsets(mpi);
+    if (!clocks)
+        return clocks.status();
+    result.clockStart = *clocks;
+
+    // 3. The inputs: rank 0's, on every rank.
+    Feeds feeds;
+    std::unique_ptr<InferenceSession> serialSession;
+    {
+        Status st;
+        json packed = json::array();
+        if (me == 0) {
+            SessionOptions so;
+            so.threads = threads;
+            Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+            if (s) {
+                serialSession = std::move(*s);
+                RandomInputOptions ro;
+                ro.seed = options.seed;
+                ro.dims = options.dims;
+                Expected<Feeds> f = randomFeeds(*serialSession, options.given, ro);
+                if (f) {
+                    feeds = std::move(*f);
+                    for (const auto &[name, t] : feeds) {
+                        if (t.dtype() == DataType::String) {
+                            st = Status::unsupported("input '" + name + "' is a string tensor: those cannot be "
+                                                     "sent to other ranks");
+                            break;
+                        }
+                        const std::vector<std::byte> b = encodeTensor(t);
+                        packed.push_back({name, json::binary_t(std::vector<std::uint8_t>(
+                                                    reinterpret_cast<const std::uint8_t *>(b.data()),
+                                                    reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
+                    }
+                } else {
+                    st = f.status();
+                }
+            } else {
+                st = s.status();
+            }
+        }
+        OPSCOPE_TRY(mpi.agree(st));
+        std::vector<std::byte> bytes = me == 0 ? packJson(packed) : std::vector<std::byte>{};
+        OPSCOPE_TRY(mpi.broadcast(bytes));
+        if (me != 0)
+            for (const json &e : unpackJson(bytes)) {
+                const auto &bin = e[1].get_binary();
+                Expected<RuntimeTensor> t = decodeTensor(
+                    std::span(reinterpret_cast<const std::byte *>(bin.data()), bin.size()));
+                if (!t)
+                    return t.status();
+                feeds.emplace_back(e[0].get<std::string>(), std::move(*t));
+            }
+    }
+
+    // 4. Serial on rank 0: the reference outputs, the op times plans are made with, and the
+    // serial row when asked for.
+    std::vector<RuntimeTensor> reference;
+    std::unordered_map<std::string, double> opSeconds;
+    double serialMs = 0.0;
+    {
+        Status st;
+        if (me == 0) {
+            say("serial on rank 0");
+            schedule::ProfileOptions po;
+            po.strategies = {Strategy::Serial};
+            po.devices = 1;
+            po.threadsPerDevice = threads;
+            // Op times and reference outputs need few runs; the serial row, if asked for, all.
+            const bool serialRow = std::find(options.strategies.begin(), options.strategies.end(),
+                                             Strategy::Serial) != options.strategies.end();
+            po.iterations = serialRow ? iterations : std::min(iterations, 3);
+            po.given = feeds;
+            po.allCoresSerial = false;
+            Expected<std::vector<ProfileRun>> serial = schedule::profileModel(model, po);
+            Expected<std::vector<RuntimeTensor>> out = serial ? serialSession->run(feeds)
+                                                              : Expected<std::vector<RuntimeTensor>>(serial.status());
+            if (serial && out) {
+                reference = std::move(*out);
+                ProfileRun &r = serial->front();
+                opSeconds = r.opSeconds;
+                serialMs = r.makespanMs;
+                // Named like the devices of the spread runs, so the compare view lines them up.
+                for (trace::Lane &l : r.trace.lanes)
+                    if (l.device != "host")
+                        l.device = "rank0:" + l.device;
+                for (trace::Counter &c : r.trace.counters)
+                    c.device = "rank0:" + c.device;
+                for (auto &[d, u] : r.utilization)
+                    d = "rank0:" + d;
+                for (auto &[d, b] : r.arenaBytes)
+                    d = "rank0:" + d;
+                if (std::find(options.strategies.begin(), options.strategies.end(), Strategy::Serial) !=
+                    options.strategies.end()) {
+                    result.runs.push_back(std::move(r));
+                    result.info.push_back({});
+                }
+            } else {
+                st = serial ? out.status() : serial.status();
+            }
+        }
+        OPSCOPE_TRY(mpi.agree(st));
+        double timeout = options.transferTimeoutSeconds > 0 ? options.transferTimeoutSeconds
+                                                            : std::max(30.0, 50.0 * serialMs * 1e-3);
+        MPI_Bcast(&timeout, 1, MPI_DOUBLE, 0, mpi.comm());
+        result.transferTimeoutSeconds = timeout;
+    }
+
+    // 5. Each schedule that spreads over the devices, across the ranks.
+    const int devices = mpi.size() * perRank;
+    std::vector<int> rankOfDevice(static_cast<std::size_t>(devices), 0);
+    for (int d = 0; d < devices; ++d)
+        rankOfDevice[std::size_t(d)] = d / perRank;
+    struct Spread
+    {
+        std::size_t run;
+        Gathered gathered;
+        std::vector<CrossRankEdge> edges;
+    };
+    std::vector<Spread> spreads;
+    for (Strategy strategy : options.strategies) {
+        if (strategy == Strategy::Serial)
+            continue;
+        if (strategy == Strategy::Parallel)
+            return Status::invalid("parallel runs the workers of one device: across ranks use greedy or "
+                                   "round-robin (serial and parallel run in one process without --ranks)");
+        const std::string name = schedule::strategyName(strategy);
+        say(name + ": planning over " + std::to_string(devices) + " devices of " + std::to_string(mpi.size()) +
+            " ranks");
+        // Rank 0 plans.
+        Status st;
+        std::vector<std::byte> planBytes;
+        if (me == 0) {
+            schedule::CostModel cost = schedule::calibratedCpuModel(devices, threads);
+            for (int d = 0; d < devices; ++d)
+                cost.devices[std::size_t(d)].name = deviceName(d / perRank, d % perRank);
+            cost.processOf = rankOfDevice;
+            cost.remoteLink = result.link;
+            cost.measuredSeconds = opSeconds;
+            schedule::ScheduleOptions so;
+            so.workers = devices;
+            Expected<schedule::Placement> place = schedule::placeFor(model.graph, strategy, cost);
+            Expected<schedule::Partition> part =
+                place ? schedule::partitionForDevices(model, *place) : Expected<schedule::Partition>(place.status());
+            Expected<schedule::Schedule> plan =
+                part ? schedule::makeSchedule(part->model.graph, strategy, cost, so, &part->deviceOf, &part->start)
+                     : Expected<schedule::Schedule>(part.status());
+            if (plan) {
+                for (int d = 0; d < devices; ++d)
+                    plan->plan.devices[std::size_t(d)] = cost.devices[std::size_t(d)].name;
+                if (Status valid = validatePlan(part->model.graph, plan->plan); !valid)
+                    st = Status::internal("the " + name + " plan is invalid: " + valid.message());
+                else
+                    planBytes = packJson(encodePlan(*place, *plan, part->model.graph.nodeSlots()));
+            } else {
+                st = plan.status();
+            }
+        }
+        OPSCOPE_TRY(mpi.agree(st));
+        OPSCOPE_TRY(mpi.broadcast(planBytes));
+        // Every rank: the same partition from the same placement, its own queues of the plan.
+        schedule::Placement place;
+        ExecutionPlan global;
+        double predicted = 0.0;
+        const json planJson = unpackJson(planBytes);
+        decodePlan(planJson, place, global, predicted);
+        Expected<schedule::Partition> part = schedule::partitionForDevices(model, place);
+        if (part && part->model.graph.nodeSlots() != planJson.at("slots").get<std::size_t>())
+            part = Status::internal("its partition of the " + name + " placement differs from rank 0's");
+        OPSCOPE_TRY(mpi.agree(part ? Status::ok() : part.status()));
+        const Graph &graph = part->model.graph;
+        std::vector<CrossRankEdge> edges = crossRankEdges(graph, part->deviceOf, rankOfDevice);
+        MPI_Comm comm = MPI_COMM_NULL;
+        MPI_Comm_dup(mpi.comm(), &comm); // this plan's transfers alone
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        struct FreeComm
+        {
+            MPI_Comm &c;
+            ~FreeComm() { MPI_Comm_free(&c); }
+        } freeComm{comm};
+        auto transport = std::make_unique<MpiTransfers>(comm, me, edges,
+                                                        std::chrono::duration<double>(result.transferTimeoutSeconds));
+        Expected<ExecutionPlan> local = localPlan(global, rankOfDevice, me, *transport, graph);
+        SessionOptions so;
+        so.threads = threads;
+        Expected<std::unique_ptr<InferenceSession>> session =
+            local ? InferenceSession::create(part->model, so) : Expected<std::unique_ptr<InferenceSession>>(local.status());
+        OPSCOPE_TRY(mpi.agree(session ? Status::ok() : session.status()));
+        std::vector<std::unique_ptr<Backend>> owned;
+        ExecOptions exec;
+        exec.threads = threads;
+        for (int k = 0; k < perRank; ++k) {
+            owned.push_back(std::make_unique<CpuBackend>(me * perRank + k, threads));
+            exec.backends.push_back(owned.back().get());
+        }
+        exec.remote = transport.get();
+        trace::Recorder recorder(local->devices);
+        exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
+        // A run every rank starts together. A failure here may leave other ranks waiting on this
+        // one's transfers: it ends the job, naming this rank.
+        const auto runOnce = [&]() -> std::vector<RuntimeTensor> {
+            // A rank that never arrives (stopped, stuck in a kernel) must not hang the others.
+            if (Status b = mpi.barrier(std::chrono::duration<double>(result.transferTimeoutSeconds), Waiting::Spin); !b)
+                mpi.abort(name + ": not every rank reached the start of a run (a rank is stuck or stopped): " +
+                          b.message());
+            recorder.begin();
+            Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &*local, &exec);
+            if (!out)
+                mpi.abort(name + ": " + out.status().message());
+            if (Status done = transport->finishRun(); !done)
+                mpi.abort(name + ": " + done.message());
+            return std::move(*out);
+        };
+        say(name + ": warm-up across " + std::to_string(mpi.size()) + " ranks");
+        std::vector<RuntimeTensor> outputs = runOnce();
+        // The outputs, gathered on rank 0, against serial's.
+        {
+            Expected<std::vector<std::vector<std::byte>>> all = mpi.gather(packOutputs(outputs, me));
+            if (!all)
+                return all.status();
+            Status same;
+            if (me == 0) {
+                for (std::size_t r = 1; r < all->size(); ++r)
+                    for (const json &e : unpackJson((*all)[r])) {
+                        const auto &bin = e[1].get_binary();
+                        Expected<RuntimeTensor> t = decodeTensor(
+                            std::span(reinterpret_cast<const std::byte *>(bin.data()), bin.size()));
+                        if (!t)
+                            return t.status();
+                        outputs.at(e[0].get<std::size_t>()) = std::move(*t);
+                    }
+                for (std::size_t i = 0; i < reference.size() && same.isOk(); ++i) {
+                    if (i >= outputs.size() || !outputs[i].isValid())
+                        same = Status::internal(name + ": no rank computed output " + std::to_string(i));
+                    else if (Status s = schedule::sameWithinScale(outputs[i], reference[i]); !s)
+                        same = Status::internal(name + " across ranks computes a different output " +
+                                                std::to_string(i) + " than serial: " + s.message());
+                }
+            }
+            OPSCOPE_TRY(mpi.agree(same));
+        }
+        const std::uint64_t messagesBefore = transport->messagesSent(), bytesBefore = transport->bytesSent();
+        std::vector<trace::Trace> traces;
+        std::vector<double> zeros, durations;
+        for (int i = 0; i < iterations; ++i) {
+            say(name + " " + std::to_string(i + 1) + "/" + std::to_string(iterations) + " across " +
+                std::to_string(mpi.size()) + " ranks");
+            runOnce();
+            traces.push_back(recorder.finish(name));
+            zeros.push_back(std::chrono::duration<double>(recorder.zero().time_since_epoch()).count());
+            durations.push_back(traces.back().duration());
+        }
+        // Each run's makespan on rank 0's clock: from the first rank's start to the last one's end.
+        const json mineTimes = {zeros, durations, transport->messagesSent() - messagesBefore,
+                      transport->bytesSent() - bytesBefore};
+        Expected<std::vector<std::vector<std::byte>>> allTimes = mpi.gather(packJson(mineTimes));
+        if (!allTimes)
+            return allTimes.status();
+        int median = 0;
+        if (me == 0) {
+            ProfileRun r;
+            r.name = name;
+            r.measured = true;
+            r.predictedMs = predicted * 1e3;
+            RankRunInfo info;
+            info.crossRankEdges = edges.size();
+            std::vector<std::pair<double, int>> makespans;
+            std::vector<json> times;
+            for (const auto &b : *allTimes)
+                times.push_back(unpackJson(b));
+            for (int i = 0; i < iterations; ++i) {
+                double first = INFINITY, last = -INFINITY;
+                for (int q = 0; q < mpi.size(); ++q) {
+                    const double z = times[std::size_t(q)][0][std::size_t(i)].get<double>() -
+                                     result.clockStart[std::size_t(q)].offset;
+                    first = std::min(first, z);
+                    last = std::max(last, z + times[std::size_t(q)][1][std::size_t(i)].get<double>());
+                }
+                makespans.emplace_back(last - first, i);
+            }
+            for (const json &p : times) {
+                info.mpiMessages += p[2].get<std::uint64_t>();
+                info.mpiBytes += p[3].get<std::uint64_t>();
+            }
+            info.mpiMessages /= std::uint64_t(iterations);
+            info.mpiBytes /= std::uint64_t(iterations);
+            std::sort(makespans.begin(), makespans.end());
+            median = makespans[makespans.size() / 2].second;
+            r.makespanMs = makespans[makespans.size() / 2].first * 1e3;
+            r.minMs = makespans.front().first * 1e3;
+            r.maxMs = makespans.back().first * 1e3;
+            result.runs.push_back(std::move(r));
+            result.info.push_back(info);
+        }
+        MPI_Bcast(&median, 1, MPI_INT, 0, mpi.comm());
+        trace::Trace &mine = traces[std::size_t(median)];
+        json arena = json::array();
+        if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &*local)) {
+            schedule::addMemoryCounters(graph, *memory, mine);
+            for (const DeviceMemory &dm : memory->devices)
+                arena.push_back({dm.device, dm.plannedBytes});
+        }
+        Expected<std::vector<std::vector<std::byte>>> allTraces = mpi.gather(traceToBytes(mine));
+        Expected<std::vector<std::vector<std::byte>>> allArenas = mpi.gather(packJson(arena));
+        if (!allTraces || !allArenas)
+            return !allTraces ? allTraces.status() : allArenas.status();
+        if (me == 0) {
+            Spread s{result.runs.size() - 1, {}, edges};
+            for (int q = 0; q < mpi.size(); ++q) {
+                Expected<trace::Trace> t = traceFromBytes((*allTraces)[std::size_t(q)]);
+                if (!t)
+                    return t.status();
+                s.gathered.traces.push_back(std::move(*t));
+                s.gathered.zero.push_back(unpackJson((*allTimes)[std::size_t(q)])[0][std::size_t(median)].get<double>());
+                for (const json &a : unpackJson((*allArenas)[std::size_t(q)]))
+                    result.runs.back().arenaBytes.emplace_back(a[0].get<std::string>(), a[1].get<std::uint64_t>());
+            }
+            spreads.push_back(std::move(s));
+        }
+        transport.reset();
+
+        // The same plan in rank 0's process alone: what the MPI transport costs.
+        if (options.inProcess) {
+            Status oneRun;
+            if (me == 0) {
+                say(name + " in one process");
+                SessionOptions one;
+                one.threads = threads;
+                Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(part->model, one);
+                if (!s) {
+                    oneRun = s.status();
+                } else {
+                    std::vector<std::unique_ptr<Backend>> all;
+                    ExecOptions e;
+                    e.threads = threads;
+                    for (int d = 0; d < devices; ++d) {
+                        all.push_back(std::make_unique<CpuBackend>(d, threads));
+                        e.backends.push_back(all.back().get());
+                    }
+                    trace::Recorder rec(global.devices);
+                    e.onStep = [&rec](const StepEvent &ev) { rec.onStep(ev); };
+                    std::vector<std::pair<double, trace::Trace>> timed;
+                    for (int i = 0; i <= iterations && oneRun.isOk(); ++i) {
+                        rec.begin();
+                        Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, &global, &e);
+                        if (!out) {
+                            oneRun = out.status();
+                            break;
+                        }
+                        if (i > 0) { // the first sizes the memory plan: a warm-up
+                            trace::Trace t = rec.finish(name + ", one process");
+                            timed.emplace_back(t.duration(), std::move(t));
+                        }
+                    }
+                    if (oneRun.isOk()) {
+                        std::sort(timed.begin(), timed.end(),
+                                  [](const auto &a, const auto &b) { return a.first < b.first; });
+                        ProfileRun r;
+                        r.name = name + ", one process";
+                        r.measured = true;
+                        r.predictedMs = predicted * 1e3;
+                        r.makespanMs = timed[timed.size() / 2].first * 1e3;
+                        r.minMs = timed.front().first * 1e3;
+                        r.maxMs = timed.back().first * 1e3;
+                        r.trace = std::move(timed[timed.size() / 2].second);
+                        schedule::summarizeRun(r);
+                        result.runs.push_back(std::move(r));
+                        result.info.push_back({});
+                    }
+                }
+            }
+            OPSCOPE_TRY(mpi.agree(oneRun));
+        }
+    }
+
+    // 6. Clocks again, and the merged traces on rank 0's clock.
+    Expected<std::vector<ClockOffset>> end = measureClockOffsets(mpi);
+    if (!end)
+        return end.status();
+    result.clockEnd = *end;
+    if (me == 0)
+        for (Spread &s : spreads) {
+            std::vector<double> shift;
+            for (int q = 0; q < mpi.size(); ++q) {
+                const ClockOffset &a = result.clockStart[std::size_t(q)], &b = result.clockEnd[std::size_t(q)];
+                const double z = s.gathered.zero[std::size_t(q)];
+                shift.push_back(z - offsetAt(a, b, z) - s.gathered.zero[0]);
+            }
+            ProfileRun &r = result.runs[s.run];
+            r.trace = mergeRankTraces(s.gathered.traces, shift, s.edges, r.name);
+            const double makespan = r.makespanMs;
+            schedule::summarizeRun(r);
+            r.makespanMs = makespan; // from the first start to the last end, as computed above
+            for (int d = 0; d < devices; ++d) {
+                const std::string dn = deviceName(d / perRank, d % perRank);
+                if (std::none_of(r.utilization.begin(), r.utilization.end(),
+                                 [&](const auto &u) { return u.first == dn; }))
+                    r.utilization.emplace_back(dn, 0.0);
+            }
+        }
+    return result;
+}
+
+} // namespace opscope::dist

@@ -1,0 +1,318 @@
+// profile --ranks as a user runs it, under mpirun with 2 and 3 ranks of CPU devices on this one
+// machine: every spread schedule's outputs equal serial's (profile checks them against a serial
+// run and fails otherwise) on the samples and on random DAGs whose round-robin placements cross
+// ranks at almost every edge (no order of posting deadlocks); every cross-rank edge went through
+// MPI; the merged trace has a process per rank and device and a flow for every cross-rank
+// transfer; a killed or stopped rank ends the job within seconds with a message naming it; bad
+// arguments are one message and exit 1 on every rank.
+
+#include "testsupport.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <thread>
+
+using namespace opscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run
+{
+    int exitCode = -1;
+    QString out, err;
+    double seconds = 0.0;
+};
+
+QStringList mpirun(int ranks)
+{
+    // As root (CI containers) mpirun needs --allow-run-as-root; more ranks than cores need
+    // --oversubscribe; --bind-to none lets a rank with two devices use two cores.
+    return {"--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", QString::number(ranks)};
+}
+
+Run launch(int ranks, const QStringList &args, int timeoutMs = 120000)
+{
+    QProcess p;
+    const auto start = std::chrono::steady_clock::now();
+    p.start(OPSCOPE_MPIRUN, mpirun(ranks) + QStringList{test::cliPath()} + args);
+    Run r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.exitCode = -3; // hung
+    } else {
+        r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+// A random DAG over float[1,128]: MatMul with a shared weight, Tanh, Add of two earlier values.
+void writeRandomDag(const fs::path &path, int nodes, unsigned seed)
+{
+    onnx::ModelProto m = test::smallModel();
+    onnx::GraphProto *g = m.mutable_graph();
+    g->clear_input();
+    g->clear_initializer();
+    g->clear_node();
+    g->clear_output();
+    *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 128});
+    std::mt19937 rng(seed);
+    std::vector<float> w(128 * 128);
+    for (float &v : w)
+        v = std::uniform_real_distribution<float>(-0.1f, 0.1f)(rng);
+    *g->add_initializer() = test::floatTensor("w", {128, 128}, w);
+    std::vector<std::string> values{"x"};
+    std::vector<int> uses{0};
+    for (int i = 0; i < nodes; ++i) {
+        std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+        const std::string out = "v" + std::to_string(i);
+        const std::size_t a = pick(rng), b = pick(rng);
+        switch (rng() % 3) {
+        case 0: *g->add_node() = test::node("MatMul", {values[a], "w"}, {out}); break;
+        case 1: *g->add_node() = test::node("Tanh", {values[a]}, {out}); break;
+        default: *g->add_node() = test::node("Add", {values[a], values[b]}, {out}); ++uses[b]; break;
+        }
+        ++uses[a];
+        values.push_back(out);
+        uses.push_back(0);
+    }
+    for (std::size_t i = 1; i < values.size(); ++i)
+        if (uses[i] == 0)
+            *g->add_output() = test::tensorInfo(values[i], onnx::TensorProto::FLOAT, {1, 128});
+    test::writeProto(path, m);
+}
+
+QJsonObject json(const Run &r)
+{
+    const int brace = int(r.out.indexOf('{'));
+    return QJsonDocument::fromJson(r.out.mid(brace).toUtf8()).object();
+}
+
+// The pid of rank `rank` of a running mpirun: the opscope-cli process whose environment says so.
+pid_t rankPid(int rank)
+{
+    const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+    for (const auto &entry : fs::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream cmd(entry.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(cmd)), {});
+        if (cmdline.find("opscope-cli") == std::string::npos || cmdline.find("mpirun") != std::string::npos)
+            continue;
+        std::ifstream env(entry.path() / "environ");
+        std::string text((std::istreambuf_iterator<char>(env)), {});
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\0', at);
+            if (text.compare(at, (end == std::string::npos ? text.size() : end) - at, want) == 0)
+                return pid_t(std::stoi(name));
+            if (end == std::string::npos)
+                break;
+            at = end + 1;
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+class TestMpi : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        for (unsigned seed : {1u, 2u, 3u})
+            writeRandomDag(fs::path(m_dir.path().toStdString()) / ("dag" + std::to_string(seed) + ".onnx"), 40, seed);
+    }
+
+    void outputsMatchSerialAcrossRanks_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<QString>("perRank");
+        QTest::addColumn<QString>("schedules");
+        const QString inception = QString::fromStdString(test::samplePath("inception_block.onnx").string());
+        const QString transformer = QString::fromStdString(test::samplePath("transformer_block.onnx").string());
+        const QString dir = m_dir.path() + "/";
+        QTest::newRow("inception, 2 ranks") << inception << 2 << "cpu:1" << "greedy,round-robin";
+        QTest::newRow("inception, 3 ranks") << inception << 3 << "cpu:1" << "round-robin";
+        QTest::newRow("transformer, 2 ranks") << transformer << 2 << "cpu:1" << "greedy,round-robin";
+        QTest::newRow("transformer, 2 ranks x 2 devices") << transformer << 2 << "cpu:2" << "round-robin";
+        QTest::newRow("random DAG 1, 3 ranks") << dir + "dag1.onnx" << 3 << "cpu:1" << "round-robin,greedy";
+        QTest::newRow("random DAG 2, 2 ranks") << dir + "dag2.onnx" << 2 << "cpu:1" << "round-robin";
+        QTest::newRow("random DAG 3, 3 ranks") << dir + "dag3.onnx" << 3 << "cpu:1" << "round-robin";
+    }
+
+    void outputsMatchSerialAcrossRanks()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, ranks);
+        QFETCH(QString, perRank);
+        QFETCH(QString, schedules);
+        const QString trace = m_dir.path() + "/trace-" + QString::number(QTest::currentDataTag()[0]) +
+                              QString::number(qHash(QString(QTest::currentDataTag()))) + ".json";
+        const Run r = launch(ranks, {"profile", model, "--ranks", "--devices-per-rank", perRank, "--schedule",
+                                     "serial," + schedules, "--iterations", "2", "--json", "--trace", trace});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QCOMPARE(j["ranks"].toInt(), ranks);
+        const int devices = ranks * perRank.mid(4).toInt();
+        const QJsonArray runs = j["schedules"].toArray();
+        QCOMPARE(runs.size(), 1 + int(schedules.count(',')) + 1);
+        QSet<QString> spreadNames;
+        int crossRank = 0;
+        for (const QJsonValue &v : runs) {
+            const QJsonObject s = v.toObject();
+            if (s["name"].toString() == "serial")
+                continue;
+            spreadNames.insert(s["name"].toString());
+            QCOMPARE(s["devices"].toArray().size(), devices);
+            // Every cross-rank edge went through MPI, once per run.
+            QCOMPARE(s["mpi_messages"].toInt(), s["cross_rank_transfers"].toInt());
+            if (s["name"].toString() == "round-robin")
+                QVERIFY2(s["cross_rank_transfers"].toInt() > 0, "round-robin crossed no rank");
+            crossRank += s["cross_rank_transfers"].toInt();
+        }
+        // The merged trace: a process per schedule, rank and device; a flow per transfer, each
+        // begun and ended, the cross-rank ones between processes of different ranks.
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+        const QJsonArray events = doc.isObject() ? doc.object()["traceEvents"].toArray() : doc.array();
+        QHash<int, QString> process;
+        QHash<int, int> flowStart, flowEnd; // id → pid
+        for (const QJsonValue &v : events) {
+            const QJsonObject e = v.toObject();
+            const QString ph = e["ph"].toString();
+            if (ph == "M" && e["name"].toString() == "process_name")
+                process[e["pid"].toInt()] = e["args"].toObject()["name"].toString();
+            else if (ph == "s")
+                flowStart[e["id"].toInt()] = e["pid"].toInt();
+            else if (ph == "f")
+                flowEnd[e["id"].toInt()] = e["pid"].toInt();
+        }
+        const QSet<QString> names(process.begin(), process.end());
+        for (const QString &s : spreadNames)
+            for (int d = 0; d < devices; ++d) {
+                const int k = perRank.mid(4).toInt();
+                const QString device = s + "/rank" + QString::number(d / k) + ":cpu:" + QString::number(d % k);
+                QVERIFY2(names.contains(device), qPrintable("no process " + device));
+            }
+        QCOMPARE(flowStart.size(), flowEnd.size());
+        int betweenRanks = 0;
+        const auto rankOf = [&](int pid) { return process[pid].section('/', 1).section(':', 0, 0); };
+        for (auto it = flowStart.begin(); it != flowStart.end(); ++it) {
+            QVERIFY(flowEnd.contains(it.key()));
+            if (rankOf(it.value()) != rankOf(flowEnd[it.key()]))
+                ++betweenRanks;
+        }
+        QCOMPARE(betweenRanks, crossRank);
+    }
+
+    // A rank that dies mid-run: mpirun ends the others within seconds and says which rank.
+    void aKilledRankEndsTheJob()
+    {
+        QProcess p;
+        p.start(OPSCOPE_MPIRUN, mpirun(2) + QStringList{test::cliPath(), "profile",
+                                                       QString::fromStdString(test::samplePath("transformer_block.onnx").string()),
+                                                       "--ranks", "--schedule", "round-robin", "--iterations", "50000"});
+        QVERIFY(p.waitForStarted());
+        pid_t victim = 0;
+        for (int i = 0; i < 200 && !victim; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            victim = rankPid(1);
+        }
+        QVERIFY2(victim, "rank 1 never started");
+        // Past start-up (serial's three runs for op times, planning), inside the timed runs.
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        const auto killed = std::chrono::steady_clock::now();
+        QCOMPARE(::kill(victim, SIGKILL), 0);
+        QVERIFY2(p.waitForFinished(30000), "the other rank kept running after rank 1 died");
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+        QVERIFY2(seconds < 15, qPrintable(QString::number(seconds) + " s"));
+        QVERIFY(p.exitCode() != 0);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("rank 1"), qPrintable(err));
+    }
+
+    // A rank that stops answering (SIGSTOP: stuck, not dead) ends the job after the transfer
+    // timeout with a message naming what was waited for, instead of hanging.
+    void aStoppedRankTimesOut()
+    {
+        QProcess p;
+        p.start(OPSCOPE_MPIRUN, mpirun(2) + QStringList{test::cliPath(), "profile",
+                                                       QString::fromStdString(test::samplePath("transformer_block.onnx").string()),
+                                                       "--ranks", "--schedule", "round-robin", "--iterations", "50000",
+                                                       "--transfer-timeout", "2"});
+        QVERIFY(p.waitForStarted());
+        pid_t victim = 0;
+        for (int i = 0; i < 200 && !victim; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            victim = rankPid(1);
+        }
+        QVERIFY(victim);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        QCOMPARE(::kill(victim, SIGSTOP), 0);
+        const bool ended = p.waitForFinished(30000);
+        ::kill(victim, SIGKILL); // in case mpirun left it stopped
+        QVERIFY2(ended, "the job hung on a stopped rank");
+        QVERIFY(p.exitCode() != 0);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("rank 0") && err.contains("within 2 s"), qPrintable(err));
+    }
+
+    void badArgumentsAreOneMessage_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString transformer = QString::fromStdString(test::samplePath("transformer_block.onnx").string());
+        QTest::newRow("missing model") << QStringList{"profile", "/nonexistent/m.onnx", "--ranks"} << "every rank:";
+        QTest::newRow("parallel") << QStringList{"profile", transformer, "--ranks", "--schedule", "parallel"}
+                                  << "parallel runs the workers of one device";
+        QTest::newRow("simulate") << QStringList{"profile", transformer, "--ranks", "--simulate", "gpu:4"}
+                                  << "--simulate predicts";
+        QTest::newRow("devices per rank") << QStringList{"profile", transformer, "--ranks", "--devices-per-rank", "gpu:2"}
+                                          << "--devices-per-rank must be cpu:N";
+    }
+
+    void badArgumentsAreOneMessage()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = launch(2, args);
+        QVERIFY2(r.exitCode == 1, qPrintable(QString::number(r.exitCode) + r.err));
+        QCOMPARE(r.err.count(message), 1); // said once, by rank 0, not once per rank
+    }
+
+    void ranksNeedMpirun()
+    {
+        QProcess p;
+        p.start(test::cliPath(), {"profile", QString::fromStdString(test::samplePath("transformer_block.onnx").string()),
+                                  "--ranks"});
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("start it with mpirun"));
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_GUILESS_MAIN(TestMpi)
+#include "tst_mpi.moc"
