@@ -6,6 +6,7 @@
 #include "runtime/randominputs.h"
 #include "schedule/memorycounters.h"
 #include "schedule/partition.h"
+#include "schedule/pipeline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -154,19 +155,90 @@ Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector
     return local;
 }
 
-// Packs this rank's share of the outputs (those it computed, rank 0 excepted) as (index, tensor).
-std::vector<std::byte> packOutputs(const std::vector<RuntimeTensor> &outputs, int rank)
+// Packs this rank's share of the outputs (those it computed, rank 0 excepted) as
+// (index, micro-batch, tensor).
+std::vector<std::byte> packOutputs(const std::vector<std::vector<RuntimeTensor>> &perBatch, int rank)
 {
     json j = json::array();
     if (rank != 0)
-        for (std::size_t i = 0; i < outputs.size(); ++i)
-            if (outputs[i].isValid()) {
-                const std::vector<std::byte> b = encodeTensor(outputs[i]);
-                j.push_back({i, json::binary_t(std::vector<std::uint8_t>(
-                                    reinterpret_cast<const std::uint8_t *>(b.data()),
-                                    reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
-            }
+        for (std::size_t m = 0; m < perBatch.size(); ++m)
+            for (std::size_t i = 0; i < perBatch[m].size(); ++i)
+                if (perBatch[m][i].isValid()) {
+                    const std::vector<std::byte> b = encodeTensor(perBatch[m][i]);
+                    j.push_back({i, m, json::binary_t(std::vector<std::uint8_t>(
+                                           reinterpret_cast<const std::uint8_t *>(b.data()),
+                                           reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
+                }
     return packJson(j);
+}
+
+// Tensors of the same type one after another along dim 0 (micro-batches back into a batch).
+Expected<RuntimeTensor> concatDim0(const std::vector<RuntimeTensor> &parts)
+{
+    if (parts.size() == 1)
+        return parts[0];
+    std::vector<std::int64_t> shape = parts[0].shape();
+    if (shape.empty())
+        return Status::internal("a scalar output cannot be joined from micro-batches");
+    shape[0] = 0;
+    for (const RuntimeTensor &p : parts) {
+        if (p.dtype() != parts[0].dtype() || p.shape().size() != shape.size() ||
+            !std::equal(p.shape().begin() + 1, p.shape().end(), parts[0].shape().begin() + 1))
+            return Status::internal("micro-batch outputs " + parts[0].shapeText() + " and " + p.shapeText() +
+                                    " do not join along dim 0");
+        shape[0] += p.shape()[0];
+    }
+    Expected<RuntimeTensor> out = RuntimeTensor::allocate(parts[0].dtype(), shape);
+    if (!out)
+        return out;
+    std::size_t at = 0;
+    for (const RuntimeTensor &p : parts) {
+        if (p.byteSize())
+            std::memcpy(out->mutableBytes() + at, p.bytes(), p.byteSize());
+        at += p.byteSize();
+    }
+    return out;
+}
+
+// Feeds split along dim 0 into `m` micro-batches: every input whose dim 0 is the batch (the
+// first input's dim 0) is split; other inputs go whole to each micro-batch.
+Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const InferenceSession &session)
+{
+    if (feeds.empty() || feeds[0].second.shape().empty())
+        return Status::invalid("--microbatches splits the inputs along dim 0 (the batch), but the first input "
+                               "has none");
+    const std::int64_t batch = feeds[0].second.shape()[0];
+    if (batch % m != 0)
+        return Status::invalid("--microbatches " + std::to_string(m) + " does not divide the batch of " +
+                               std::to_string(batch) + " (set it with --dim, e.g. --dim batch=" +
+                               std::to_string(m * std::max<std::int64_t>(1, batch / m + 1)) + ")");
+    for (const IoInfo &in : session.inputs())
+        for (const auto &[name, t] : feeds)
+            if (name == in.name && !t.shape().empty() && t.shape()[0] == batch && in.type.shape &&
+                !in.type.shape->dims.empty() && in.type.shape->dims[0].isKnown() && m > 1)
+                return Status::invalid("--microbatches splits dim 0 of input '" + name + "', which the model "
+                                       "fixes at " + std::to_string(batch) +
+                                       ": export it with a symbolic batch dimension");
+    std::vector<Feeds> out(static_cast<std::size_t>(m));
+    for (const auto &[name, t] : feeds) {
+        const bool split = !t.shape().empty() && t.shape()[0] == batch;
+        for (int k = 0; k < m; ++k) {
+            if (!split) {
+                out[std::size_t(k)].emplace_back(name, t);
+                continue;
+            }
+            std::vector<std::int64_t> shape = t.shape();
+            shape[0] = batch / m;
+            Expected<RuntimeTensor> part = RuntimeTensor::allocate(t.dtype(), shape);
+            if (!part)
+                return part.status();
+            const std::size_t bytes = part->byteSize();
+            if (bytes)
+                std::memcpy(part->mutableBytes(), t.bytes() + std::size_t(k) * bytes, bytes);
+            out[std::size_t(k)].emplace_back(name, std::move(*part));
+        }
+    }
+    return out;
 }
 
 struct Gathered
@@ -259,6 +331,26 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             }
     }
 
+    // The micro-batches of a pipeline, split alike on every rank from the same feeds.
+    std::vector<Feeds> microFeeds;
+    if (options.microbatches > 1 &&
+        std::find(options.strategies.begin(), options.strategies.end(), Strategy::Pipeline) != options.strategies.end()) {
+        Status st;
+        SessionOptions so;
+        Expected<std::unique_ptr<InferenceSession>> s = me == 0 && serialSession
+                                                            ? Expected<std::unique_ptr<InferenceSession>>(nullptr)
+                                                            : InferenceSession::create(model, so);
+        const InferenceSession *session = me == 0 && serialSession ? serialSession.get() : s ? s->get() : nullptr;
+        if (!session) {
+            st = s.status();
+        } else if (Expected<std::vector<Feeds>> split = splitFeeds(feeds, options.microbatches, *session); split) {
+            microFeeds = std::move(*split);
+        } else {
+            st = split.status();
+        }
+        OPSCOPE_TRY(mpi.agree(st));
+    }
+
     // 4. Serial on rank 0: the reference outputs, the op times plans are made with, and the
     // serial row when asked for.
     std::vector<RuntimeTensor> reference;
@@ -322,6 +414,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         std::size_t run;
         Gathered gathered;
         std::vector<CrossRankEdge> edges;
+        std::vector<std::string> labels;
     };
     std::vector<Spread> spreads;
     for (Strategy strategy : options.strategies) {
@@ -330,7 +423,11 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         if (strategy == Strategy::Parallel)
             return Status::invalid("parallel runs the workers of one device: across ranks use greedy or "
                                    "round-robin (serial and parallel run in one process without --ranks)");
-        const std::string name = schedule::strategyName(strategy);
+        const std::string name =
+            schedule::strategyName(strategy) +
+            (strategy == Strategy::Pipeline && options.microbatches > 1
+                 ? ", " + std::to_string(options.microbatches) + " micro-batches"
+                 : std::string());
         say(name + ": planning over " + std::to_string(devices) + " devices of " + std::to_string(mpi.size()) +
             " ranks");
         // Rank 0 plans.
@@ -356,8 +453,20 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                     plan->plan.devices[std::size_t(d)] = cost.devices[std::size_t(d)].name;
                 if (Status valid = validatePlan(part->model.graph, plan->plan); !valid)
                     st = Status::internal("the " + name + " plan is invalid: " + valid.message());
-                else
+                else {
+                    // A pipeline of M micro-batches: each stage's share of the batch M times, the
+                    // slowest stage setting the pace once the pipeline is full.
+                    if (strategy == Strategy::Pipeline && options.microbatches > 1) {
+                        std::vector<double> load(std::size_t(devices), 0.0);
+                        for (const schedule::PredictedOp &op : plan->predicted)
+                            load[op.device % std::size_t(devices)] += op.finish - op.start;
+                        const int stages = int(std::count_if(load.begin(), load.end(), [](double x) { return x > 0; }));
+                        const int m = options.microbatches;
+                        plan->predictedMakespan =
+                            *std::max_element(load.begin(), load.end()) * double(m + stages - 1) / double(m);
+                    }
                     planBytes = packJson(encodePlan(*place, *plan, part->model.graph.nodeSlots()));
+                }
             } else {
                 st = plan.status();
             }
@@ -404,43 +513,70 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
         // A run every rank starts together. A failure here may leave other ranks waiting on this
         // one's transfers: it ends the job, naming this rank.
-        const auto runOnce = [&]() -> std::vector<RuntimeTensor> {
+        // A pipeline runs its micro-batches one after another on each rank: a rank starts the next
+        // as soon as it has sent the last one's tensors, so the stages overlap (fill, steady
+        // state, drain) with nothing but MPI's per-(source, tag) order pairing the micro-batches.
+        const bool pipelined = strategy == Strategy::Pipeline && options.microbatches > 1;
+        const std::vector<Feeds> oneBatch{feeds};
+        const std::vector<Feeds> &batches = pipelined ? microFeeds : oneBatch;
+        std::vector<std::string> labels;
+        for (std::size_t m = 0; m < batches.size(); ++m)
+            labels.push_back(pipelined ? " #" + std::to_string(m) : std::string());
+        const auto runOnce = [&]() -> std::vector<std::vector<RuntimeTensor>> {
             // A rank that never arrives (stopped, stuck in a kernel) must not hang the others.
             if (Status b = mpi.barrier(std::chrono::duration<double>(result.transferTimeoutSeconds), Waiting::Spin); !b)
                 mpi.abort(name + ": not every rank reached the start of a run (a rank is stuck or stopped): " +
                           b.message());
             recorder.begin();
-            Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &*local, &exec);
-            if (!out)
-                mpi.abort(name + ": " + out.status().message());
+            std::vector<std::vector<RuntimeTensor>> outs;
+            for (std::size_t m = 0; m < batches.size(); ++m) {
+                recorder.setLabel(labels[m]);
+                Expected<std::vector<RuntimeTensor>> out = (*session)->run(batches[m], &*local, &exec);
+                if (!out)
+                    mpi.abort(name + (pipelined ? ", micro-batch " + std::to_string(m) : std::string()) + ": " +
+                              out.status().message());
+                outs.push_back(std::move(*out));
+            }
             if (Status done = transport->finishRun(); !done)
                 mpi.abort(name + ": " + done.message());
-            return std::move(*out);
+            return outs;
         };
         say(name + ": warm-up across " + std::to_string(mpi.size()) + " ranks");
-        std::vector<RuntimeTensor> outputs = runOnce();
-        // The outputs, gathered on rank 0, against serial's.
+        std::vector<std::vector<RuntimeTensor>> perBatch = runOnce();
+        // The outputs, gathered on rank 0 (micro-batches joined along dim 0), against serial's.
         {
-            Expected<std::vector<std::vector<std::byte>>> all = mpi.gather(packOutputs(outputs, me));
+            Expected<std::vector<std::vector<std::byte>>> all = mpi.gather(packOutputs(perBatch, me));
             if (!all)
                 return all.status();
             Status same;
             if (me == 0) {
                 for (std::size_t r = 1; r < all->size(); ++r)
                     for (const json &e : unpackJson((*all)[r])) {
-                        const auto &bin = e[1].get_binary();
+                        const auto &bin = e[2].get_binary();
                         Expected<RuntimeTensor> t = decodeTensor(
                             std::span(reinterpret_cast<const std::byte *>(bin.data()), bin.size()));
                         if (!t)
                             return t.status();
-                        outputs.at(e[0].get<std::size_t>()) = std::move(*t);
+                        perBatch.at(e[1].get<std::size_t>()).at(e[0].get<std::size_t>()) = std::move(*t);
                     }
                 for (std::size_t i = 0; i < reference.size() && same.isOk(); ++i) {
-                    if (i >= outputs.size() || !outputs[i].isValid())
-                        same = Status::internal(name + ": no rank computed output " + std::to_string(i));
-                    else if (Status s = schedule::sameWithinScale(outputs[i], reference[i]); !s)
-                        same = Status::internal(name + " across ranks computes a different output " +
-                                                std::to_string(i) + " than serial: " + s.message());
+                    std::vector<RuntimeTensor> parts;
+                    for (const auto &outs : perBatch)
+                        if (i < outs.size() && outs[i].isValid())
+                            parts.push_back(outs[i]);
+                    Expected<RuntimeTensor> joined = parts.size() == perBatch.size()
+                                                         ? concatDim0(parts)
+                                                         : Expected<RuntimeTensor>(Status::internal(
+                                                               name + ": no rank computed output " + std::to_string(i)));
+                    if (!joined)
+                        same = joined.status();
+                    else if (Status d = schedule::sameWithinScale(*joined, reference[i]); !d)
+                        same = Status::internal(
+                            name + " across ranks computes a different output " + std::to_string(i) +
+                            " than serial: " + d.message() +
+                            (pipelined ? " (a model whose outputs mix the samples of a batch cannot be split "
+                                         "into micro-batches)"
+                                       : ""));
                 }
             }
             OPSCOPE_TRY(mpi.agree(same));
@@ -470,6 +606,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             r.predictedMs = predicted * 1e3;
             RankRunInfo info;
             info.crossRankEdges = edges.size();
+            info.microbatches = int(batches.size());
             std::vector<std::pair<double, int>> makespans;
             std::vector<json> times;
             for (const auto &b : *allTimes)
@@ -511,7 +648,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         if (!allTraces || !allArenas)
             return !allTraces ? allTraces.status() : allArenas.status();
         if (me == 0) {
-            Spread s{result.runs.size() - 1, {}, edges};
+            Spread s{result.runs.size() - 1, {}, edges, labels};
             for (int q = 0; q < mpi.size(); ++q) {
                 Expected<trace::Trace> t = traceFromBytes((*allTraces)[std::size_t(q)]);
                 if (!t)
@@ -593,10 +730,29 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 shift.push_back(z - offsetAt(a, b, z) - s.gathered.zero[0]);
             }
             ProfileRun &r = result.runs[s.run];
-            r.trace = mergeRankTraces(s.gathered.traces, shift, s.edges, r.name);
+            r.trace = mergeRankTraces(s.gathered.traces, shift, s.edges, r.name, s.labels);
             const double makespan = r.makespanMs;
             schedule::summarizeRun(r);
             r.makespanMs = makespan; // from the first start to the last end, as computed above
+            // A pipeline's bubble: the share of its stages' time spent not computing, beside
+            // GPipe's (S−1)/(M+S−1), and the makespan with that ideal bubble.
+            RankRunInfo &info = result.info[s.run];
+            if (info.microbatches > 0 && s.labels.size() > 1) {
+                std::map<std::string, double> busy;
+                for (const trace::Lane &l : r.trace.lanes)
+                    if (l.device != "host")
+                        busy[l.device] += trace::laneStats(l, r.trace.duration()).busy;
+                int stages = 0;
+                double slowest = 0.0, all = 0.0;
+                for (const auto &[d, b] : busy)
+                    if (b > 0.0)
+                        ++stages, slowest = std::max(slowest, b), all += b;
+                info.stages = stages;
+                const double span = r.trace.duration();
+                info.bubble = span > 0 && stages > 0 ? 1.0 - all / (stages * span) : 0.0;
+                info.idealBubble = schedule::idealBubble(info.microbatches, stages);
+                info.idealMs = slowest * double(info.microbatches + stages - 1) / double(info.microbatches) * 1e3;
+            }
             for (int d = 0; d < devices; ++d) {
                 const std::string dn = deviceName(d / perRank, d % perRank);
                 if (std::none_of(r.utilization.begin(), r.utilization.end(),

@@ -39,6 +39,8 @@ struct RankProfileOptions
     double transferTimeoutSeconds = 0.0;
     // Also run each spread plan in rank 0's process alone, every device local (what MPI costs).
     bool inProcess = false;
+    // pipeline: each run is this many micro-batches (the inputs split along dim 0), GPipe-style.
+    int microbatches = 1;
     std::function<void(const std::string &)> progress; // rank 0
 };
 
@@ -47,6 +49,11 @@ struct RankRunInfo
     std::size_t crossRankEdges = 0;  // the plan's Recvs whose Send is on another rank
     std::uint64_t mpiMessages = 0;   // tensors sent over MPI per run, all ranks
     std::uint64_t mpiBytes = 0;      // their bytes per run
+    // A pipeline of micro-batches: how many, over how many stages (devices with work); the share
+    // of the stages' time idle, GPipe's ideal (S−1)/(M+S−1), and the makespan with that bubble.
+    int microbatches = 0;
+    int stages = 0;
+    double bubble = 0.0, idealBubble = 0.0, idealMs = 0.0;
 };
 
 struct RankProfile

@@ -66,7 +66,8 @@ Expected<trace::Trace> traceFromBytes(std::span<const std::byte> bytes)
 }
 
 trace::Trace mergeRankTraces(const std::vector<trace::Trace> &traces, const std::vector<double> &shift,
-                             const std::vector<CrossRankEdge> &edges, const std::string &name)
+                             const std::vector<CrossRankEdge> &edges, const std::string &name,
+                             const std::vector<std::string> &labels)
 {
     trace::Trace all;
     all.name = name;
@@ -113,18 +114,19 @@ trace::Trace mergeRankTraces(const std::vector<trace::Trace> &traces, const std:
             all.counters.push_back(std::move(c));
         }
     }
-    for (const CrossRankEdge &e : edges) {
-        const auto send = spanOf.find({e.fromRank, e.sendName});
-        const auto recv = spanOf.find({e.toRank, e.recvName});
+    for (const CrossRankEdge &e : edges)
+        for (const std::string &label : labels) {
+        const auto send = spanOf.find({e.fromRank, e.sendName + label});
+        const auto recv = spanOf.find({e.toRank, e.recvName + label});
         if (send == spanOf.end() || recv == spanOf.end())
             continue;
-        const auto bytes = recvBytes.find({e.toRank, e.recvName});
+        const auto bytes = recvBytes.find({e.toRank, e.recvName + label});
         // The Send's span ends after MPI took the tensor, which a small message may beat to the
         // receiver: the transfer starts no later than the Recv ended.
         all.transfers.push_back({std::min(send->second.second, recv->second.second), recv->second.second,
                                  bytes != recvBytes.end() ? bytes->second : 0, send->second.first,
                                  recv->second.first});
-    }
+        }
     // Sorted lanes (as Trace::sortLanes), with the transfers following their lanes.
     std::vector<std::uint32_t> order(all.lanes.size());
     std::iota(order.begin(), order.end(), 0u);

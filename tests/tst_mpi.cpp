@@ -137,6 +137,13 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
+        // A model whose batch is fixed at 2 (exporters that trace with one example batch).
+        {
+            onnx::ModelProto m = test::smallModel();
+            auto *in = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+            in->mutable_dim(0)->set_dim_value(2);
+            test::writeProto(fs::path(m_dir.path().toStdString()) / "fixed2.onnx", m);
+        }
         for (unsigned seed : {1u, 2u, 3u})
             writeRandomDag(fs::path(m_dir.path().toStdString()) / ("dag" + std::to_string(seed) + ".onnx"), 40, seed);
     }
@@ -225,6 +232,69 @@ private slots:
         QCOMPARE(betweenRanks, crossRank);
     }
 
+    // GPipe across ranks: the batch split into micro-batches flows through contiguous stages, one
+    // per rank; the joined outputs equal serial's on the whole batch, every micro-batch crossed
+    // every cross-rank edge over MPI, and the bubble is reported beside GPipe's ideal.
+    void pipelineMicrobatchesMatchSerial_data()
+    {
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<int>("microbatches");
+        QTest::addColumn<int>("batch");
+        QTest::newRow("2 ranks, 4 micro-batches") << 2 << 4 << 8;
+        QTest::newRow("3 ranks, 6 micro-batches") << 3 << 6 << 12;
+        QTest::newRow("2 ranks, 1 micro-batch") << 2 << 1 << 2;
+    }
+    void pipelineMicrobatchesMatchSerial()
+    {
+        QFETCH(int, ranks);
+        QFETCH(int, microbatches);
+        QFETCH(int, batch);
+        const QString trace = m_dir.path() + "/pipeline" + QString::number(ranks) + QString::number(microbatches) + ".json";
+        const Run r = launch(ranks, {"profile", QString::fromStdString(test::samplePath("transformer_block.onnx").string()),
+                                     "--ranks", "--schedule", "serial,pipeline", "--microbatches",
+                                     QString::number(microbatches), "--dim", "batch=" + QString::number(batch),
+                                     "--iterations", "2", "--json", "--trace", trace});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonArray runs = json(r)["schedules"].toArray();
+        QCOMPARE(runs.size(), 2);
+        const QJsonObject p = runs[1].toObject();
+        QCOMPARE(p["name"].toString(), microbatches > 1 ? QStringLiteral("pipeline, %1 micro-batches").arg(microbatches)
+                                                        : QStringLiteral("pipeline"));
+        const int edges = p["cross_rank_transfers"].toInt();
+        QVERIFY(edges >= ranks - 1); // each stage hands on to the next
+        QCOMPARE(p["mpi_messages"].toInt(), edges * microbatches);
+        if (microbatches > 1) {
+            QCOMPARE(p["microbatches"].toInt(), microbatches);
+            QCOMPARE(p["stages"].toInt(), ranks);
+            QVERIFY(p["bubble"].toDouble() >= 0.0 && p["bubble"].toDouble() < 1.0);
+            QCOMPARE(p["ideal_bubble"].toDouble(), double(ranks - 1) / double(microbatches + ranks - 1));
+            QVERIFY(p["ideal_ms"].toDouble() > 0.0);
+        }
+        // A flow per micro-batch and cross-rank edge.
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+        const QJsonArray events = doc.isObject() ? doc.object()["traceEvents"].toArray() : doc.array();
+        QHash<int, QString> process;
+        QHash<int, int> flowStart, flowEnd;
+        for (const QJsonValue &v : events) {
+            const QJsonObject e = v.toObject();
+            if (e["ph"].toString() == "M" && e["name"].toString() == "process_name")
+                process[e["pid"].toInt()] = e["args"].toObject()["name"].toString();
+            else if (e["ph"].toString() == "s")
+                flowStart[e["id"].toInt()] = e["pid"].toInt();
+            else if (e["ph"].toString() == "f")
+                flowEnd[e["id"].toInt()] = e["pid"].toInt();
+        }
+        int betweenRanks = 0;
+        for (auto it = flowStart.begin(); it != flowStart.end(); ++it)
+            if (process[it.value()].startsWith("pipeline") &&
+                process[it.value()].section('/', 1).section(':', 0, 0) !=
+                    process[flowEnd.value(it.key())].section('/', 1).section(':', 0, 0))
+                ++betweenRanks;
+        QCOMPARE(betweenRanks, edges * microbatches);
+    }
+
     // A rank that dies mid-run: mpirun ends the others within seconds and says which rank.
     void aKilledRankEndsTheJob()
     {
@@ -287,6 +357,17 @@ private slots:
                                   << "parallel runs the workers of one device";
         QTest::newRow("simulate") << QStringList{"profile", transformer, "--ranks", "--simulate", "gpu:4"}
                                   << "--simulate predicts";
+        QTest::newRow("micro-batches that do not divide the batch")
+            << QStringList{"profile", transformer, "--ranks", "--schedule", "pipeline", "--microbatches", "4", "--dim",
+                           "batch=6"}
+            << "does not divide the batch of 6";
+        QTest::newRow("micro-batches of a fixed batch")
+            << QStringList{"profile", m_dir.path() + "/fixed2.onnx", "--ranks", "--schedule", "pipeline",
+                           "--microbatches", "2"}
+            << "which the model fixes at 2";
+        QTest::newRow("micro-batches without pipeline")
+            << QStringList{"profile", transformer, "--ranks", "--schedule", "greedy", "--microbatches", "2"}
+            << "add --schedule pipeline";
         QTest::newRow("devices per rank") << QStringList{"profile", transformer, "--ranks", "--devices-per-rank", "gpu:2"}
                                           << "--devices-per-rank must be cpu:N";
     }

@@ -12,6 +12,7 @@
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
+#include "schedule/pipeline.h"
 #include "schedule/profiler.h"
 #include "schedule/scheduler.h"
 #include "testsupport.h"
@@ -107,12 +108,13 @@ private slots:
         const CostModel cost = devices(workers);
         ScheduleOptions o;
         o.workers = workers;
-        for (Strategy s : {Strategy::Serial, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+        for (Strategy s : {Strategy::Serial, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin,
+                           Strategy::Pipeline}) {
             Expected<DevicePlan> planned = planForDevices(m, s, cost, o);
             QVERIFY2(planned, planned ? "" : planned.status().message().c_str());
             const Model &model = planned->partition.model;
             const double placed = planned->placement.makespan;
-            if (s == Strategy::Greedy || s == Strategy::RoundRobin) {
+            if (s == Strategy::Greedy || s == Strategy::RoundRobin || s == Strategy::Pipeline) {
                 // Every edge between devices goes through a Send/Recv pair.
                 const Graph &g = model.graph;
                 const std::vector<int> &deviceOf = planned->partition.deviceOf;
@@ -158,14 +160,15 @@ private slots:
         ScheduleOptions o;
         o.workers = 3;
         // Parallel twice: workers sharing one queue, then a fixed queue per worker.
-        for (Strategy st : {Strategy::Parallel, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin}) {
+        for (Strategy st : {Strategy::Parallel, Strategy::Parallel, Strategy::Greedy, Strategy::RoundRobin,
+                            Strategy::Pipeline}) {
             o.sharedQueue = !o.sharedQueue;
             Model model = m;
             std::vector<int> placement;
             if (st != Strategy::Parallel) {
                 Expected<Partition> part = partitionForDevices(m, *placeNodes(m.graph, st, cost));
                 QVERIFY(part);
-                if (st == Strategy::RoundRobin)
+                if (st == Strategy::RoundRobin || st == Strategy::Pipeline)
                     QVERIFY(part->transfers > 0);
                 model = part->model;
                 placement = part->deviceOf;
@@ -189,6 +192,52 @@ private slots:
                 }
             }
         }
+    }
+
+    // Pipeline stages are contiguous in a dependency order: every edge goes forward (a stage never
+    // waits for a later one, so micro-batches can flow), every stage gets work, and the slowest
+    // stage is within one op of an even split.
+    void pipelineStagesGoForwardAndBalance_data()
+    {
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("seed");
+        QTest::addColumn<int>("stages");
+        for (int seed : {1, 2, 3})
+            for (int stages : {2, 3, 5})
+                QTest::addRow("dag 120 seed %d, %d stages", seed, stages) << 120 << seed << stages;
+        QTest::newRow("fewer nodes than stages") << 3 << 4 << 5;
+    }
+    void pipelineStagesGoForwardAndBalance()
+    {
+        QFETCH(int, nodes);
+        QFETCH(int, seed);
+        QFETCH(int, stages);
+        Model m = randomDag(nodes, std::uint32_t(seed));
+        CostModel cost = devices(stages);
+        // Uneven op times, as measured ones are.
+        std::mt19937 rng(static_cast<std::uint32_t>(seed));
+        for (NodeId n : m.graph.nodeIds())
+            cost.measuredSeconds[m.graph.node(n).name] = 1e-6 * double(1 + rng() % 50);
+        Expected<Placement> p = placeFor(m.graph, Strategy::Pipeline, cost);
+        QVERIFY2(p, p ? "" : p.status().message().c_str());
+        std::vector<double> load(std::size_t(stages), 0.0);
+        double total = 0.0, biggest = 0.0;
+        for (NodeId n : m.graph.nodeIds()) {
+            const int d = p->device[n.index];
+            QVERIFY(d >= 0 && d < stages);
+            const double sec = cost.measuredSeconds[m.graph.node(n).name];
+            load[std::size_t(d)] += sec;
+            total += sec;
+            biggest = std::max(biggest, sec);
+            for (ValueId in : m.graph.node(n).inputs)
+                if (const NodeId q = m.graph.producer(in); q.valid())
+                    QVERIFY2(p->device[q.index] <= d, "an edge goes back to an earlier stage");
+        }
+        const int used = int(std::count_if(load.begin(), load.end(), [](double x) { return x > 0; }));
+        QCOMPARE(used, std::min(stages, nodes));
+        QVERIFY(*std::max_element(load.begin(), load.end()) <= total / stages + biggest + 1e-12);
+        QCOMPARE(idealBubble(4, 3), 2.0 / 6.0);
+        QCOMPARE(idealBubble(1, 1), 0.0);
     }
 
     void workersSharingAQueue_data()

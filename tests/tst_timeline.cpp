@@ -114,6 +114,27 @@ private slots:
         QVERIFY(std::abs((view.visibleEnd() - view.visibleStart()) - all) < 1e-12 + 1e-9 * all);
     }
 
+    void aViewSizedAfterItsRunsShowsThemWhole()
+    {
+        // A trace opened while the timeline's dock was hidden fitted into no width (a million
+        // seconds across); shown later, the view must fit the runs it was given — and keep a
+        // range the user zoomed to only until the user zooms or pans.
+        TimelineView view;
+        view.resize(40, 100);
+        const auto run = syntheticTrace(2, 1000);
+        view.setRuns({{run, QStringLiteral("run")}});
+        view.resize(1000, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY2(std::abs(view.timeToX(run->duration() * 1.02) - (view.viewport()->width() - 10)) < 1.0,
+                 qPrintable(QString::number(view.timeToX(run->duration()))));
+        // Zoomed by the user, a resize keeps the scale and position (it only shows more or less).
+        QTest::keyClick(&view, Qt::Key_Plus);
+        const double x = view.timeToX(run->duration() / 3);
+        view.resize(1200, 400);
+        QCOMPARE(view.timeToX(run->duration() / 3), x);
+    }
+
     void compareModeOnAProfiledFixture()
     {
         const Model model = test::loadOrFail(test::samplePath("inception_block.onnx")).model;

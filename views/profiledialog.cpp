@@ -19,7 +19,7 @@ namespace opscope {
 
 namespace {
 
-constexpr const char *kScheduleNames[] = {"serial", "parallel", "greedy", "round-robin"};
+constexpr const char *kScheduleNames[] = {"serial", "parallel", "greedy", "round-robin", "pipeline"};
 
 // The graph's real inputs (initializers listed as inputs are weights, not feeds).
 std::vector<const Value *> feedInputs(const Graph &g)
@@ -39,7 +39,7 @@ ProfileDialog::ProfileDialog(std::shared_ptr<const Model> model, QWidget *parent
     setWindowTitle(tr("Profiling session"));
     auto *form = new QFormLayout(this);
     auto *schedules = new QHBoxLayout;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < int(m_schedules.size()); ++i) {
         m_schedules[std::size_t(i)] = new QCheckBox(QString::fromLatin1(kScheduleNames[i]), this);
         m_schedules[std::size_t(i)]->setChecked(i < 3);
         schedules->addWidget(m_schedules[std::size_t(i)]);
@@ -155,7 +155,7 @@ Expected<schedule::ProfileOptions> ProfileDialog::options() const
 {
     schedule::ProfileOptions o;
     o.strategies.clear();
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < int(m_schedules.size()); ++i)
         if (m_schedules[std::size_t(i)]->isChecked())
             o.strategies.push_back(*schedule::strategyFromName(kScheduleNames[i]));
     if (o.strategies.empty())

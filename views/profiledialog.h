@@ -38,7 +38,7 @@ private:
     void updateWarning();
 
     std::shared_ptr<const Model> m_model;
-    std::array<QCheckBox *, 4> m_schedules{};
+    std::array<QCheckBox *, 5> m_schedules{}; // kScheduleNames
     QSpinBox *m_devices = nullptr, *m_threads = nullptr, *m_iterations = nullptr;
     QCheckBox *m_measured = nullptr, *m_allCores = nullptr;
     std::map<std::string, QSpinBox *> m_dims;

@@ -107,6 +107,7 @@ void TimelineView::setVisibleRange(double t0, double t1)
 {
     if (t1 <= t0)
         return;
+    m_keptRange = std::pair(t0, t1);
     m_t0 = t0;
     m_pixelsPerSecond = std::max(1e-3, double(viewport()->width() - LabelWidth - 10) / (t1 - t0));
     viewport()->update();
@@ -123,6 +124,7 @@ void TimelineView::zoomAt(double factor, double x)
     const double t = xToTime(x);
     m_pixelsPerSecond = std::clamp(m_pixelsPerSecond * factor, 1.0, 1e12);
     m_t0 = t - (x - LabelWidth) / m_pixelsPerSecond;
+    m_keptRange.reset();
     viewport()->update();
 }
 
@@ -326,6 +328,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent *event)
 {
     if (m_panning) {
         m_t0 = m_pressT0 - (event->pos().x() - m_pressPos.x()) / m_pixelsPerSecond;
+        m_keptRange.reset();
         viewport()->update();
     } else if (m_selecting) {
         m_selectionEnd = event->pos();
@@ -372,6 +375,8 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent *event)
 void TimelineView::resizeEvent(QResizeEvent *event)
 {
     QAbstractScrollArea::resizeEvent(event);
+    if (m_keptRange)
+        setVisibleRange(m_keptRange->first, m_keptRange->second);
     updateScrollBars();
 }
 

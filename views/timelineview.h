@@ -88,6 +88,10 @@ private:
     std::vector<Row> m_rows;
     double m_t0 = 0.0;
     double m_pixelsPerSecond = 1e4;
+    // The range last asked for (fit, a run double-clicked, a rubber band) until the user zooms or
+    // pans: a resize shows the same range again. A view sized while hidden (a dock opened after
+    // its trace) had fitted into no width and showed a million seconds.
+    std::optional<std::pair<double, double>> m_keptRange;
     QString m_highlight;
     QPoint m_pressPos;
     double m_pressT0 = 0.0;

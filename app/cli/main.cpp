@@ -116,7 +116,7 @@ int main(int argc, char **argv)
     profileCmd->add_option("MODEL", profile.model, "ONNX model")->required();
     profileCmd
         ->add_option("--schedule", profile.schedules,
-                     "serial, parallel, greedy, round-robin (comma-separated)")
+                     "serial, parallel, greedy, round-robin, pipeline (comma-separated)")
         ->delimiter(',');
     profileCmd
         ->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
@@ -153,6 +153,10 @@ int main(int argc, char **argv)
                            "at least 30)")
         ->default_val(0.0)
         ->check(CLI::NonNegativeNumber);
+    profileCmd->add_option("--microbatches", profile.microbatches,
+                           "With --ranks, for pipeline: split the batch (dim 0) into M micro-batches, GPipe-style")
+        ->default_val(1)
+        ->check(CLI::Range(1, 4096));
     profileCmd->add_flag("--in-process", profile.inProcess,
                          "With --ranks: also run each spread plan in rank 0's process alone (what MPI costs)");
 
@@ -160,7 +164,7 @@ int main(int argc, char **argv)
     CLI::App *memoryCmd = app.add_subcommand(
         "memory", "Plan a model's memory (in place, views, shared buffers) per device and check a run from the plan");
     memoryCmd->add_option("MODEL", memory.model, "ONNX model")->required();
-    memoryCmd->add_option("--schedule", memory.schedule, "serial, parallel, greedy or round-robin")
+    memoryCmd->add_option("--schedule", memory.schedule, "serial, parallel, greedy, round-robin or pipeline")
         ->default_val("serial");
     memoryCmd->add_option("--devices", memory.devices, "cpu:N: parallel workers, or devices for greedy/round-robin")
         ->default_val("cpu:2");

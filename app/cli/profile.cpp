@@ -90,6 +90,10 @@ int runProfile(const ProfileArgs &args)
 {
     if (args.ranks)
         return runProfileRanks(args);
+    if (args.microbatches > 1)
+        return reportError(Status::invalid("--microbatches pipelines micro-batches across MPI ranks: run under "
+                                           "mpirun with --ranks --schedule pipeline (in one process a run "
+                                           "executes one batch at a time)"));
     Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());

@@ -37,6 +37,9 @@ struct Options
     QCommandLineOption profile{QStringLiteral("profile"),
                                QStringLiteral("Profile serial, parallel and greedy on N CPU devices after loading"),
                                QStringLiteral("devices")};
+    QCommandLineOption trace{QStringLiteral("trace"),
+                             QStringLiteral("Open a Chrome trace in the timeline (profile --trace, a saved session)"),
+                             QStringLiteral("file")};
     QCommandLineOption partition{QStringLiteral("partition"),
                                  QStringLiteral("Show the graph partitioned for N CPU devices"), QStringLiteral("devices")};
     QCommandLineOption level{QStringLiteral("level"), QStringLiteral("Pass level for --run: basic, extended, layout or all"),
@@ -60,7 +63,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, partition, level, enter, values, activations, memory,
+        parser.addOptions({screenshot, run, step, select, compare, profile, trace, partition, level, enter, values, activations, memory,
                            dim, size, dark});
     }
 };
@@ -159,6 +162,9 @@ int main(int argc, char **argv)
         window.openBundledSample();
     else
         window.openFile(args.front());
+    if (parser.isSet(o.trace))
+        if (const opscope::Status s = window.openTrace(parser.value(o.trace)); !s)
+            return fail(QStringLiteral("--trace: %1").arg(QString::fromStdString(s.message())));
 
     if (parser.isSet(screenshot)) {
         // A script of stages, each run when the window is idle.

@@ -397,10 +397,8 @@ void MainWindow::buildMenus()
             QFileDialog::getOpenFileName(this, tr("Open trace"), {}, tr("Chrome traces (*.json)"));
         if (path.isEmpty())
             return;
-        if (Status s = m_profile->openTrace(path); !s)
+        if (Status s = openTrace(path); !s)
             showError(tr("Cannot open trace"), QString::fromStdString(s.message()));
-        else
-            m_timelineDock->show();
     });
     profile->addAction(m_timelineDock->toggleViewAction());
     m_planMemory = profile->addAction(tr("Plan &memory"), QKeySequence(Qt::CTRL | Qt::Key_M), this,
@@ -524,6 +522,13 @@ void MainWindow::showError(const QString &title, const QString &message)
 void MainWindow::openFile(const QString &path)
 {
     loadAsync(path, fileLoader(path), false);
+}
+
+Status MainWindow::openTrace(const QString &path)
+{
+    OPSCOPE_TRY(m_profile->openTrace(path));
+    m_timelineDock->show();
+    return Status::ok();
 }
 
 void MainWindow::openBundledSample(const QString &fileName)

@@ -40,6 +40,8 @@ public:
 
     void openFile(const QString &path);
     void openBundledSample(const QString &fileName = QStringLiteral("inception_block.onnx"));
+    // A Chrome trace (a saved session, `profile --trace`, another tool's) in the timeline.
+    Status openTrace(const QString &path);
     void compareWith(const QString &path);
     void runPipeline();
     // The graph placed on `devices` CPU devices with Send/Recv, shown as a pass step.

@@ -94,7 +94,7 @@ Expected<DevicePlan> planForDevices(const Model &model, Strategy strategy, const
                                     const ScheduleOptions &options)
 {
     DevicePlan p;
-    if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin) {
+    if (strategy == Strategy::Greedy || strategy == Strategy::RoundRobin || strategy == Strategy::Pipeline) {
         Expected<Placement> place = placeFor(model.graph, strategy, cost);
         if (!place)
             return place.status();

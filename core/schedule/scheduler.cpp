@@ -1,5 +1,7 @@
 #include "schedule/scheduler.h"
 
+#include "schedule/pipeline.h"
+
 #include "ir/opcategory.h"
 #include "schedule/graphcosts.h"
 
@@ -20,7 +22,9 @@ Expected<Strategy> strategyFromName(const std::string &name)
         return Strategy::Greedy;
     if (name == "round-robin")
         return Strategy::RoundRobin;
-    return Status::invalid("unknown schedule '" + name + "' (serial, parallel, greedy, round-robin)");
+    if (name == "pipeline")
+        return Strategy::Pipeline;
+    return Status::invalid("unknown schedule '" + name + "' (serial, parallel, greedy, round-robin, pipeline)");
 }
 
 std::string strategyName(Strategy s)
@@ -30,6 +34,7 @@ std::string strategyName(Strategy s)
     case Strategy::Parallel: return "parallel";
     case Strategy::Greedy: return "greedy";
     case Strategy::RoundRobin: return "round-robin";
+    case Strategy::Pipeline: return "pipeline";
     }
     return "?";
 }
@@ -94,6 +99,8 @@ Expected<Placement> placeFor(const Graph &graph, Strategy strategy, const CostMo
 {
     if (strategy == Strategy::Greedy)
         return placeGreedy(graph, model);
+    if (strategy == Strategy::Pipeline)
+        return placePipeline(graph, model);
     return placeRoundRobin(graph, model, strategy == Strategy::RoundRobin ? 0 : 1);
 }
 

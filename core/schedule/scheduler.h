@@ -7,6 +7,8 @@
 //               where it finishes earliest counting the transfer of its inputs, under a memory cap
 //               (placement.h: with insertion into idle gaps and seeded refinement)
 //   round-robin N devices in turn (the baseline greedy is compared with)
+//   pipeline    N devices, each a contiguous stage of the dependency order, balanced by op time
+//               (pipeline.h); across MPI ranks it runs micro-batches GPipe-style
 // Cross-device edges of greedy/round-robin get Send/Recv nodes (partition.h) before planning.
 
 #include "runtime/executionplan.h"
@@ -25,6 +27,7 @@ enum class Strategy
     Parallel,
     Greedy,
     RoundRobin,
+    Pipeline, // contiguous stages of the dependency order, one per device (pipeline.h)
 };
 
 Expected<Strategy> strategyFromName(const std::string &name);

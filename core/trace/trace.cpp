@@ -1,5 +1,7 @@
 #include "trace/trace.h"
 
+#include <tuple>
+
 #include "ir/opcategory.h"
 
 #include <algorithm>
@@ -56,6 +58,7 @@ void Recorder::begin()
 {
     const std::lock_guard lock(m_mutex);
     m_events.clear();
+    m_label.clear();
     m_zero = std::chrono::steady_clock::now();
 }
 
@@ -73,7 +76,13 @@ void Recorder::onStep(const StepEvent &event)
         }
     }
     const std::lock_guard lock(m_mutex);
-    m_events.push_back({event, n.name, n.opType, n.domain, bytes});
+    m_events.push_back({event, m_label.empty() ? n.name : n.name + m_label, n.opType, n.domain, bytes, m_label});
+}
+
+void Recorder::setLabel(std::string label)
+{
+    const std::lock_guard lock(m_mutex);
+    m_label = std::move(label);
 }
 
 namespace {
@@ -141,10 +150,10 @@ Trace Recorder::finish(const std::string &name)
     t.sortLanes();
     // Each Recv is a transfer: from the end of its Send (the producer of its input, on the
     // source device's lane) to the end of the copy.
-    std::map<std::pair<const Graph *, std::uint32_t>, std::pair<std::uint32_t, double>> sends;
+    std::map<std::tuple<const Graph *, std::uint32_t, std::string>, std::pair<std::uint32_t, double>> sends;
     for (const Event &e : m_events)
         if (e.op == "Send")
-            sends[{e.step.graph, e.step.node.index}] = {
+            sends[{e.step.graph, e.step.node.index, e.label}] = {
                 std::uint32_t(t.laneFor(deviceName(e.step.device), e.step.queue)), seconds(e.step.end)};
     for (const Event &e : m_events) {
         if (e.op != "Recv")
@@ -152,7 +161,7 @@ Trace Recorder::finish(const std::string &name)
         const Node &recv = e.step.graph->node(e.step.node);
         const NodeId send = recv.inputs.empty() ? NodeId() : e.step.graph->producer(recv.inputs[0]);
         const auto lane = std::uint32_t(t.laneFor(deviceName(e.step.device), e.step.queue));
-        const auto from = sends.find({e.step.graph, send.index});
+        const auto from = sends.find({e.step.graph, send.index, e.label});
         t.transfers.push_back({from != sends.end() ? from->second.second : seconds(e.step.start),
                                seconds(e.step.end), e.bytes, from != sends.end() ? from->second.first : lane,
                                lane});

@@ -75,6 +75,9 @@ public:
     // When begin() was called: what puts traces of several processes on one clock (dist/).
     std::chrono::steady_clock::time_point zero() const { return m_zero; }
     void onStep(const StepEvent &event);
+    // Appended to the names of the spans recorded from now on: several runs in one trace (the
+    // micro-batches of a pipeline, " #2") stay apart.
+    void setLabel(std::string label);
     // The trace of what was recorded since begin(); Recv nodes become transfers as well.
     Trace finish(const std::string &name);
 
@@ -84,11 +87,13 @@ private:
         StepEvent step;
         std::string name, op, domain;
         std::uint64_t bytes;
+        std::string label; // setLabel's at the time: a Recv pairs with the Send of its own run
     };
     std::vector<std::string> m_devices;
     std::chrono::steady_clock::time_point m_zero;
     std::mutex m_mutex;
     std::vector<Event> m_events;
+    std::string m_label;
 };
 
 // Drawing at a given resolution: spans narrower than a pixel merge with their neighbours into one
