@@ -456,15 +456,9 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 else {
                     // A pipeline of M micro-batches: each stage's share of the batch M times, the
                     // slowest stage setting the pace once the pipeline is full.
-                    if (strategy == Strategy::Pipeline && options.microbatches > 1) {
-                        std::vector<double> load(std::size_t(devices), 0.0);
-                        for (const schedule::PredictedOp &op : plan->predicted)
-                            load[op.device % std::size_t(devices)] += op.finish - op.start;
-                        const int stages = int(std::count_if(load.begin(), load.end(), [](double x) { return x > 0; }));
-                        const int m = options.microbatches;
+                    if (strategy == Strategy::Pipeline && options.microbatches > 1)
                         plan->predictedMakespan =
-                            *std::max_element(load.begin(), load.end()) * double(m + stages - 1) / double(m);
-                    }
+                            schedule::predictPipeline(*plan, std::size_t(devices), options.microbatches).makespanSeconds;
                     planBytes = packJson(encodePlan(*place, *plan, part->model.graph.nodeSlots()));
                 }
             } else {
@@ -736,8 +730,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             r.makespanMs = makespan; // from the first start to the last end, as computed above
             // A pipeline's bubble: the share of its stages' time spent not computing, beside
             // GPipe's (S−1)/(M+S−1), and the makespan with that ideal bubble.
-            RankRunInfo &info = result.info[s.run];
-            if (info.microbatches > 0 && s.labels.size() > 1) {
+            const RankRunInfo &info = result.info[s.run];
+            if (s.labels.size() > 1) {
                 std::map<std::string, double> busy;
                 for (const trace::Lane &l : r.trace.lanes)
                     if (l.device != "host")
@@ -747,11 +741,13 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 for (const auto &[d, b] : busy)
                     if (b > 0.0)
                         ++stages, slowest = std::max(slowest, b), all += b;
-                info.stages = stages;
                 const double span = r.trace.duration();
-                info.bubble = span > 0 && stages > 0 ? 1.0 - all / (stages * span) : 0.0;
-                info.idealBubble = schedule::idealBubble(info.microbatches, stages);
-                info.idealMs = slowest * double(info.microbatches + stages - 1) / double(info.microbatches) * 1e3;
+                r.pipeline.microbatches = info.microbatches;
+                r.pipeline.stages = stages;
+                r.pipeline.bubble = span > 0 && stages > 0 ? 1.0 - all / (stages * span) : 0.0;
+                r.pipeline.idealBubble = schedule::idealBubble(info.microbatches, stages);
+                r.pipeline.idealMs =
+                    slowest * double(info.microbatches + stages - 1) / double(info.microbatches) * 1e3;
             }
             for (int d = 0; d < devices; ++d) {
                 const std::string dn = deviceName(d / perRank, d % perRank);

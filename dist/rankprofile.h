@@ -49,11 +49,7 @@ struct RankRunInfo
     std::size_t crossRankEdges = 0;  // the plan's Recvs whose Send is on another rank
     std::uint64_t mpiMessages = 0;   // tensors sent over MPI per run, all ranks
     std::uint64_t mpiBytes = 0;      // their bytes per run
-    // A pipeline of micro-batches: how many, over how many stages (devices with work); the share
-    // of the stages' time idle, GPipe's ideal (S−1)/(M+S−1), and the makespan with that bubble.
-    int microbatches = 0;
-    int stages = 0;
-    double bubble = 0.0, idealBubble = 0.0, idealMs = 0.0;
+    int microbatches = 1;            // runs per iteration (a pipeline's micro-batches)
 };
 
 struct RankProfile

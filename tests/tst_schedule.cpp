@@ -240,6 +240,35 @@ private slots:
         QCOMPARE(idealBubble(1, 1), 0.0);
     }
 
+    // --simulate 4xgpu:8: hosts of devices, slower links between hosts than inside one; a
+    // pipeline of micro-batches predicted GPipe-style.
+    void simulatedHostsAndPipelines()
+    {
+        Expected<CostModel> m = simulatedModel("4xgpu:8", devices(1));
+        QVERIFY(m);
+        QCOMPARE(m->devices.size(), std::size_t(32));
+        QCOMPARE(m->devices[9].name, std::string("host1:gpu:1"));
+        QCOMPARE(m->processOf[9], 1);
+        QVERIFY(m->transferSeconds(1e6, 8, 9) < m->transferSeconds(1e6, 7, 8)); // NVLink inside, IB across
+        Expected<CostModel> eth = simulatedModel("2xgpu:4@eth", devices(1));
+        QVERIFY(eth && eth->transferSeconds(1e6, 0, 4) > m->transferSeconds(1e6, 0, 8));
+        for (const char *bad : {"0xgpu:8", "4xgpu:8@carrier-pigeon", "4xnpu:8", "2000xgpu:8"})
+            QVERIFY2(!simulatedModel(bad, devices(1)), bad);
+
+        const Model dag = randomDag(120, 5);
+        ScheduleOptions o;
+        o.workers = 4;
+        Expected<DevicePlan> planned = planForDevices(dag, Strategy::Pipeline, devices(4), o);
+        QVERIFY(planned);
+        const PipelinePrediction one = predictPipeline(planned->schedule, 4, 1);
+        const PipelinePrediction eight = predictPipeline(planned->schedule, 4, 8);
+        QCOMPARE(one.stages, 4);
+        QCOMPARE(eight.bubble, 3.0 / 11.0);
+        // More micro-batches: the slowest stage's share sets the pace, the fill and drain shrink.
+        QVERIFY(eight.makespanSeconds < one.makespanSeconds);
+        QVERIFY(eight.makespanSeconds > one.makespanSeconds / 4.0);
+    }
+
     void workersSharingAQueue_data()
     {
         QTest::addColumn<int>("workers");

@@ -154,7 +154,7 @@ int main(int argc, char **argv)
         ->default_val(0.0)
         ->check(CLI::NonNegativeNumber);
     profileCmd->add_option("--microbatches", profile.microbatches,
-                           "With --ranks, for pipeline: split the batch (dim 0) into M micro-batches, GPipe-style")
+                           "pipeline with --ranks (or --simulate): the batch (dim 0) as M micro-batches, GPipe-style")
         ->default_val(1)
         ->check(CLI::Range(1, 4096));
     profileCmd->add_flag("--in-process", profile.inProcess,

@@ -54,6 +54,13 @@ nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<sc
                     dev["arena_bytes"] = bytes;
             s["devices"].push_back(dev);
         }
+        if (r.pipeline.stages > 0) {
+            s["microbatches"] = r.pipeline.microbatches;
+            s["stages"] = r.pipeline.stages;
+            s["bubble"] = r.pipeline.bubble;
+            s["ideal_bubble"] = r.pipeline.idealBubble;
+            s["ideal_ms"] = r.pipeline.idealMs;
+        }
         j["schedules"].push_back(s);
     }
     j["notes"] = notes;
@@ -84,16 +91,26 @@ void printProfileTable(const ProfileArgs &args, const std::vector<schedule::Prof
             std::printf("%s: %.3gx the speed of %s\n", reports[i].name.c_str(), serial / reports[i].makespanMs,
                         reports.front().name.c_str());
     }
+    for (const schedule::ProfileRun &r : reports)
+        if (r.pipeline.stages > 0)
+            std::printf("%s: %d stages, %.0f%% of their time idle (GPipe's ideal (S-1)/(M+S-1) = %.0f%%), "
+                        "makespan %.3f ms against %.3f ms with that bubble\n",
+                        r.name.c_str(), r.pipeline.stages, r.pipeline.bubble * 100, r.pipeline.idealBubble * 100,
+                        r.makespanMs, r.pipeline.idealMs);
 }
 
 int runProfile(const ProfileArgs &args)
 {
     if (args.ranks)
         return runProfileRanks(args);
-    if (args.microbatches > 1)
+    if (args.microbatches > 1 && args.simulate.empty())
         return reportError(Status::invalid("--microbatches pipelines micro-batches across MPI ranks: run under "
-                                           "mpirun with --ranks --schedule pipeline (in one process a run "
-                                           "executes one batch at a time)"));
+                                           "mpirun with --ranks --schedule pipeline, or predict with --simulate "
+                                           "(in one process a run executes one batch at a time)"));
+    if (args.microbatches > 1 &&
+        std::find(args.schedules.begin(), args.schedules.end(), "pipeline") == args.schedules.end())
+        return reportError(Status::invalid("--microbatches splits the batch for the pipeline schedule: add "
+                                           "--schedule pipeline"));
     Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());
@@ -136,6 +153,7 @@ int runProfile(const ProfileArgs &args)
     options.measuredCosts = !args.estimatedCosts;
     options.sharedQueue = !args.fixedQueues;
     options.seed = args.seed;
+    options.microbatches = args.microbatches;
     Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
     if (!given)
         return reportError(given.status());

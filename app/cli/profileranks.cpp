@@ -170,13 +170,7 @@ int runProfileRanks(const ProfileArgs &args)
             j["schedules"][i]["cross_rank_transfers"] = profile->info[i].crossRankEdges;
             j["schedules"][i]["mpi_messages"] = profile->info[i].mpiMessages;
             j["schedules"][i]["mpi_bytes"] = profile->info[i].mpiBytes;
-            if (profile->info[i].stages > 0) {
-                j["schedules"][i]["microbatches"] = profile->info[i].microbatches;
-                j["schedules"][i]["stages"] = profile->info[i].stages;
-                j["schedules"][i]["bubble"] = profile->info[i].bubble;
-                j["schedules"][i]["ideal_bubble"] = profile->info[i].idealBubble;
-                j["schedules"][i]["ideal_ms"] = profile->info[i].idealMs;
-            }
+
         }
         std::cout << j.dump(2) << '\n';
         return ExitOk;
@@ -191,18 +185,6 @@ int runProfileRanks(const ProfileArgs &args)
                         reports[i].name.c_str(), profile->info[i].crossRankEdges,
                         static_cast<unsigned long long>(profile->info[i].mpiMessages),
                         double(profile->info[i].mpiBytes) * 1e-6);
-    for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i) {
-        const dist::RankRunInfo &in = profile->info[i];
-        if (in.stages == 0)
-            continue;
-        std::printf("%s: %d stages, %.0f%% of their time idle (GPipe's ideal (S-1)/(M+S-1) = %.0f%%), "
-                    "makespan %.3f ms against %.3f ms with that bubble",
-                    reports[i].name.c_str(), in.stages, in.bubble * 100, in.idealBubble * 100, reports[i].makespanMs,
-                    in.idealMs);
-        if (!reports.empty() && reports.front().name == "serial" && reports[i].makespanMs > 0)
-            std::printf("; %.3gx serial's throughput", reports.front().makespanMs / reports[i].makespanMs);
-        std::printf("\n");
-    }
     for (const std::string &n : notes)
         std::cerr << "opscope-cli: note: " << n << '\n';
     return ExitOk;

@@ -200,6 +200,36 @@ CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::strin
 
 Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpuBaseline)
 {
+    // [HOSTSx]kind:count[:link][@eth]
+    if (const auto x = spec.find('x'); x != std::string::npos && x > 0 &&
+                                       spec.find_first_not_of("0123456789") == x) {
+        const int hosts = std::atoi(spec.substr(0, x).c_str());
+        std::string one = spec.substr(x + 1);
+        const auto at = one.find('@');
+        const std::string between = at == std::string::npos ? "ib" : one.substr(at + 1);
+        if (at != std::string::npos)
+            one = one.substr(0, at);
+        if (hosts < 1 || hosts > 1024)
+            return Status::invalid("host count in '" + spec + "' must be 1 to 1024");
+        if (between != "ib" && between != "eth")
+            return Status::invalid("link between hosts in '" + spec + "' must be ib or eth");
+        Expected<CostModel> host = simulatedModel(one, cpuBaseline);
+        if (!host)
+            return host.status();
+        if (std::size_t(hosts) * host->devices.size() > 4096)
+            return Status::invalid("'" + spec + "' is more than 4096 devices");
+        CostModel m;
+        m.link = host->link;
+        // GPU to GPU across hosts (NCCL over GPUDirect RDMA): latency well above a link inside one.
+        m.remoteLink = between == "ib" ? LinkModel{8e-6, 2.5e10} : LinkModel{2.5e-5, 1.25e10};
+        for (int h = 0; h < hosts; ++h)
+            for (DeviceModel d : host->devices) {
+                d.name = "host" + std::to_string(h) + ":" + d.name;
+                m.devices.push_back(d);
+                m.processOf.push_back(h);
+            }
+        return m;
+    }
     // kind:count[:link]
     const auto colon = spec.find(':');
     if (colon == std::string::npos)

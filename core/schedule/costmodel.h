@@ -67,7 +67,9 @@ struct CostModel
 // $XDG_CACHE_HOME or ~/.cache/opscope/calibration.json).
 CostModel calibratedCpuModel(int devices, int threadsPerDevice, const std::string &cacheFile = {});
 
-// Named devices for --simulate: "cpu:4", "gpu:4" (H100-class), "gpu:8:pcie" (PCIe links).
+// Named devices for --simulate: "cpu:4", "gpu:4" (H100-class), "gpu:8:pcie" (PCIe links);
+// "4xgpu:8" is 4 hosts of 8 each, the hosts linked by InfiniBand (HDR: 8 µs, 25 GB/s),
+// "4xgpu:8@eth" by 100 Gb Ethernet (25 µs, 12.5 GB/s) — a cluster of such machines.
 Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpuBaseline);
 
 } // namespace opscope::schedule

@@ -70,6 +70,19 @@ Expected<Placement> placePipeline(const Graph &graph, const CostModel &model, st
     return p;
 }
 
+PipelinePrediction predictPipeline(const Schedule &schedule, std::size_t devices, int microbatches)
+{
+    std::vector<double> load(std::max<std::size_t>(1, devices), 0.0);
+    for (const PredictedOp &op : schedule.predicted)
+        load[op.device % load.size()] += op.finish - op.start;
+    PipelinePrediction p;
+    p.stages = int(std::count_if(load.begin(), load.end(), [](double x) { return x > 0; }));
+    const int m = std::max(1, microbatches);
+    p.makespanSeconds = *std::max_element(load.begin(), load.end()) * double(m + p.stages - 1) / double(m);
+    p.bubble = idealBubble(m, p.stages);
+    return p;
+}
+
 double idealBubble(int microbatches, int stages)
 {
     const int m = std::max(1, microbatches), s = std::max(1, stages);

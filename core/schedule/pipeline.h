@@ -12,6 +12,7 @@
 // stage: each stage can start the next micro-batch as soon as it has sent the last one's tensors.
 
 #include "schedule/placement.h"
+#include "schedule/scheduler.h"
 
 namespace opscope::schedule {
 
@@ -22,5 +23,16 @@ Expected<Placement> placePipeline(const Graph &graph, const CostModel &model, st
 
 // The share of S stages' time a GPipe schedule of M micro-batches leaves idle: (S−1)/(M+S−1).
 double idealBubble(int microbatches, int stages);
+
+// What a schedule of one batch over its stages predicts for M micro-batches: each stage does 1/M
+// of its work per micro-batch, the slowest one sets the pace once the pipeline is full, so the
+// makespan is that stage's time × (M+S−1)/M.
+struct PipelinePrediction
+{
+    int stages = 0; // devices with work
+    double makespanSeconds = 0.0;
+    double bubble = 0.0; // ideal (S−1)/(M+S−1)
+};
+PipelinePrediction predictPipeline(const Schedule &schedule, std::size_t devices, int microbatches);
 
 } // namespace opscope::schedule

@@ -6,6 +6,7 @@
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
+#include "schedule/pipeline.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -251,12 +252,21 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         Expected<DevicePlan> planned = planForDevices(model, strategy, cost, so);
         if (!planned)
             return planned.status();
+        // Plan devices carry the cost model's names ("host1:gpu:3" when simulating hosts).
+        for (std::size_t d = 0; d < planned->schedule.plan.devices.size() && d < cost.devices.size(); ++d)
+            planned->schedule.plan.devices[d] = cost.devices[d].name;
         const Model &runModel = planned->partition.model;
         const Schedule *plan = &planned->schedule;
         r.predictedMs = plan->predictedMakespan * 1e3;
         if (!options.simulate.empty()) {
             r.trace = predictedTrace(runModel.graph, *plan, r.name);
             summarizeRun(r);
+            if (strategy == Strategy::Pipeline && options.microbatches > 1) {
+                const PipelinePrediction p = predictPipeline(*plan, cost.devices.size(), options.microbatches);
+                r.name += ", " + std::to_string(options.microbatches) + " micro-batches";
+                r.predictedMs = p.makespanSeconds * 1e3;
+                r.pipeline = {options.microbatches, p.stages, p.bubble, p.bubble, r.predictedMs};
+            }
             r.makespanMs = r.predictedMs;
             runs.push_back(std::move(r));
             continue;

@@ -37,6 +37,9 @@ struct ProfileOptions
     bool measuredCosts = true;
     // parallel: workers share one queue (false: a fixed queue per worker, as GPU streams run).
     bool sharedQueue = true;
+    // pipeline, when simulating: the batch as this many micro-batches, GPipe-style (running them
+    // needs several processes: dist/).
+    int microbatches = 1;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> progress; // "greedy 3/10"
 };
@@ -55,6 +58,14 @@ struct ProfileRun
     std::vector<std::pair<std::string, std::uint64_t>> arenaBytes;
     trace::Trace trace;
     std::unordered_map<std::string, double> opSeconds; // serial runs: each node's median seconds
+    // A pipeline of micro-batches (stages 0: not one): over how many stages, the share of their
+    // time idle — measured, or GPipe's when predicted — GPipe's ideal (S−1)/(M+S−1), and the
+    // makespan with that ideal bubble.
+    struct Pipeline
+    {
+        int microbatches = 0, stages = 0;
+        double bubble = 0.0, idealBubble = 0.0, idealMs = 0.0;
+    } pipeline;
 };
 
 // One schedule's output against another's: float outputs within 1e-3 of the output's own scale
