@@ -143,11 +143,11 @@ Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector
                 if (!transfers.receivesRemotely(step.node)) {
                     const Node &n = graph.node(step.node);
                     const Node &other = graph.node(global.queues[r.queue].steps[r.step].node);
-                    return Status::unsupported("node '" + n.name + "' (" + n.opType + ") on rank " +
-                                               std::to_string(rank) + " needs '" + other.name +
-                                               "' of another rank without a Send/Recv between them (a "
-                                               "subgraph reading an outer value?): such a plan cannot run "
-                                               "across ranks");
+                    return Status::unsupported(
+                        "node '" + n.name + "' (" + n.opType + ") on rank " + std::to_string(rank) +
+                        " needs what '" + other.name + "' computes on another rank, with no Send/Recv between "
+                        "them (a body of an If/Loop/Scan reading an outer value): the " + global.name +
+                        " plan cannot run across ranks; profile this model in one process (without --ranks)");
                 }
             }
             step.waitFor = std::move(kept);

@@ -144,6 +144,29 @@ private slots:
             in->mutable_dim(0)->set_dim_value(2);
             test::writeProto(fs::path(m_dir.path().toStdString()) / "fixed2.onnx", m);
         }
+        // An If whose branches read two outer values, computed by nodes round-robin deals to
+        // different ranks.
+        {
+            onnx::ModelProto m = test::smallModel(); // y = Relu(x + bias), x float[2,3]
+            onnx::GraphProto *g = m.mutable_graph();
+            g->clear_node();
+            g->clear_output();
+            *g->add_node() = test::node("Relu", {"x"}, {"a"}, "relu");
+            *g->add_node() = test::node("Tanh", {"x"}, {"b"}, "tanh");
+            onnx::NodeProto cond = test::node("Constant", {}, {"c"}, "cond");
+            auto *value = cond.add_attribute();
+            value->set_name("value");
+            value->set_type(onnx::AttributeProto::TENSOR);
+            value->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+            value->mutable_t()->add_int32_data(1);
+            *g->add_node() = cond;
+            onnx::NodeProto branch = test::node("If", {"c"}, {"y"}, "branch");
+            test::addBody(branch, "then_branch", {test::node("Add", {"a", "b"}, {"t"})}, "t");
+            test::addBody(branch, "else_branch", {test::node("Sub", {"a", "b"}, {"e"})}, "e");
+            *g->add_node() = branch;
+            *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+            test::writeProto(fs::path(m_dir.path().toStdString()) / "capture.onnx", m);
+        }
         for (unsigned seed : {1u, 2u, 3u})
             writeRandomDag(fs::path(m_dir.path().toStdString()) / ("dag" + std::to_string(seed) + ".onnx"), 40, seed);
     }
@@ -368,6 +391,10 @@ private slots:
         QTest::newRow("micro-batches without pipeline")
             << QStringList{"profile", transformer, "--ranks", "--schedule", "greedy", "--microbatches", "2"}
             << "add --schedule pipeline";
+        QTest::newRow("a body reading a value of another rank")
+            << QStringList{"profile", m_dir.path() + "/capture.onnx", "--ranks", "--schedule", "round-robin",
+                           "--optimize", "none"}
+            << "cannot run across ranks; profile this model in one process";
         QTest::newRow("devices per rank") << QStringList{"profile", transformer, "--ranks", "--devices-per-rank", "gpu:2"}
                                           << "--devices-per-rank must be cpu:N";
     }
