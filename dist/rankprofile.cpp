@@ -1,6 +1,8 @@
 #include "rankprofile.h"
 
+#include "batches.h"
 #include "mpitransfers.h"
+#include "rankplan.h"
 #include "tracewire.h"
 #include "runtime/backend.h"
 #include "runtime/randominputs.h"
@@ -19,227 +21,9 @@ using nlohmann::json;
 using schedule::ProfileRun;
 using schedule::Strategy;
 
-std::string graphSignature(const Graph &graph)
-{
-    // FNV-1a over what a slot-indexed plan relies on.
-    std::uint64_t h = 1469598103934665603ull;
-    const auto mix = [&h](const std::string &s) {
-        for (unsigned char c : s)
-            h = (h ^ c) * 1099511628211ull;
-        h = (h ^ 0xff) * 1099511628211ull;
-    };
-    for (NodeId n : graph.nodeIds()) {
-        const Node &node = graph.node(n);
-        mix(std::to_string(n.index));
-        mix(node.domain + "::" + node.opType);
-        mix(node.name);
-        for (ValueId v : node.inputs)
-            mix(v.valid() ? graph.value(v).name : "");
-        for (ValueId v : node.outputs)
-            mix(v.valid() ? graph.value(v).name : "");
-    }
-    return std::to_string(graph.nodeSlots()) + ":" + std::to_string(h);
-}
-
 namespace {
 
-std::vector<std::byte> packJson(const json &j)
-{
-    const std::vector<std::uint8_t> p = json::to_msgpack(j);
-    std::vector<std::byte> out(p.size());
-    std::memcpy(out.data(), p.data(), p.size());
-    return out;
-}
-
-json unpackJson(const std::vector<std::byte> &b)
-{
-    const auto *p = reinterpret_cast<const std::uint8_t *>(b.data());
-    return json::from_msgpack(p, p + b.size());
-}
-
 std::string deviceName(int rank, int local) { return "rank" + std::to_string(rank) + ":cpu:" + std::to_string(local); }
-
-// What rank 0 decides for one schedule: the placement over all ranks' devices and the plan.
-json encodePlan(const schedule::Placement &place, const schedule::Schedule &s, std::size_t slots)
-{
-    json j;
-    j["slots"] = slots;
-    j["device"] = place.device;
-    j["start"] = place.start;
-    json recv = json::array();
-    for (const auto &[key, t] : place.recvStart)
-        recv.push_back({key.first, key.second, t});
-    j["recv"] = std::move(recv);
-    j["predicted"] = s.predictedMakespan;
-    j["name"] = s.plan.name;
-    j["devices"] = s.plan.devices;
-    json queues = json::array();
-    for (const PlanQueue &q : s.plan.queues) {
-        json steps = json::array();
-        for (const PlanStep &st : q.steps) {
-            json waits = json::array();
-            for (const StepRef &r : st.waitFor)
-                waits.push_back({r.queue, r.step});
-            steps.push_back({st.node.index, std::move(waits)});
-        }
-        queues.push_back({{"device", q.device}, {"workers", q.workers}, {"steps", std::move(steps)}});
-    }
-    j["queues"] = std::move(queues);
-    return j;
-}
-
-void decodePlan(const json &j, schedule::Placement &place, ExecutionPlan &plan, double &predicted)
-{
-    place.device = j.at("device").get<std::vector<int>>();
-    place.start = j.at("start").get<std::vector<double>>();
-    for (const json &r : j.at("recv"))
-        place.recvStart[{r[0].get<std::uint32_t>(), r[1].get<int>()}] = r[2].get<double>();
-    predicted = j.at("predicted").get<double>();
-    plan.name = j.at("name").get<std::string>();
-    plan.devices = j.at("devices").get<std::vector<std::string>>();
-    for (const json &q : j.at("queues")) {
-        PlanQueue queue;
-        queue.device = q.at("device").get<int>();
-        queue.workers = q.at("workers").get<int>();
-        for (const json &st : q.at("steps")) {
-            PlanStep step;
-            step.node = NodeId{st[0].get<std::uint32_t>()};
-            for (const json &w : st[1])
-                step.waitFor.push_back({w[0].get<std::uint32_t>(), w[1].get<std::uint32_t>()});
-            queue.steps.push_back(std::move(step));
-        }
-        plan.queues.push_back(std::move(queue));
-    }
-}
-
-// This rank's queues of a plan over every rank's devices. A step waiting for another rank's step
-// must be a Recv of a cross-rank edge: its data arrives over MPI instead. Anything else (an
-// If/Loop body reading a value of another rank) has no transfer to wait for: an error.
-Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector<int> &rankOfDevice, int rank,
-                                  const MpiTransfers &transfers, const Graph &graph)
-{
-    ExecutionPlan local;
-    local.name = global.name;
-    std::vector<int> localDevice(global.devices.size(), -1), localQueue(global.queues.size(), -1);
-    for (std::size_t d = 0; d < global.devices.size(); ++d)
-        if (rankOfDevice[d] == rank) {
-            localDevice[d] = int(local.devices.size());
-            local.devices.push_back(global.devices[d]);
-        }
-    for (std::size_t q = 0; q < global.queues.size(); ++q)
-        if (localDevice[std::size_t(global.queues[q].device)] >= 0) {
-            localQueue[q] = int(local.queues.size());
-            local.queues.push_back(global.queues[q]);
-            local.queues.back().device = localDevice[std::size_t(global.queues[q].device)];
-        }
-    for (PlanQueue &q : local.queues)
-        for (PlanStep &step : q.steps) {
-            std::vector<StepRef> kept;
-            for (const StepRef &r : step.waitFor) {
-                if (localQueue[r.queue] >= 0) {
-                    kept.push_back({std::uint32_t(localQueue[r.queue]), r.step});
-                    continue;
-                }
-                if (!transfers.receivesRemotely(step.node)) {
-                    const Node &n = graph.node(step.node);
-                    const Node &other = graph.node(global.queues[r.queue].steps[r.step].node);
-                    return Status::unsupported(
-                        "node '" + n.name + "' (" + n.opType + ") on rank " + std::to_string(rank) +
-                        " needs what '" + other.name + "' computes on another rank, with no Send/Recv between "
-                        "them (a body of an If/Loop/Scan reading an outer value): the " + global.name +
-                        " plan cannot run across ranks; profile this model in one process (without --ranks)");
-                }
-            }
-            step.waitFor = std::move(kept);
-        }
-    return local;
-}
-
-// Packs this rank's share of the outputs (those it computed, rank 0 excepted) as
-// (index, micro-batch, tensor).
-std::vector<std::byte> packOutputs(const std::vector<std::vector<RuntimeTensor>> &perBatch, int rank)
-{
-    json j = json::array();
-    if (rank != 0)
-        for (std::size_t m = 0; m < perBatch.size(); ++m)
-            for (std::size_t i = 0; i < perBatch[m].size(); ++i)
-                if (perBatch[m][i].isValid()) {
-                    const std::vector<std::byte> b = encodeTensor(perBatch[m][i]);
-                    j.push_back({i, m, json::binary_t(std::vector<std::uint8_t>(
-                                           reinterpret_cast<const std::uint8_t *>(b.data()),
-                                           reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
-                }
-    return packJson(j);
-}
-
-// Tensors of the same type one after another along dim 0 (micro-batches back into a batch).
-Expected<RuntimeTensor> concatDim0(const std::vector<RuntimeTensor> &parts)
-{
-    if (parts.size() == 1)
-        return parts[0];
-    std::vector<std::int64_t> shape = parts[0].shape();
-    if (shape.empty())
-        return Status::internal("a scalar output cannot be joined from micro-batches");
-    shape[0] = 0;
-    for (const RuntimeTensor &p : parts) {
-        if (p.dtype() != parts[0].dtype() || p.shape().size() != shape.size() ||
-            !std::equal(p.shape().begin() + 1, p.shape().end(), parts[0].shape().begin() + 1))
-            return Status::internal("micro-batch outputs " + parts[0].shapeText() + " and " + p.shapeText() +
-                                    " do not join along dim 0");
-        shape[0] += p.shape()[0];
-    }
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(parts[0].dtype(), shape);
-    if (!out)
-        return out;
-    std::size_t at = 0;
-    for (const RuntimeTensor &p : parts) {
-        if (p.byteSize())
-            std::memcpy(out->mutableBytes() + at, p.bytes(), p.byteSize());
-        at += p.byteSize();
-    }
-    return out;
-}
-
-// Feeds split along dim 0 into `m` micro-batches: every input whose dim 0 is the batch (the
-// first input's dim 0) is split; other inputs go whole to each micro-batch.
-Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const InferenceSession &session)
-{
-    if (feeds.empty() || feeds[0].second.shape().empty())
-        return Status::invalid("--microbatches splits the inputs along dim 0 (the batch), but the first input "
-                               "has none");
-    const std::int64_t batch = feeds[0].second.shape()[0];
-    if (batch % m != 0)
-        return Status::invalid("--microbatches " + std::to_string(m) + " does not divide the batch of " +
-                               std::to_string(batch) + " (set it with --dim, e.g. --dim batch=" +
-                               std::to_string(m * std::max<std::int64_t>(1, batch / m + 1)) + ")");
-    for (const IoInfo &in : session.inputs())
-        for (const auto &[name, t] : feeds)
-            if (name == in.name && !t.shape().empty() && t.shape()[0] == batch && in.type.shape &&
-                !in.type.shape->dims.empty() && in.type.shape->dims[0].isKnown() && m > 1)
-                return Status::invalid("--microbatches splits dim 0 of input '" + name + "', which the model "
-                                       "fixes at " + std::to_string(batch) +
-                                       ": export it with a symbolic batch dimension");
-    std::vector<Feeds> out(static_cast<std::size_t>(m));
-    for (const auto &[name, t] : feeds) {
-        const bool split = !t.shape().empty() && t.shape()[0] == batch;
-        for (int k = 0; k < m; ++k) {
-            if (!split) {
-                out[std::size_t(k)].emplace_back(name, t);
-                continue;
-            }
-            std::vector<std::int64_t> shape = t.shape();
-            shape[0] = batch / m;
-            Expected<RuntimeTensor> part = RuntimeTensor::allocate(t.dtype(), shape);
-            if (!part)
-                return part.status();
-            const std::size_t bytes = part->byteSize();
-            if (bytes)
-                std::memcpy(part->mutableBytes(), t.bytes() + std::size_t(k) * bytes, bytes);
-            out[std::size_t(k)].emplace_back(name, std::move(*part));
-        }
-    }
-    return out;
-}
 
 struct Gathered
 {
@@ -305,10 +89,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                                                      "sent to other ranks");
                             break;
                         }
-                        const std::vector<std::byte> b = encodeTensor(t);
-                        packed.push_back({name, json::binary_t(std::vector<std::uint8_t>(
-                                                    reinterpret_cast<const std::uint8_t *>(b.data()),
-                                                    reinterpret_cast<const std::uint8_t *>(b.data()) + b.size()))});
+                        packed.push_back({name, tensorToJson(t)});
                     }
                 } else {
                     st = f.status();
@@ -322,9 +103,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         OPSCOPE_TRY(mpi.broadcast(bytes));
         if (me != 0)
             for (const json &e : unpackJson(bytes)) {
-                const auto &bin = e[1].get_binary();
-                Expected<RuntimeTensor> t = decodeTensor(
-                    std::span(reinterpret_cast<const std::byte *>(bin.data()), bin.size()));
+                Expected<RuntimeTensor> t = tensorFromJson(e[1]);
                 if (!t)
                     return t.status();
                 feeds.emplace_back(e[0].get<std::string>(), std::move(*t));
@@ -336,17 +115,20 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
     if (options.microbatches > 1 &&
         std::find(options.strategies.begin(), options.strategies.end(), Strategy::Pipeline) != options.strategies.end()) {
         Status st;
-        SessionOptions so;
-        Expected<std::unique_ptr<InferenceSession>> s = me == 0 && serialSession
-                                                            ? Expected<std::unique_ptr<InferenceSession>>(nullptr)
-                                                            : InferenceSession::create(model, so);
-        const InferenceSession *session = me == 0 && serialSession ? serialSession.get() : s ? s->get() : nullptr;
+        std::unique_ptr<InferenceSession> own; // the declared inputs: rank 0 has its serial session
+        const InferenceSession *session = serialSession.get();
         if (!session) {
-            st = s.status();
-        } else if (Expected<std::vector<Feeds>> split = splitFeeds(feeds, options.microbatches, *session); split) {
-            microFeeds = std::move(*split);
-        } else {
-            st = split.status();
+            Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+            if (s)
+                own = std::move(*s), session = own.get();
+            else
+                st = s.status();
+        }
+        if (session) {
+            if (Expected<std::vector<Feeds>> split = splitFeeds(feeds, options.microbatches, *session); split)
+                microFeeds = std::move(*split);
+            else
+                st = split.status();
         }
         OPSCOPE_TRY(mpi.agree(st));
     }
@@ -546,9 +328,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             if (me == 0) {
                 for (std::size_t r = 1; r < all->size(); ++r)
                     for (const json &e : unpackJson((*all)[r])) {
-                        const auto &bin = e[2].get_binary();
-                        Expected<RuntimeTensor> t = decodeTensor(
-                            std::span(reinterpret_cast<const std::byte *>(bin.data()), bin.size()));
+                        Expected<RuntimeTensor> t = tensorFromJson(e[2]);
                         if (!t)
                             return t.status();
                         perBatch.at(e[1].get<std::size_t>()).at(e[0].get<std::size_t>()) = std::move(*t);

@@ -67,7 +67,4 @@ struct RankProfile
 // others may be waiting for it, ends the job with MPI_Abort after naming itself and the cause.
 Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, const RankProfileOptions &options);
 
-// What every rank checks before trusting rank 0's plan: node slots, op types, names and wiring.
-std::string graphSignature(const Graph &graph);
-
 } // namespace opscope::dist
