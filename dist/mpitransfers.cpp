@@ -117,6 +117,7 @@ MpiTransfers::MpiTransfers(MPI_Comm comm, int rank, std::vector<CrossRankEdge> e
     : m_comm(comm), m_rank(rank), m_edges(std::move(edges)), m_timeout(timeout)
 {
     m_headers.resize(m_edges.size());
+    m_spare.resize(m_edges.size());
     for (std::size_t e = 0; e < m_edges.size(); ++e) {
         if (m_edges[e].toRank == m_rank)
             m_byRecv.emplace(m_edges[e].recv.index, e);
@@ -214,7 +215,19 @@ Status MpiTransfers::send(const PreparedNode &send, const RuntimeTensor &tensor)
         p.header[1] = std::int64_t(tensor.shape().size());
         std::copy(tensor.shape().begin(), tensor.shape().end(), p.header.begin() + 2);
         const std::size_t bytes = tensor.byteSize();
-        p.data.reset(new std::byte[std::max<std::size_t>(1, bytes)]);
+        {
+            std::lock_guard lock(m_mutex);
+            auto &spare = m_spare[e];
+            if (!spare.empty() && spare.back().second >= bytes) {
+                p.data = std::move(spare.back().first);
+                p.capacity = spare.back().second;
+                spare.pop_back();
+            }
+        }
+        if (!p.data) {
+            p.capacity = std::max<std::size_t>(1, bytes);
+            p.data.reset(new std::byte[p.capacity]);
+        }
         if (bytes)
             std::memcpy(p.data.get(), tensor.bytes(), bytes);
         const std::string what = "rank " + std::to_string(m_rank) + " sending " + describe(edge);
@@ -252,6 +265,8 @@ void MpiTransfers::progress()
         for (auto it = m_pending.begin(); it != m_pending.end();) {
             int done = 0;
             MPI_Testall(int(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+            if (done && m_spare[it->edge].size() < 4)
+                m_spare[it->edge].emplace_back(std::move(it->data), it->capacity);
             it = done ? m_pending.erase(it) : it + 1;
         }
         if (m_pending.empty()) {
