@@ -9,6 +9,9 @@ own, Recv a memcpy between arenas).
      bandwidth a transfer reaches. N from 1 Ki to 4 Mi floats.
   2. Makespan of greedy and round-robin across 2 ranks (cpu:1 each) against the same plans in
      one process, on the samples and generated models.
+  3. Pipelines: `pipeline` with M = 1, 2, 4, 8 micro-batches of a batch of 16 across the ranks:
+     makespan, throughput against serial on the whole batch, the stages' bubble beside GPipe's
+     (S-1)/(M+S-1).
 
   bench/mpi_bench.py [--cli build/bin/opscope-cli] [--ranks 2] [--iterations 20] [--markdown FILE]
 
@@ -22,6 +25,7 @@ import sys
 import tempfile
 
 import onnx
+import onnx.numpy_helper
 from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,10 +46,34 @@ def chain(path, n, length=16):
     onnx.save(model, path)
 
 
-def profile(cli, model, ranks, iterations, schedules):
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(ranks), cli, "profile", model, "--ranks",
-           "--schedule", "serial," + schedules, "--in-process", "--optimize", "none", "--iterations",
-           str(iterations), "--json"]
+def mlp(path, width=512, layers=8):
+    """An MLP over a symbolic batch: layers of MatMul + Add + Relu, even stages for a pipeline."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], [], "input"
+    for i in range(layers):
+        w = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
+        inits += [onnx.numpy_helper.from_array(w, f"w{i}"),
+                  onnx.numpy_helper.from_array(np.zeros(width, np.float32), f"b{i}")]
+        out = "output" if i == layers - 1 else f"h{i}"
+        nodes += [helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"]),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"]),
+                  helper.make_node("Relu", [f"a{i}"], [out])]
+        prev = out
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", width])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", width])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="opscope-bench")
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def profile(cli, model, ranks, iterations, schedules, extra=(), in_process=True):
+    # --bind-to none: mpirun would bind each rank to one core, and --in-process runs every device
+    # in rank 0 (its workers would share that core).
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), cli,
+           "profile", model, "--ranks",
+           "--schedule", "serial," + schedules, "--optimize", "none", "--iterations",
+           str(iterations), "--json"] + (["--in-process"] if in_process else []) + list(extra)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     j = json.loads(out[out.index("{"):])
     return j, {s["name"]: s for s in j["schedules"]}
@@ -109,6 +137,25 @@ def main():
             say(f"| {os.path.basename(m)} | {sched} | {mpi['makespan_ms']:.3f} | {one['makespan_ms']:.3f} | "
                 f"{mpi['makespan_ms'] / one['makespan_ms']:.2f} | {mpi['cross_rank_transfers']} | "
                 f"{s['serial']['makespan_ms']:.3f} |")
+    say()
+    say(f"## Pipeline across {a.ranks} ranks, batch of 16 (median of {a.iterations})")
+    say()
+    say("| model | micro-batches | makespan ms | serial ms | throughput vs serial | stages | bubble | ideal bubble |")
+    say("|---|---|---|---|---|---|---|---|")
+    mlp(os.path.join(gen, "mlp_8x512.onnx"))
+    for m in [os.path.join(ROOT, "resources/models/transformer_block.onnx"), os.path.join(gen, "mlp_8x512.onnx")]:
+        for micro in [1, 2, 4, 8]:
+            try:
+                j, s = profile(a.cli, m, a.ranks, a.iterations, "pipeline",
+                               ["--microbatches", str(micro), "--dim", "batch=16"], in_process=False)
+            except subprocess.CalledProcessError as e:
+                say(f"| {os.path.basename(m)} | {micro} | failed: {e.stderr.strip().splitlines()[-1][:100]} | | | | | |")
+                break
+            p = [v for k, v in s.items() if k.startswith("pipeline")][0]
+            serial = s["serial"]["makespan_ms"]
+            say(f"| {os.path.basename(m)} | {micro} | {p['makespan_ms']:.3f} | {serial:.3f} | "
+                f"{serial / p['makespan_ms']:.2f} | {p.get('stages', '-')} | "
+                f"{p.get('bubble', 0) * 100:.0f}% | {p.get('ideal_bubble', 0) * 100:.0f}% |")
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("\n".join(lines) + "\n")

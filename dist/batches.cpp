@@ -54,10 +54,18 @@ Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const Inferen
         return Status::invalid("--microbatches splits the inputs along dim 0 (the batch), but the first input "
                                "has none");
     const std::int64_t batch = feeds[0].second.shape()[0];
-    if (batch % m != 0)
+    if (batch % m != 0) {
+        // The hint names the model's own symbol for the batch (N, batch_size, …).
+        std::string symbol;
+        for (const IoInfo &in : session.inputs())
+            if (in.name == feeds[0].first && in.type.shape && !in.type.shape->dims.empty())
+                symbol = in.type.shape->dims[0].symbol;
+        const std::string example = std::to_string(m * std::max<std::int64_t>(1, batch / m + 1));
         return Status::invalid("--microbatches " + std::to_string(m) + " does not divide the batch of " +
-                               std::to_string(batch) + " (set it with --dim, e.g. --dim batch=" +
-                               std::to_string(m * std::max<std::int64_t>(1, batch / m + 1)) + ")");
+                               std::to_string(batch) +
+                               (symbol.empty() ? std::string()
+                                               : " (set it with --dim, e.g. --dim " + symbol + "=" + example + ")"));
+    }
     for (const IoInfo &in : session.inputs())
         for (const auto &[name, t] : feeds)
             if (name == in.name && !t.shape().empty() && t.shape()[0] == batch && in.type.shape &&

@@ -1,6 +1,8 @@
 #include "mpicontext.h"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <map>
 #include <sched.h>
 #include <thread>
+#include <unistd.h>
 
 namespace opscope::dist {
 
@@ -23,7 +26,25 @@ Status check(int code, const std::string &what)
     return Status::io(what + ": " + mpiError(code));
 }
 
+// Read by the signal handler, which may only write(2) what is already formatted.
+std::atomic<const char *> g_waitingFor{nullptr};
+int g_rank = 0;
+
+extern "C" void onSignal(int sig)
+{
+    const char *text = g_waitingFor.load();
+    static const char interrupted[] = "opscope-cli: interrupted\n";
+    if (!text && sig == SIGINT && g_rank == 0)
+        text = interrupted;
+    if (text && ::write(STDERR_FILENO, text, std::strlen(text)) < 0) {
+    }
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
 } // namespace
+
+void setWaitingFor(const char *line) { g_waitingFor.store(line); }
 
 std::string mpiError(int code)
 {
@@ -61,9 +82,6 @@ Status waitAll(std::vector<MPI_Request> &requests, std::chrono::duration<double>
         else
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         if (timeout.count() > 0 && std::chrono::steady_clock::now() - start > timeout) {
-            for (MPI_Request &r : requests)
-                if (r != MPI_REQUEST_NULL)
-                    MPI_Cancel(&r);
             char seconds[32];
             std::snprintf(seconds, sizeof seconds, "%.0f", timeout.count());
             return Status::io(what + ": nothing arrived within " + seconds + " s");
@@ -90,6 +108,12 @@ Expected<std::unique_ptr<MpiContext>> MpiContext::start(int *argc, char ***argv)
     MPI_Comm_set_errhandler(c->m_comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(c->m_comm, &c->m_rank);
     MPI_Comm_size(c->m_comm, &c->m_size);
+    g_rank = c->m_rank;
+    struct sigaction sa{};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
     return c;
 }
 
@@ -117,12 +141,12 @@ Status MpiContext::broadcast(std::vector<std::byte> &bytes, int root)
     std::uint64_t size = bytes.size();
     MPI_Request r = MPI_REQUEST_NULL;
     OPSCOPE_TRY(check(MPI_Ibcast(&size, 1, MPI_UINT64_T, root, m_comm, &r), "broadcast"));
-    OPSCOPE_TRY(wait(r, {}, "broadcast"));
+    OPSCOPE_TRY(collective(r, "broadcast"));
     bytes.resize(size);
     for (std::size_t at = 0; at < size; at += kPiece) {
         const int n = int(std::min<std::size_t>(kPiece, size - at));
         OPSCOPE_TRY(check(MPI_Ibcast(bytes.data() + at, n, MPI_BYTE, root, m_comm, &r), "broadcast"));
-        OPSCOPE_TRY(wait(r, {}, "broadcast"));
+        OPSCOPE_TRY(collective(r, "broadcast"));
     }
     return Status::ok();
 }
@@ -130,7 +154,8 @@ Status MpiContext::broadcast(std::vector<std::byte> &bytes, int root)
 Status MpiContext::broadcast(std::string &text, int root)
 {
     std::vector<std::byte> bytes(text.size());
-    std::memcpy(bytes.data(), text.data(), text.size());
+    if (!text.empty()) // memcpy of nothing from an empty string's null data is still undefined
+        std::memcpy(bytes.data(), text.data(), text.size());
     OPSCOPE_TRY(broadcast(bytes, root));
     text.assign(reinterpret_cast<const char *>(bytes.data()), bytes.size());
     return Status::ok();
@@ -143,7 +168,7 @@ Expected<std::vector<std::vector<std::byte>>> MpiContext::gather(const std::vect
     MPI_Request r = MPI_REQUEST_NULL;
     OPSCOPE_TRY(check(MPI_Igather(&size, 1, MPI_UINT64_T, sizes.data(), 1, MPI_UINT64_T, root, m_comm, &r),
                       "gather"));
-    OPSCOPE_TRY(wait(r, {}, "gather"));
+    OPSCOPE_TRY(collective(r, "gather"));
     std::vector<std::vector<std::byte>> all;
     std::vector<MPI_Request> requests;
     if (m_rank == root) {
@@ -170,7 +195,8 @@ Expected<std::vector<std::vector<std::byte>>> MpiContext::gather(const std::vect
                               "gather"));
         }
     }
-    OPSCOPE_TRY(waitAll(requests, {}, "gather"));
+    if (Status st = waitAll(requests, m_timeout, "gather"); !st)
+        abort("a rank did not answer (stuck or stopped): " + st.message());
     return all;
 }
 
@@ -181,29 +207,54 @@ Status MpiContext::barrier(std::chrono::duration<double> timeout, Waiting waitin
     return wait(r, timeout, "waiting for every rank", waiting);
 }
 
+Status MpiContext::collective(MPI_Request &request, const std::string &what)
+{
+    const auto start = std::chrono::steady_clock::now();
+    Status st = wait(request, m_timeout, what);
+    if (!st && m_timeout.count() > 0 && std::chrono::steady_clock::now() - start >= m_timeout)
+        abort("a rank did not answer (stuck or stopped): " + st.message()); // the others wait in it too
+    return st;
+}
+
+Status MpiContext::agree(const Status &mine, std::chrono::duration<double> timeout)
+{
+    const auto kept = m_timeout;
+    m_timeout = timeout;
+    Status st = agree(mine);
+    m_timeout = kept;
+    return st;
+}
+
 Status MpiContext::agree(const Status &mine)
 {
     int failed = mine.isOk() ? 0 : 1, anyFailed = 0;
     MPI_Request r = MPI_REQUEST_NULL;
     OPSCOPE_TRY(check(MPI_Iallreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, m_comm, &r), "allreduce"));
-    OPSCOPE_TRY(wait(r, {}, "allreduce"));
+    OPSCOPE_TRY(collective(r, "agreeing on what every rank did"));
     if (!anyFailed)
         return Status::ok();
-    const std::string text = mine.isOk() ? std::string() : mine.message();
+    // A failed rank sends its error's kind (one byte) and message.
+    const std::string text = mine.isOk() ? std::string() : char(int(mine.kind())) + mine.message();
     std::vector<std::byte> bytes(text.size());
-    std::memcpy(bytes.data(), text.data(), text.size());
+    if (!text.empty()) // memcpy of nothing from an empty string's null data is still undefined
+        std::memcpy(bytes.data(), text.data(), text.size());
     Expected<std::vector<std::vector<std::byte>>> all = gather(bytes);
     if (!all)
         return all.status();
     // The same message from several ranks (every rank failed to open the file) is said once.
+    // Every rank returns the kind of the first rank that failed: callers decide by it (skip a
+    // schedule or stop), and ranks deciding differently would leave some waiting.
     std::string combined;
+    int kind = -1;
     if (m_rank == 0) {
         std::vector<std::pair<std::string, std::vector<int>>> messages;
         for (int q = 0; q < m_size; ++q) {
             const auto &b = (*all)[std::size_t(q)];
             if (b.empty())
                 continue;
-            const std::string m(reinterpret_cast<const char *>(b.data()), b.size());
+            if (kind < 0)
+                kind = int(b[0]);
+            const std::string m(reinterpret_cast<const char *>(b.data()) + 1, b.size() - 1);
             auto it = std::find_if(messages.begin(), messages.end(), [&](const auto &e) { return e.first == m; });
             if (it == messages.end())
                 messages.push_back({m, {q}});
@@ -225,7 +276,8 @@ Status MpiContext::agree(const Status &mine)
         }
     }
     OPSCOPE_TRY(broadcast(combined));
-    return Status::error(mine.isOk() ? ErrorKind::InvalidInput : mine.kind(), combined);
+    MPI_Bcast(&kind, 1, MPI_INT, 0, m_comm);
+    return Status::error(kind > 0 ? ErrorKind(kind) : ErrorKind::InvalidInput, combined);
 }
 
 void MpiContext::abort(const std::string &message) const

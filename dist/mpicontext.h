@@ -34,6 +34,11 @@ public:
     MpiContext(const MpiContext &) = delete;
     MpiContext &operator=(const MpiContext &) = delete;
 
+    // How long a collective may wait for the other ranks before the job is ended as hung (a rank
+    // stopped or stuck), naming what was waited for; ≤ 0: forever.
+    void setTimeout(std::chrono::duration<double> timeout) { m_timeout = timeout; }
+    std::chrono::duration<double> timeout() const { return m_timeout; }
+
     int rank() const { return m_rank; }
     int size() const { return m_size; }
     MPI_Comm comm() const { return m_comm; }
@@ -50,20 +55,29 @@ public:
     // ranks that failed and why ("rank 1: cannot open …"). Ranks that agree can all stop cleanly;
     // a rank alone with an error would leave the others waiting for it.
     Status agree(const Status &mine);
+    // The same waiting up to `timeout` instead (rank 0's serial runs: as long as they take).
+    Status agree(const Status &mine, std::chrono::duration<double> timeout);
 
     // Ends the whole job: the message (prefixed with this rank) on stderr, then MPI_Abort. For
     // failures while the ranks are running a plan, when the others may be waiting for this one.
     [[noreturn]] void abort(const std::string &message) const;
 
-    // Polls `request` until done, sleeping between polls; gives up after `timeout`.
+    // Polls `request` until done, sleeping between polls. A collective that waits past `timeout`
+    // ends the job (abort): the other ranks are waiting in it too.
     Status wait(MPI_Request &request, std::chrono::duration<double> timeout, const std::string &what,
                 Waiting waiting = Waiting::Sleep) const;
 
 private:
     MpiContext() = default;
+    Status collective(MPI_Request &request, const std::string &what);
     int m_rank = 0, m_size = 1;
     MPI_Comm m_comm = MPI_COMM_NULL;
+    std::chrono::duration<double> m_timeout{0.0};
 };
+
+// What this process is waiting for (a formatted line, or null): what it says on stderr if mpirun
+// ends it meanwhile (another rank died, Ctrl-C). MpiContext::start installs the handler.
+void setWaitingFor(const char *line);
 
 // Started by mpirun (or another MPI launcher): what decides whether --ranks can mean anything.
 bool launchedByMpi();

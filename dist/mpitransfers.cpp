@@ -3,9 +3,7 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
-#include <csignal>
 #include <cstring>
-#include <unistd.h>
 
 namespace opscope::dist {
 
@@ -15,32 +13,7 @@ constexpr std::size_t kPiece = std::size_t(1) << 30;
 constexpr std::size_t kMaxRank = 32;
 constexpr std::size_t kHeader = 2 + kMaxRank; // dtype, rank, dims
 
-// What this process was waiting for when mpirun stopped it (another rank died): the stderr line
-// that names the edge. Set around each receive; read by the SIGTERM handler, which may only
-// write(2) what is already formatted.
-std::atomic<const char *> g_waitingFor{nullptr};
 thread_local std::string t_waitingText;
-
-extern "C" void onTerminate(int sig)
-{
-    if (const char *text = g_waitingFor.load())
-        if (::write(STDERR_FILENO, text, std::strlen(text)) < 0) {
-        }
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-}
-
-void installTerminateHandler()
-{
-    static const bool installed = [] {
-        struct sigaction sa{};
-        sa.sa_handler = onTerminate;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, nullptr);
-        return true;
-    }();
-    (void)installed;
-}
 
 Status check(int code, const std::string &what)
 {
@@ -99,7 +72,8 @@ Expected<RuntimeTensor> decodeTensor(std::span<const std::byte> bytes)
     if (head[1] < 0 || bytes.size() < (2 + rank) * sizeof(std::int64_t))
         return Status::invalid("a tensor from another rank is truncated");
     std::vector<std::int64_t> shape(rank);
-    std::memcpy(shape.data(), bytes.data() + sizeof head, rank * sizeof(std::int64_t));
+    if (rank)
+        std::memcpy(shape.data(), bytes.data() + sizeof head, rank * sizeof(std::int64_t));
     Expected<RuntimeTensor> t = RuntimeTensor::allocate(DataType(head[0]), shape);
     if (!t)
         return t.status();
@@ -124,7 +98,6 @@ MpiTransfers::MpiTransfers(MPI_Comm comm, int rank, std::vector<CrossRankEdge> e
         if (m_edges[e].fromRank == m_rank)
             m_bySend.emplace(m_edges[e].send.index, e);
     }
-    installTerminateHandler();
     m_progress = std::thread([this] { progress(); });
 }
 
@@ -152,12 +125,12 @@ Status MpiTransfers::awaitArrival(const PreparedNode &recv)
     const std::size_t e = m_byRecv.at(recv.node->id.index);
     const CrossRankEdge &edge = m_edges[e];
     const std::string what = "rank " + std::to_string(m_rank) + " receiving " + describe(edge);
-    t_waitingText = "opscope-cli: rank " + std::to_string(m_rank) + " was stopped while receiving " +
-                    describe(edge) + ": rank " + std::to_string(edge.fromRank) + " ended first\n";
-    g_waitingFor.store(t_waitingText.c_str());
+    t_waitingText = "opscope-cli: rank " + std::to_string(m_rank) + " was ended while waiting for " +
+                    describe(edge) + "\n";
+    setWaitingFor(t_waitingText.c_str());
     struct Clear
     {
-        ~Clear() { g_waitingFor.store(nullptr); }
+        ~Clear() { setWaitingFor(nullptr); }
     } clear;
     std::vector<std::int64_t> &header = m_headers[e];
     header.assign(kHeader, 0);

@@ -32,7 +32,8 @@ std::vector<std::byte> packJson(const json &j)
 {
     const std::vector<std::uint8_t> p = json::to_msgpack(j);
     std::vector<std::byte> out(p.size());
-    std::memcpy(out.data(), p.data(), p.size());
+    if (!p.empty())
+        std::memcpy(out.data(), p.data(), p.size());
     return out;
 }
 

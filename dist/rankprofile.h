@@ -60,6 +60,7 @@ struct RankProfile
     schedule::LinkModel link;                     // measured between rank 0 and rank 1
     std::vector<ClockOffset> clockStart, clockEnd; // rank 0: by rank
     double transferTimeoutSeconds = 0.0;
+    std::vector<std::string> notes; // schedules skipped and why, doubtful measurements
 };
 
 // Collective: every rank calls it with the same model, loaded and optimized alike. Errors before

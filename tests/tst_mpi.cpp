@@ -391,10 +391,8 @@ private slots:
         QTest::newRow("micro-batches without pipeline")
             << QStringList{"profile", transformer, "--ranks", "--schedule", "greedy", "--microbatches", "2"}
             << "add --schedule pipeline";
-        QTest::newRow("a body reading a value of another rank")
-            << QStringList{"profile", m_dir.path() + "/capture.onnx", "--ranks", "--schedule", "round-robin",
-                           "--optimize", "none"}
-            << "cannot run across ranks; profile this model in one process";
+        QTest::newRow("--devices with --ranks") << QStringList{"profile", transformer, "--ranks", "--devices", "cpu:4"}
+                                                << "--devices is for one process";
         QTest::newRow("devices per rank") << QStringList{"profile", transformer, "--ranks", "--devices-per-rank", "gpu:2"}
                                           << "--devices-per-rank must be cpu:N";
     }
@@ -406,6 +404,29 @@ private slots:
         const Run r = launch(2, args);
         QVERIFY2(r.exitCode == 1, qPrintable(QString::number(r.exitCode) + r.err));
         QCOMPARE(r.err.count(message), 1); // said once, by rank 0, not once per rank
+    }
+
+    // A plan with a body reading a value of another rank has no transfer to wait for: that
+    // schedule is skipped with a note saying why, and the others still run.
+    void aScheduleThatCannotCrossRanksIsSkipped()
+    {
+        const Run r = launch(2, {"profile", m_dir.path() + "/capture.onnx", "--ranks", "--schedule",
+                                 "serial,round-robin", "--optimize", "none", "--iterations", "2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QCOMPARE(j["schedules"].toArray().size(), 1);
+        QCOMPARE(j["schedules"].toArray()[0].toObject()["name"].toString(), QStringLiteral("serial"));
+        const QString notes = QJsonDocument(j["notes"].toArray()).toJson();
+        QVERIFY2(notes.contains("round-robin was skipped") && notes.contains("cannot run across ranks"),
+                 qPrintable(notes));
+    }
+
+    // Under mpirun without --ranks every rank would profile alone: refused once.
+    void profileUnderMpirunNeedsRanks()
+    {
+        const Run r = launch(2, {"profile", QString::fromStdString(test::samplePath("transformer_block.onnx").string())});
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.err.count("without --ranks"), 1);
     }
 
     void ranksNeedMpirun()

@@ -154,6 +154,7 @@ struct ProfileArgs
     double transferTimeout = 0.0; // seconds a receive may wait before the job is ended; 0: automatic
     bool inProcess = false;       // also each spread plan in rank 0's process alone
     int microbatches = 1;         // pipeline across ranks: micro-batches per run
+    bool devicesGiven = false;    // --devices on the command line (meaningless with --ranks)
 };
 int runProfile(const ProfileArgs &args);
 int runProfileRanks(const ProfileArgs &args); // profileranks.cpp

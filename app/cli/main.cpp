@@ -232,6 +232,7 @@ int main(int argc, char **argv)
             // parallel is one device's workers: across ranks the default is serial against greedy.
             if (profile.ranks && profileCmd->get_option("--schedule")->count() == 0)
                 profile.schedules = {"serial", "greedy"};
+            profile.devicesGiven = profileCmd->get_option("--devices")->count() > 0;
             return runProfile(profile);
         }
         if (*devicesCmd)

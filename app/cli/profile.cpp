@@ -13,6 +13,7 @@
 #include "util/systemload.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -103,6 +104,16 @@ int runProfile(const ProfileArgs &args)
 {
     if (args.ranks)
         return runProfileRanks(args);
+    // Under mpirun without --ranks every rank would profile alone, all at once on the same cores,
+    // each printing its own table: said once, by rank 0.
+    if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
+        const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+        if (!rank || std::string(rank) == "0")
+            return reportError(Status::invalid(std::string("profile runs as one of ") + size +
+                                               " MPI ranks without --ranks: every rank would profile alone; add "
+                                               "--ranks to run the schedules across them"));
+        return ExitUserError;
+    }
     if (args.microbatches > 1 && args.simulate.empty())
         return reportError(Status::invalid("--microbatches pipelines micro-batches across MPI ranks: run under "
                                            "mpirun with --ranks --schedule pipeline, or predict with --simulate "
@@ -179,6 +190,8 @@ int runProfile(const ProfileArgs &args)
     if (args.json) {
         nlohmann::ordered_json j = profileJson(args, reports, notes);
         std::cout << j.dump(2) << '\n';
+        for (const std::string &n : notes) // in the JSON and, as without it, on stderr
+            std::cerr << "opscope-cli: note: " << n << '\n';
         return ExitOk;
     }
     printProfileTable(args, reports, args.simulate.empty() ? args.devices : args.simulate + " (simulated)", threads);

@@ -44,6 +44,9 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     if (!args.simulate.empty())
         return Status::invalid("--simulate predicts without running anything; --ranks runs across MPI ranks: "
                                "use one of them");
+    if (args.devicesGiven)
+        return Status::invalid("with --ranks each rank's devices are --devices-per-rank cpu:K (and the ranks are "
+                               "mpirun's -np): --devices is for one process");
     Expected<int> perRank = deviceCount(args.devicesPerRank, "--devices-per-rank");
     if (!perRank)
         return perRank.status();
@@ -53,6 +56,9 @@ Expected<Prepared> prepare(const ProfileArgs &args)
         Expected<schedule::Strategy> st = schedule::strategyFromName(s);
         if (!st)
             return st.status();
+        if (*st == schedule::Strategy::Parallel)
+            return Status::invalid("parallel runs the workers of one device: across ranks use greedy, round-robin "
+                                   "or pipeline (serial and parallel run in one process without --ranks)");
         p.options.strategies.push_back(*st);
     }
     Expected<ImportResult> loaded = loadModel(args.model);
@@ -103,6 +109,9 @@ int runProfileRanks(const ProfileArgs &args)
         return reportError(started.status());
     dist::MpiContext &mpi = **started;
     const bool root = mpi.rank() == 0;
+    // Until the serial run sets it (50x its time), a rank that stops answering ends the job after
+    // --transfer-timeout or 10 minutes: loading a large model is slow, hanging forever is worse.
+    mpi.setTimeout(std::chrono::duration<double>(args.transferTimeout > 0 ? args.transferTimeout : 600.0));
     // Every rank prepares alike; one message from rank 0 if any failed (a warning once, too).
     Expected<Prepared> prepared = prepare(args);
     if (Status agreed = mpi.agree(prepared ? Status::ok() : prepared.status()); !agreed)
@@ -130,19 +139,23 @@ int runProfileRanks(const ProfileArgs &args)
                            std::to_string(perRank) + " worker(s) (" + args.devicesPerRank + " × " +
                            std::to_string(prepared->options.threadsPerDevice) + " thread(s)): start mpirun with "
                            "--bind-to none, or --map-by slot:PE=" + std::to_string(perRank));
+    if (mpi.size() == 1)
+        warnings.push_back("one rank: the schedules have only rank 0's devices to spread over; start mpirun "
+                           "with -np 2 or more");
     if (root)
         printWarnings(warnings);
     if (root && !args.json && isatty(STDERR_FILENO))
         prepared->options.progress = [](const std::string &s) { std::cerr << "opscope-cli: " << s << "\r" << std::flush; };
     Expected<dist::RankProfile> profile = dist::profileAcrossRanks(mpi, prepared->model, prepared->options);
-    if (root && !args.json)
-        std::cerr << "\33[2K\r" << std::flush;
+    if (root && !args.json && isatty(STDERR_FILENO))
+        std::cerr << "\33[2K\r" << std::flush; // the progress line
     if (!profile)
         return root ? reportError(profile.status()) : ExitUserError;
     if (!root)
         return ExitOk;
     const std::vector<schedule::ProfileRun> &reports = profile->runs;
-    const std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
+    std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
+    notes.insert(notes.begin(), profile->notes.begin(), profile->notes.end());
     if (!args.trace.empty())
         if (Status written = trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace); !written)
             return reportError(written);
@@ -153,7 +166,10 @@ int runProfileRanks(const ProfileArgs &args)
         if (b.at > a.at)
             worstDrift = std::max(worstDrift, std::abs(b.offset - a.offset) / (b.at - a.at));
     }
-    const std::string devices = std::to_string(profile->ranks) + " ranks × " + args.devicesPerRank;
+    const auto count = [](std::size_t n, const char *one, const char *many) {
+        return std::to_string(n) + " " + (n == 1 ? one : many);
+    };
+    const std::string devices = count(std::size_t(profile->ranks), "rank", "ranks") + " × " + args.devicesPerRank;
     if (args.json) {
         nlohmann::ordered_json j = profileJson(args, reports, notes);
         j["devices"] = devices;
@@ -173,17 +189,21 @@ int runProfileRanks(const ProfileArgs &args)
 
         }
         std::cout << j.dump(2) << '\n';
+        for (const std::string &n : notes)
+            std::cerr << "opscope-cli: note: " << n << '\n';
         return ExitOk;
     }
     printProfileTable(args, reports, devices, prepared->options.threadsPerDevice);
-    std::printf("\nbetween ranks: %s latency, %.2f GB/s (ping-pong, rank 0 ↔ 1); clocks within %s, drift %.1f ppm\n",
-                microseconds(profile->link.latencySeconds).c_str(), profile->link.bytesPerSecond * 1e-9,
-                microseconds(worstOffset).c_str(), worstDrift * 1e6);
+    if (profile->ranks > 1)
+        std::printf("\nbetween ranks: %s latency, %.2f GB/s (ping-pong, rank 0 ↔ 1); clocks within %s, drift %.1f "
+                    "ppm\n",
+                    microseconds(profile->link.latencySeconds).c_str(), profile->link.bytesPerSecond * 1e-9,
+                    microseconds(worstOffset).c_str(), worstDrift * 1e6);
     for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i)
         if (profile->info[i].crossRankEdges)
-            std::printf("%s: %zu cross-rank transfers per run, %llu tensors (%.3g MB) sent over MPI\n",
-                        reports[i].name.c_str(), profile->info[i].crossRankEdges,
-                        static_cast<unsigned long long>(profile->info[i].mpiMessages),
+            std::printf("%s: %s per run, %s (%.3g MB) sent over MPI\n", reports[i].name.c_str(),
+                        count(profile->info[i].crossRankEdges, "cross-rank transfer", "cross-rank transfers").c_str(),
+                        count(profile->info[i].mpiMessages, "tensor", "tensors").c_str(),
                         double(profile->info[i].mpiBytes) * 1e-6);
     for (const std::string &n : notes)
         std::cerr << "opscope-cli: note: " << n << '\n';

@@ -267,9 +267,15 @@ private:
         const Status st = runNode(m_pg.nodes[step.node.index], backend);
         if (!st.isOk())
             return fail(st);
-        if (m_options.onStep)
-            m_options.onStep({m_pg.graph, step.node, lane, queue.device, start,
-                              std::chrono::steady_clock::now(), waitStart.value_or(start)});
+        if (m_options.onStep) {
+            const auto end = std::chrono::steady_clock::now();
+            std::uint64_t bytes = 0;
+            for (ValueId v : m_pg.graph->node(step.node).outputs)
+                if (const RuntimeTensor *t = v.valid() ? m_frame.get(v) : nullptr;
+                    t && t->dtype() != DataType::String)
+                    bytes += t->byteSize();
+            m_options.onStep({m_pg.graph, step.node, lane, queue.device, start, end, waitStart.value_or(start), bytes});
+        }
         {
             std::lock_guard lock(m_mutex);
             m_done[q][s].store(true, std::memory_order_release);

@@ -27,6 +27,9 @@ struct StepEvent
     std::chrono::steady_clock::time_point end;
     // When the queue began waiting for this step's cross-queue dependencies (== start if it did not).
     std::chrono::steady_clock::time_point waitStart;
+    // Bytes of the outputs it computed (main graph; 0 in bodies): a trace's transfer sizes when
+    // shapes are symbolic and the declared types say nothing.
+    std::uint64_t outputBytes = 0;
 };
 
 class Backend;

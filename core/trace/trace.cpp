@@ -65,8 +65,8 @@ void Recorder::begin()
 void Recorder::onStep(const StepEvent &event)
 {
     const Node &n = event.graph->node(event.node);
-    std::uint64_t bytes = 0;
-    if (n.opType == "Recv" && !n.outputs.empty() && n.outputs[0].valid()) {
+    std::uint64_t bytes = event.outputBytes;
+    if (bytes == 0 && n.opType == "Recv" && !n.outputs.empty() && n.outputs[0].valid()) {
         const Value &v = event.graph->value(n.outputs[0]);
         if (v.type.isTensor() && v.type.shape && v.type.shape->isStatic()) {
             std::uint64_t count = 1;
