@@ -53,6 +53,52 @@ class TestRuntime : public QObject
 {
     Q_OBJECT
 private slots:
+    // Random integers a Gather reads as indices stay inside what it gathers from (an embedding's
+    // vocabulary of 4 rows: indices up to 9 were out of range, a failed run of a valid model).
+    void randomIndicesStayInsideWhatTheyGather_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("axis");
+        QTest::addColumn<int>("bound");
+        QTest::newRow("Gather axis 0") << "Gather" << 0 << 4;
+        QTest::newRow("Gather axis -1") << "Gather" << -1 << 3;
+        QTest::newRow("GatherElements axis 1") << "GatherElements" << 1 << 3;
+    }
+    void randomIndicesStayInsideWhatTheyGather()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, axis);
+        QFETCH(int, bound);
+        onnx::ModelProto m = test::smallModel();
+        onnx::GraphProto *g = m.mutable_graph();
+        g->clear_input();
+        g->clear_initializer();
+        g->clear_node();
+        g->clear_output();
+        *g->add_initializer() = test::floatTensor("table", {4, 3}, std::vector<float>(12, 1.0f));
+        const bool elements = op == "GatherElements";
+        *g->add_input() = test::tensorInfo("ids", onnx::TensorProto::INT64, elements ? std::vector<std::int64_t>{4, 200}
+                                                                                      : std::vector<std::int64_t>{200});
+        onnx::NodeProto n = test::node(op.toStdString(), {"table", "ids"}, {"y"});
+        auto *a = n.add_attribute();
+        a->set_name("axis");
+        a->set_type(onnx::AttributeProto::INT);
+        a->set_i(axis);
+        *g->add_node() = n;
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {});
+        const Model model = test::modelOrFail(m);
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+        QVERIFY(s);
+        Expected<Feeds> feeds = randomFeeds(**s, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        const RuntimeTensor &ids = feeds->front().second;
+        std::int64_t most = 0;
+        for (std::int64_t i = 0; i < ids.elementCount(); ++i)
+            most = std::max(most, ids.data<std::int64_t>()[i]);
+        QCOMPARE(most, std::int64_t(bound - 1)); // 200 draws reach the top, never past it
+        QVERIFY((*s)->run(*feeds));
+    }
+
     void runsSmallModel()
     {
         auto s = sessionOrFail(smallModel());

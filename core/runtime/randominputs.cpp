@@ -2,10 +2,41 @@
 
 #include "runtime/kernels/kernelutil.h"
 
+#include <algorithm>
 #include <random>
 #include <set>
 
 namespace opscope {
+
+namespace {
+
+// The exclusive upper bound for random integers of input `v`: the options' bound, lowered to the
+// size a Gather / GatherElements reading them as indices gathers from (an embedding's vocabulary:
+// indices past it are an error of the input, not of the model, and ended the run).
+std::int64_t integerBound(const Graph &graph, ValueId v, std::int64_t bound)
+{
+    for (const Use &u : graph.uses(v)) {
+        const Node &n = graph.node(u.node);
+        if (u.inputIndex != 1 || (n.opType != "Gather" && n.opType != "GatherElements") || !n.domain.empty() ||
+            n.inputs.empty() || !n.inputs[0].valid())
+            continue;
+        const TypeInfo &data = graph.value(n.inputs[0]).type;
+        if (!data.shape)
+            continue;
+        const auto rank = std::int64_t(data.shape->dims.size());
+        std::int64_t axis = 0;
+        if (const Attribute *a = n.attribute("axis"))
+            axis = a->i;
+        if (axis < 0)
+            axis += rank;
+        if (axis < 0 || axis >= rank || !data.shape->dims[std::size_t(axis)].isKnown())
+            continue;
+        bound = std::min(bound, std::max<std::int64_t>(1, data.shape->dims[std::size_t(axis)].value));
+    }
+    return bound;
+}
+
+} // namespace
 
 Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
                             const RandomInputOptions &options)
@@ -35,8 +66,10 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
         if (!t)
             return t.status().withContext("input '" + io.name + "'");
         std::uniform_real_distribution<double> real(options.low, options.high);
-        std::uniform_int_distribution<std::int64_t> integer(0,
-                                                            std::max<std::int64_t>(options.intHigh - 1, 0));
+        const ValueId value = session.model().graph.findValue(io.name);
+        const std::int64_t high =
+            value.valid() ? integerBound(session.model().graph, value, options.intHigh) : options.intHigh;
+        std::uniform_int_distribution<std::int64_t> integer(0, std::max<std::int64_t>(high - 1, 0));
         const Status st = kernels::dispatchNumeric(io.type.elemType, [&](auto tag) -> Status {
             using T = decltype(tag);
             T *p = t->template mutableData<T>();

@@ -15,7 +15,8 @@ struct RandomInputOptions
     std::uint64_t seed = 0;
     std::map<std::string, std::int64_t> dims; // symbolic dim → value; unbound symbols get 1
     double low = -1.0, high = 1.0;            // floats: uniform in [low, high)
-    std::int64_t intHigh = 10;                // integers: uniform in [0, intHigh)
+    std::int64_t intHigh = 10;                // integers: uniform in [0, intHigh), or below the size a
+                                              // Gather reading them as indices gathers from
 };
 
 // `given`, then a random feed for every input that has no default and is not in `given`, in
