@@ -49,18 +49,6 @@ QString sample(const char *name)
     return QString::fromStdString(test::samplePath(name).string());
 }
 
-// test::smallModel()'s opsets and metadata around an empty graph.
-onnx::ModelProto emptyModel()
-{
-    onnx::ModelProto m = test::smallModel();
-    auto *g = m.mutable_graph();
-    g->clear_input();
-    g->clear_initializer();
-    g->clear_node();
-    g->clear_output();
-    return m;
-}
-
 // A float input of `dims` whose first dim is the symbol `symbol`.
 onnx::ValueInfoProto leadingSymbol(const std::string &name, const std::vector<std::int64_t> &dims,
                                    const std::string &symbol)
@@ -311,7 +299,7 @@ private slots:
         // x [N, 3] → Relu → y declared [1, 3] (an exporter that fixed the batch of the output
         // only): inference keeps the declared 1, a run with N = 2 computes [2, 3]. The run
         // succeeds and says so, on stderr and in --json; with N = 1 it says nothing.
-        onnx::ModelProto m = emptyModel();
+        onnx::ModelProto m = test::emptyModel();
         auto *g = m.mutable_graph();
         *g->add_input() = leadingSymbol("x", {2, 3}, "N");
         *g->add_node() = test::node("Relu", {"x"}, {"y"}, "relu");
@@ -355,7 +343,7 @@ private slots:
     {
         // x [batch, 3] given as [2, 3]: the random m [batch] is made with batch = 2 too (it was 1,
         // and the run failed with "batch is 2 in one input and 1 in input 'm'").
-        onnx::ModelProto m = emptyModel();
+        onnx::ModelProto m = test::emptyModel();
         auto *g = m.mutable_graph();
         *g->add_input() = leadingSymbol("x", {2, 3}, "batch");
         *g->add_input() = leadingSymbol("m", {2}, "batch");

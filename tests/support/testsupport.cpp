@@ -95,6 +95,17 @@ void writeBytes(const std::filesystem::path &path, const std::string &bytes)
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+onnx::ModelProto emptyModel()
+{
+    onnx::ModelProto m = smallModel();
+    onnx::GraphProto *g = m.mutable_graph();
+    g->clear_input();
+    g->clear_initializer();
+    g->clear_node();
+    g->clear_output();
+    return m;
+}
+
 void writeProto(const std::filesystem::path &path, const onnx::ModelProto &proto)
 {
     writeBytes(path, proto.SerializeAsString());

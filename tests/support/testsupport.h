@@ -30,6 +30,8 @@ void addBody(onnx::NodeProto &owner, const std::string &attr, const std::vector<
              const std::string &output, const std::vector<std::int64_t> &dims = {2, 3});
 // A valid model: y = Relu(x + bias), x float[2,3], opset 13.
 onnx::ModelProto smallModel();
+// smallModel()'s opsets and metadata around an empty graph (no inputs, weights, nodes or outputs).
+onnx::ModelProto emptyModel();
 void writeProto(const std::filesystem::path &path, const onnx::ModelProto &proto);
 void writeBytes(const std::filesystem::path &path, const std::string &bytes);
 
