@@ -550,6 +550,11 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             }
             for (int d = 0; d < devices; ++d) {
                 const std::string dn = deviceName(d / perRank, d % perRank);
+                // A device the plan left idle still has its lane: a rank with nothing to do
+                // is what the timeline should show, not a rank missing from it.
+                if (std::none_of(r.trace.lanes.begin(), r.trace.lanes.end(),
+                                 [&](const trace::Lane &l) { return l.device == dn; }))
+                    r.trace.lanes.push_back({dn, 0, {}});
                 if (std::none_of(r.utilization.begin(), r.utilization.end(),
                                  [&](const auto &u) { return u.first == dn; }))
                     r.utilization.emplace_back(dn, 0.0);
