@@ -215,8 +215,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         if (strategy == Strategy::Serial)
             continue;
         if (strategy == Strategy::Parallel)
-            return Status::invalid("parallel runs the workers of one device: across ranks use greedy or "
-                                   "round-robin (serial and parallel run in one process without --ranks)");
+            return Status::invalid("parallel runs the workers of one device: across ranks use greedy, "
+                                   "round-robin or pipeline (serial and parallel run in one process)");
         const std::string name =
             schedule::strategyName(strategy) +
             (strategy == Strategy::Pipeline && options.microbatches > 1
@@ -243,8 +243,6 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 part ? schedule::makeSchedule(part->model.graph, strategy, cost, so, &part->deviceOf, &part->start)
                      : Expected<schedule::Schedule>(part.status());
             if (plan) {
-                for (int d = 0; d < devices; ++d)
-                    plan->plan.devices[std::size_t(d)] = cost.devices[std::size_t(d)].name;
                 if (Status valid = validatePlan(part->model.graph, plan->plan); !valid)
                     st = Status::internal("the " + name + " plan is invalid: " + valid.message());
                 else {

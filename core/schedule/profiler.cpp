@@ -252,9 +252,6 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         Expected<DevicePlan> planned = planForDevices(model, strategy, cost, so);
         if (!planned)
             return planned.status();
-        // Plan devices carry the cost model's names ("host1:gpu:3" when simulating hosts).
-        for (std::size_t d = 0; d < planned->schedule.plan.devices.size() && d < cost.devices.size(); ++d)
-            planned->schedule.plan.devices[d] = cost.devices[d].name;
         const Model &runModel = planned->partition.model;
         const Schedule *plan = &planned->schedule;
         r.predictedMs = plan->predictedMakespan * 1e3;

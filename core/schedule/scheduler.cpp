@@ -45,13 +45,16 @@ namespace {
 // Queue q belongs to device q % devices (queues past the devices are their copy queues).
 Schedule buildPlan(const Graph &graph, const GraphCosts &c, Strategy strategy,
                    std::vector<PredictedOp> predicted, std::size_t queues, std::size_t devices,
-                   const ScheduleOptions &options)
+                   const ScheduleOptions &options, const CostModel &model)
 {
     Schedule s;
     s.strategy = strategy;
     s.plan.name = strategyName(strategy);
+    // Plan devices are the cost model's ("rank1:cpu:0", "host1:gpu:3"); past them, numbered.
     for (std::size_t d = 0; d < devices; ++d)
-        s.plan.devices.push_back(options.devicePrefix + ":" + std::to_string(d));
+        s.plan.devices.push_back(d < model.devices.size() && !model.devices[d].name.empty()
+                                     ? model.devices[d].name
+                                     : options.devicePrefix + ":" + std::to_string(d));
     // Parallel on a worker pool: the predicted lanes become workers sharing one queue, so an op
     // starts when its inputs are ready and any worker is free, not when its predicted lane is.
     const std::size_t workers = strategy == Strategy::Parallel && options.sharedQueue ? queues : 1;
@@ -122,7 +125,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
             predicted.push_back({n, 0, 0, t, t + c.seconds[n.index][0]});
             t = predicted.back().finish;
         }
-        return buildPlan(graph, c, strategy, std::move(predicted), 1, 1, options);
+        return buildPlan(graph, c, strategy, std::move(predicted), 1, 1, options, model);
     }
     // List scheduling: among the ops whose inputs are done, the one with the highest priority
     // goes first and takes the queue where it can start first (parallel) or its placed device.
@@ -217,7 +220,7 @@ Expected<Schedule> makeSchedule(const Graph &graph, Strategy strategy, const Cos
     });
     if (predicted.size() != c.order.size())
         return Status::internal("list scheduling left nodes unscheduled");
-    return buildPlan(graph, c, strategy, std::move(predicted), lanes, devices, options);
+    return buildPlan(graph, c, strategy, std::move(predicted), lanes, devices, options, model);
 }
 
 trace::Trace predictedTrace(const Graph &graph, const Schedule &schedule, const std::string &name)
