@@ -353,15 +353,7 @@ private:
         KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);
         std::vector<PlannedOutput> planned;
         if (!m_arenas.empty()) {
-            planned.resize(n.outputs.size());
-            for (std::size_t i = 0; i < n.outputs.size(); ++i) {
-                if (!n.outputs[i].valid())
-                    continue;
-                const MemoryPlan::Slot &s = m_options.memory->byValue[n.outputs[i].index];
-                if (s.device >= 0 && !s.view && m_arenas[std::size_t(s.device)])
-                    planned[i] = {m_arenas[std::size_t(s.device)].get() + s.offset, s.bytes,
-                                  &m_arenas[std::size_t(s.device)]};
-            }
+            planned = plannedOutputs(n);
             ctx.setPlannedOutputs(planned);
             const auto &workspaces = m_options.memory->workspaceByNode;
             if (n.id.index < workspaces.size() && workspaces[n.id.index].device >= 0) {
@@ -408,6 +400,21 @@ private:
         return Status::ok();
     }
 
+    // Where the memory plan puts each output of `n` in the arenas (empty entries: not planned).
+    std::vector<PlannedOutput> plannedOutputs(const Node &n) const
+    {
+        std::vector<PlannedOutput> planned(n.outputs.size());
+        for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+            if (!n.outputs[i].valid())
+                continue;
+            const MemoryPlan::Slot &s = m_options.memory->byValue[n.outputs[i].index];
+            if (s.device >= 0 && !s.view && m_arenas[std::size_t(s.device)])
+                planned[i] = {m_arenas[std::size_t(s.device)].get() + s.offset, s.bytes,
+                              &m_arenas[std::size_t(s.device)]};
+        }
+        return planned;
+    }
+
     // A Recv whose Send ran in another process: its tensor arrives through the transport, into
     // memory allocated like any output (the plan's range of the arena when there is a plan).
     Status receiveRemotely(const PreparedNode &pn)
@@ -418,12 +425,8 @@ private:
         const SubgraphRunner none;
         KernelContext ctx(pn, inputs, outputs, 1, none);
         std::vector<PlannedOutput> planned;
-        if (!m_arenas.empty() && !n.outputs.empty() && n.outputs[0].valid()) {
-            const MemoryPlan::Slot &s = m_options.memory->byValue[n.outputs[0].index];
-            planned.resize(n.outputs.size());
-            if (s.device >= 0 && !s.view && m_arenas[std::size_t(s.device)])
-                planned[0] = {m_arenas[std::size_t(s.device)].get() + s.offset, s.bytes,
-                              &m_arenas[std::size_t(s.device)]};
+        if (!m_arenas.empty()) {
+            planned = plannedOutputs(n);
             ctx.setPlannedOutputs(planned);
         }
         OPSCOPE_TRY(m_options.remote->receive(pn, ctx)); // names the edge and both ranks
