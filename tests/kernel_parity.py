@@ -23,15 +23,16 @@ from onnx import TensorProto as T, helper, numpy_helper
 rng = np.random.default_rng(11)
 
 
-def model(op, inputs, inits=None, attrs=None, outputs=1, order=None):
+def model(op, inputs, inits=None, attrs=None, outputs=1, order=None, opset=17, domain=""):
     inits = inits or {}
     names = order or list(inputs) + list(inits)
-    node = helper.make_node(op, names, [f"y{i}" for i in range(outputs)], **(attrs or {}))
+    node = helper.make_node(op, names, [f"y{i}" for i in range(outputs)], domain=domain, **(attrs or {}))
     ins = [helper.make_tensor_value_info(k, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[v.dtype], v.shape)
            for k, v in inputs.items()]
     outs = [helper.make_empty_tensor_value_info(f"y{i}") for i in range(outputs)]
     graph = helper.make_graph([node], op, ins, outs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    m = helper.make_model(graph, opset_imports=imports)
     m.ir_version = 8
     return m
 
@@ -267,6 +268,26 @@ def cases():
                     ("Softplus", lambda v: np.log1p(np.exp(v))),
                     ("Erf", np.vectorize(math.erf)), ("Sigmoid", sigmoid), ("Tanh", np.tanh)]:
         c.append((op, model(op, {"x": a}), {"x": a}, [ref(a.astype(np.float64)).astype(np.float32)], 1e-5))
+    # GELU (opset 20): the tanh form through opscope's own blocks (also in place), the erf form.
+    g = np.concatenate([f32(5000) * 3, np.array([-12, -9, -4, 1e-6, 9, 40, np.inf, -np.inf, np.nan], np.float32)])
+    gd = g.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # the formula's own values: −∞ gives NaN (−∞·0), as in ORT
+        tanh_ref = 0.5 * gd * (1 + np.tanh(0.7978845608028654 * (gd + 0.044715 * gd ** 3)))
+        erf_ref = 0.5 * gd * (1 + np.vectorize(math.erf)(gd / math.sqrt(2)))
+    c.append(("Gelu tanh", model("Gelu", {"x": g}, attrs={"approximate": "tanh"}, opset=20), {"x": g},
+              [tanh_ref.astype(np.float32)], 1e-5))
+    c.append(("Gelu erf", model("Gelu", {"x": g}, opset=20), {"x": g}, [erf_ref.astype(np.float32)], 1e-5))
+    # Fused attention: 300 keys (two tiles, 8-lane tails), a mask with −∞ entries, one row fully
+    # masked (NaN, as Softmax over −∞ everywhere), scores far apart (exp underflows to 0).
+    q, k, v = f32(1, 2, 37, 16) * 3, f32(1, 2, 300, 16) * 3, f32(1, 2, 300, 16)
+    mask = np.where(rng.uniform(size=(1, 1, 37, 300)) < 0.2, -np.inf, 0).astype(np.float32)
+    mask[0, 0, 5, :] = -np.inf
+    sc = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / 4.0 + mask
+    with np.errstate(invalid="ignore"):
+        e = np.exp(sc - sc.max(-1, keepdims=True))
+        att = (e / e.sum(-1, keepdims=True)) @ v
+    c.append(("Attention with −∞ mask", model("Attention", {"q": q, "k": k, "v": v, "mask": mask}, domain="ai.opscope"),
+              {"q": q, "k": k, "v": v, "mask": mask}, [att.astype(np.float32)], 1e-5))
     # Recurrent cells at batch 1 (the transposed matrix-vector product) and batch 3 (sgemm).
     for batch in [1, 3]:
         x, W, R, B = f32(9, batch, 16), f32(1, 4 * 32, 16) * 0.3, f32(1, 4 * 32, 32) * 0.3, f32(1, 8 * 32) * 0.1

@@ -118,12 +118,15 @@ Status thresholdedReluKernel(KernelContext &ctx)
 Status geluKernel(KernelContext &ctx)
 {
     const bool tanhApprox = ctx.attrString("approximate", "none") == "tanh";
-    if (Status st; fastEltwise(ctx, tanhApprox ? FastEltwise::GeluTanh : FastEltwise::GeluErf, 0.0f, &st))
-        return st;
-    return unaryFloat(ctx, [tanhApprox](auto v) {
-        using C = decltype(v);
-        if (tanhApprox)
+    if (tanhApprox)
+        return blockedUnary(ctx, geluTanhBlockF32, [](auto v) {
+            using C = decltype(v);
             return C(0.5) * v * (C(1) + std::tanh(C(0.7978845608028654) * (v + C(0.044715) * v * v * v)));
+        });
+    if (Status st; fastEltwise(ctx, FastEltwise::GeluErf, 0.0f, &st))
+        return st;
+    return unaryFloat(ctx, [](auto v) {
+        using C = decltype(v);
         return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));
     });
 }

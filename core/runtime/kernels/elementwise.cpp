@@ -423,26 +423,31 @@ OPSCOPE_CPU_CLONES void tanhBlockF32(const float *x, float *y, std::int64_t n)
     }
 }
 
-// A unary op whose float32 tensors (64 values and up) go by blocks of its own vectorized
-// function, in parallel; other types and tiny tensors take the scalar `exact` loop.
-template<class Block, class Exact>
-Status blockedUnary(KernelContext &ctx, Block block, Exact exact)
+// GELU's tanh form, 0.5·x·(1 + tanh(u)) with u = √(2/π)·(x + 0.044715·x³), as ONNX and ONNX
+// Runtime compute it, through tanhBlockF32 (oneDNN's gelu_tanh on AVX2 was 4x ORT). Three passes
+// over a block of at most 4096 values, which stays in L1; written as one loop of x / (1 + e^−2u)
+// it ran at half this speed.
+OPSCOPE_CPU_CLONES void geluTanhArgF32(const float *x, float *u, std::int64_t n)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
-    if (x.dtype() != DataType::Float || x.elementCount() < 64)
-        return unaryFloat(ctx, exact);
-    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
-    if (!out)
-        return out.status();
-    const float *src = x.data<float>();
-    float *dst = (*out)->mutableData<float>(); // may be src: memory planning runs these in place
-    const std::int64_t n = x.elementCount(), blocks = (n + 4095) / 4096;
-    parallelFor(
-        blocks,
-        [&](std::int64_t b) { block(src + b * 4096, dst + b * 4096, std::min<std::int64_t>(4096, n - b * 4096)); },
-        blocks < 16 ? blocks + 1 : 1);
-    return Status::ok();
+    for (std::int64_t i = 0; i < n; ++i)
+        u[i] = 0.7978845608028654f * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+}
+
+OPSCOPE_CPU_CLONES void geluTanhFinishF32(const float *x, const float *t, float *y, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i) // y may be x: each x[i] is read before y[i] is written
+        y[i] = 0.5f * x[i] * (1.0f + t[i]);
+}
+
+void geluTanhBlockImpl(const float *x, float *y, std::int64_t n)
+{
+    float u[4096];
+    for (std::int64_t i0 = 0; i0 < n; i0 += 4096) {
+        const std::int64_t m = std::min<std::int64_t>(4096, n - i0);
+        geluTanhArgF32(x + i0, u, m);
+        tanhBlockF32(u, u, m);
+        geluTanhFinishF32(x + i0, u, y + i0, m);
+    }
 }
 
 Status erfKernel(KernelContext &ctx)
@@ -527,6 +532,12 @@ Status notKernel(KernelContext &ctx)
 }
 
 } // namespace
+
+void geluTanhBlockF32(const float *x, float *y, std::int64_t n)
+{
+    geluTanhBlockImpl(x, y, n);
+}
+
 } // namespace kernels
 
 void registerElementwiseKernels(KernelRegistry &r)

@@ -104,4 +104,29 @@ Status unaryFloat(KernelContext &ctx, F f)
     });
 }
 
+// A unary op whose float32 tensors (64 values and up) go by blocks of its own vectorized
+// function, in parallel; other types and tiny tensors take the scalar `exact` loop.
+template<class Block, class Exact>
+Status blockedUnary(KernelContext &ctx, Block block, Exact exact)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    if (x.dtype() != DataType::Float || x.elementCount() < 64)
+        return unaryFloat(ctx, exact);
+    Expected<RuntimeTensor *> out = ctx.allocateOutput(0, DataType::Float, x.shape());
+    if (!out)
+        return out.status();
+    const float *src = x.data<float>();
+    float *dst = (*out)->mutableData<float>(); // may be src: memory planning runs these in place
+    const std::int64_t n = x.elementCount(), blocks = (n + 4095) / 4096;
+    parallelFor(
+        blocks,
+        [&](std::int64_t b) { block(src + b * 4096, dst + b * 4096, std::min<std::int64_t>(4096, n - b * 4096)); },
+        blocks < 16 ? blocks + 1 : 1);
+    return Status::ok();
+}
+
+// float32 blocks of GELU's tanh approximation (elementwise.cpp).
+void geluTanhBlockF32(const float *x, float *y, std::int64_t n);
+
 } // namespace opscope::kernels

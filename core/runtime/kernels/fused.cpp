@@ -12,6 +12,7 @@
 // FusedConv lives with Conv (conv.cpp): its activation is a oneDNN post-op.
 
 #include "runtime/kernels/dnnleltwise.h"
+#include "runtime/kernels/elementwise.h"
 #include "runtime/kernels/fusedactivation.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
@@ -172,8 +173,16 @@ Status biasGeluKernel(KernelContext &ctx)
         return out.status();
     const float *pa = a.data<float>(), *pb = b ? b->data<float>() : nullptr;
     float *po = (*out)->mutableData<float>();
-    // The sum, then oneDNN's vectorized GELU in place; the scalar loop if it declines.
+    // The sum, then a vectorized GELU in place (the tanh form opscope's own, oneDNN's is slow on
+    // AVX2); the scalar loop if oneDNN declines.
     parallelFor(a.elementCount(), [&](std::int64_t i) { po[i] = pa[i] + (pb ? pb[i % n] : 0.0f); });
+    if constexpr (Tanh) {
+        const std::int64_t total = a.elementCount(), blocks = (total + 4095) / 4096;
+        parallelFor(blocks, [&](std::int64_t k) {
+            geluTanhBlockF32(po + k * 4096, po + k * 4096, std::min<std::int64_t>(4096, total - k * 4096));
+        });
+        return Status::ok();
+    }
     if (dnnlEltwise(Tanh ? FastEltwise::GeluTanh : FastEltwise::GeluErf, po, po, a.elementCount()))
         return Status::ok();
     parallelFor(a.elementCount(), [&](std::int64_t i) {
