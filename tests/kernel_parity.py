@@ -268,20 +268,32 @@ def cases():
                     ("Softplus", lambda v: np.log1p(np.exp(v))),
                     ("Erf", np.vectorize(math.erf)), ("Sigmoid", sigmoid), ("Tanh", np.tanh)]:
         c.append((op, model(op, {"x": a}), {"x": a}, [ref(a.astype(np.float64)).astype(np.float32)], 1e-5))
-    # GELU (opset 20): the tanh form through opscope's own blocks (also in place), the erf form.
-    g = np.concatenate([f32(5000) * 3, np.array([-12, -9, -4, 1e-6, 9, 40, np.inf, -np.inf, np.nan], np.float32)])
-    gd = g.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):  # the formula's own values: −∞ gives NaN (−∞·0), as in ORT
-        tanh_ref = 0.5 * gd * (1 + np.tanh(0.7978845608028654 * (gd + 0.044715 * gd ** 3)))
-        erf_ref = 0.5 * gd * (1 + np.vectorize(math.erf)(gd / math.sqrt(2)))
-    c.append(("Gelu tanh", model("Gelu", {"x": g}, attrs={"approximate": "tanh"}, opset=20), {"x": g},
-              [tanh_ref.astype(np.float32)], 1e-5))
-    c.append(("Gelu erf", model("Gelu", {"x": g}, opset=20), {"x": g}, [erf_ref.astype(np.float32)], 1e-5))
+    # GELU (opset 20): the tanh form through opscope's own blocks, the erf form; the special values
+    # in a case of their own, so that 40 and ±∞ do not loosen the tolerance of the ordinary ones.
+    def gelu_refs(g):
+        gd = g.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):  # the formula's own values: −∞ gives NaN (−∞·0), as in ORT
+            return (0.5 * gd * (1 + np.tanh(0.7978845608028654 * (gd + 0.044715 * gd ** 3))),
+                    0.5 * gd * (1 + np.vectorize(math.erf)(gd / math.sqrt(2))))
+    for name, g in [("", f32(5000) * 3),
+                    (" special values", np.array([-12, -9, -4, 1e-6, 9, 40, np.inf, -np.inf, np.nan], np.float32))]:
+        tanh_ref, erf_ref = gelu_refs(g)
+        c.append(("Gelu tanh" + name, model("Gelu", {"x": g}, attrs={"approximate": "tanh"}, opset=20), {"x": g},
+                  [tanh_ref.astype(np.float32)], 1e-5))
+        c.append(("Gelu erf" + name, model("Gelu", {"x": g}, opset=20), {"x": g}, [erf_ref.astype(np.float32)], 1e-5))
+    # FastGelu (com.microsoft) with a bias: x + b in the output, then the tanh blocks in place,
+    # over 17.6 blocks of 4096 (threaded from 16 blocks on, a partial last block).
+    fx, fb = f32(24, 3000) * 2, f32(3000)
+    fast_ref, _ = gelu_refs(fx + fb)
+    c.append(("FastGelu with bias", model("FastGelu", {"x": fx}, {"b": fb}, domain="com.microsoft"), {"x": fx},
+              [fast_ref.astype(np.float32)], 1e-5))
     # Fused attention: 300 keys (two tiles, 8-lane tails), a mask with −∞ entries, one row fully
-    # masked (NaN, as Softmax over −∞ everywhere), scores far apart (exp underflows to 0).
+    # masked (NaN, as Softmax over −∞ everywhere), one whose first tile is, one score far below.
     q, k, v = f32(1, 2, 37, 16) * 3, f32(1, 2, 300, 16) * 3, f32(1, 2, 300, 16)
     mask = np.where(rng.uniform(size=(1, 1, 37, 300)) < 0.2, -np.inf, 0).astype(np.float32)
     mask[0, 0, 5, :] = -np.inf
+    mask[0, 0, 7, :256] = -np.inf  # the first tile fully masked, the second not: its rescale is 0
+    mask[0, 0, 9, 3] = -100.0  # one score ~100 below its row's maximum: exp underflows to 0
     sc = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / 4.0 + mask
     with np.errstate(invalid="ignore"):
         e = np.exp(sc - sc.max(-1, keepdims=True))

@@ -173,25 +173,22 @@ Status biasGeluKernel(KernelContext &ctx)
         return out.status();
     const float *pa = a.data<float>(), *pb = b ? b->data<float>() : nullptr;
     float *po = (*out)->mutableData<float>();
-    // The sum, then a vectorized GELU in place (the tanh form opscope's own, oneDNN's is slow on
-    // AVX2); the scalar loop if oneDNN declines.
+    // The sum, then a vectorized GELU in place: the tanh form through opscope's own blocks
+    // (oneDNN's is slow on AVX2), the erf form through oneDNN, or the scalar loop if it declines.
     parallelFor(a.elementCount(), [&](std::int64_t i) { po[i] = pa[i] + (pb ? pb[i % n] : 0.0f); });
     if constexpr (Tanh) {
         const std::int64_t total = a.elementCount(), blocks = (total + 4095) / 4096;
-        parallelFor(blocks, [&](std::int64_t k) {
-            geluTanhBlockF32(po + k * 4096, po + k * 4096, std::min<std::int64_t>(4096, total - k * 4096));
-        });
-        return Status::ok();
+        // parallelFor's grain counts iterations: here a 4096-value block each, so threads from
+        // 16 blocks on (the default grain would keep a [1,128,3072] FastGelu on one thread).
+        parallelFor(
+            blocks,
+            [&](std::int64_t k) {
+                geluTanhBlockF32(po + k * 4096, po + k * 4096, std::min<std::int64_t>(4096, total - k * 4096));
+            },
+            blocks < 16 ? blocks + 1 : 1);
+    } else if (!dnnlEltwise(FastEltwise::GeluErf, po, po, a.elementCount())) {
+        parallelFor(a.elementCount(), [&](std::int64_t i) { po[i] = 0.5f * po[i] * (1.0f + std::erf(po[i] * 0.70710678f)); });
     }
-    if (dnnlEltwise(Tanh ? FastEltwise::GeluTanh : FastEltwise::GeluErf, po, po, a.elementCount()))
-        return Status::ok();
-    parallelFor(a.elementCount(), [&](std::int64_t i) {
-        const float v = po[i];
-        if constexpr (Tanh)
-            po[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
-        else
-            po[i] = 0.5f * v * (1.0f + std::erf(v * 0.70710678f));
-    });
     return Status::ok();
 }
 

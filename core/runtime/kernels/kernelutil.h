@@ -27,9 +27,11 @@ typedef float F32x8 __attribute__((vector_size(32)));
 // oneDNN call per block): x = n·ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact r),
 // e^r by Cephes' degree-7 polynomial (relative error < 2e-7), 2^n built in the exponent bits.
 // x is clamped to [-87.3, 88.7]: below, the result is 2^-126 instead of a subnormal or 0, which
-// callers that add it to 1 (tanh, erf) do not see; NaN is the caller's to keep.
+// callers that add it to 1 (tanh, erf) do not see; NaN is the caller's to keep (it is computed
+// as 0 here: a NaN exponent converted to int32 is undefined behaviour, even when discarded).
 [[gnu::always_inline]] inline float expApproxF32(float x)
 {
+    x = x != x ? 0.0f : x;
     x = std::min(std::max(x, -87.33654f), 88.72283f);
     const float n = std::floor(x * 1.44269504088896341f + 0.5f);
     const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
