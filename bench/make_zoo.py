@@ -8,8 +8,8 @@ and export idioms matter.
                     Clip(0, 6) with constant inputs, inverted residuals, GlobalAveragePool → Flatten → Gemm
   mobilenet_v3      torchvision MobileNetV3-Large, 224², HardSwish op, SE with HardSigmoid
   resnet18          torchvision, 224², BatchNorm folded
-  resnet50          224², bottlenecks, BatchNormalization nodes left in (training-mode / Keras-style
-                    export): the optimizer must fuse them
+  resnet50          224², bottlenecks, BatchNormalization nodes left in (inference-mode nodes, as
+                    Keras/tf2onnx-style exports keep them): the optimizer must fuse them
   efficientnet_b0   224², SiLU written x·Sigmoid(x), SE from GlobalAveragePool, 5×5 depthwise
   unet              256², double 3×3 conv blocks, MaxPool down, ConvTranspose 2×2 up, skip Concats
   yolo_head         YOLOv5n-style at 320²: SiLU CSP backbone, SPPF (three chained 5×5 MaxPools),
