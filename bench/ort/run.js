@@ -3,6 +3,7 @@
 // optimized model ORT produced.
 //   node run.js MODEL [--input NAME=FILE.npy]... [--threads N] [--iterations N]
 //                     [--save-outputs DIR] [--optimized-model FILE] [--level disabled|basic|extended|all]
+//                     [--profile PREFIX]  (ORT's own per-node profile, PREFIX_<date>.json, for per-node comparisons)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -50,11 +51,13 @@ async function main() {
     else if (a === '--save-outputs') opts.save = args[++i];
     else if (a === '--optimized-model') opts.optimized = args[++i];
     else if (a === '--level') opts.level = args[++i];
+    else if (a === '--profile') opts.profile = args[++i];
     else throw new Error(`unknown argument ${a}`);
   }
   const so = { intraOpNumThreads: opts.threads, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: opts.level };
   if (opts.optimized) so.optimizedModelFilePath = opts.optimized;
+  if (opts.profile) { so.enableProfiling = true; so.profileFilePrefix = opts.profile; }
   const session = await ort.InferenceSession.create(args[0], so);
   const feeds = {};
   for (const [name, file] of Object.entries(opts.inputs)) feeds[name] = readNpy(file);
@@ -67,6 +70,7 @@ async function main() {
   }
   ms.sort((a, b) => a - b);
   const median = ms.length ? (ms[(ms.length - 1) >> 1] + ms[ms.length >> 1]) / 2 : 0;
+  if (opts.profile) session.endProfiling();
   if (opts.save) {
     fs.mkdirSync(opts.save, { recursive: true });
     for (const [name, t] of Object.entries(outputs)) writeNpy(path.join(opts.save, name.replace(/[^A-Za-z0-9._-]/g, '_') + '.npy'), t);
