@@ -8,7 +8,10 @@ batch-1 recurrent product, CumSum by rows, row-wise Slice/Tile/Expand/GatherElem
 would run nowhere else. Each case is a one-node model run by `opscope-cli run --optimize none`
 and compared with a numpy reference (exact where the op only moves or selects values).
 
-  tests/kernel_parity.py OPSCOPE_CLI      (CTest: kernel_parity; also run under ASan)
+  tests/kernel_parity.py OPSCOPE_CLI [--device cuda:0]   (CTest: kernel_parity; also run under ASan)
+
+With --device the same cases run on that device (the GPU check runs them on cuda:0): ops the
+device has no kernel for run on its host fallback and still must match.
 """
 import math
 import os
@@ -23,11 +26,18 @@ from onnx import TensorProto as T, helper, numpy_helper
 rng = np.random.default_rng(11)
 
 
+def np_type(dtype):
+    # onnx.mapping is gone from newer onnx releases (the GPU machine's); helper has it there.
+    if hasattr(helper, "np_dtype_to_tensor_dtype"):
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dtype)]
+
+
 def model(op, inputs, inits=None, attrs=None, outputs=1, order=None, opset=17, domain=""):
     inits = inits or {}
     names = order or list(inputs) + list(inits)
     node = helper.make_node(op, names, [f"y{i}" for i in range(outputs)], domain=domain, **(attrs or {}))
-    ins = [helper.make_tensor_value_info(k, onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[v.dtype], v.shape)
+    ins = [helper.make_tensor_value_info(k, np_type(v.dtype), v.shape)
            for k, v in inputs.items()]
     outs = [helper.make_empty_tensor_value_info(f"y{i}") for i in range(outputs)]
     graph = helper.make_graph([node], op, ins, outs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
@@ -313,6 +323,9 @@ def cases():
 
 def main():
     cli = sys.argv[1]
+    device = []
+    if "--device" in sys.argv:
+        device = ["--device", sys.argv[sys.argv.index("--device") + 1]]
     failures = 0
     for name, m, feeds, expected, tol in cases():
         with tempfile.TemporaryDirectory() as tmp:
@@ -323,7 +336,7 @@ def main():
                 np.save(os.path.join(tmp, k + ".npy"), v)
                 flags += ["--input", f"{k}={os.path.join(tmp, k + '.npy')}"]
             out = os.path.join(tmp, "out")
-            p = subprocess.run([cli, "run", path, "--optimize", "none", "--iterations", "1", "--save-outputs", out] + flags,
+            p = subprocess.run([cli, "run", path, "--optimize", "none", "--iterations", "1", "--save-outputs", out] + device + flags,
                                capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"FAIL {name}: exit {p.returncode}: {p.stderr.strip()[-400:]}")

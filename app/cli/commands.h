@@ -94,6 +94,7 @@ struct ConformanceArgs
     double rtol = 1e-3;
     double atol = 1e-7;
     bool quiet = false;
+    std::string device = "cpu:0"; // cuda:N: the GPU backend against the expected outputs
 };
 int runConformance(const ConformanceArgs &args);
 
@@ -109,8 +110,11 @@ struct RunArgs
     bool json = false;
     bool force = false; // allow writing over the input model or its weights
     bool profile = false;         // time per operator type over the timed runs
-    std::string optimize = "all"; // pass level run first (like ORT's default, layout included), or "none"
+    std::string optimize;         // pass level run first, or "none"; empty: "all" (like ORT's default,
+                                  // layout included) on the CPU, "basic" on a GPU (the fusions and
+                                  // layouts are CPU kernels)
     bool noMemoryPlan = false;    // allocate per tensor instead of running from a memory plan
+    std::string device = "cpu:0"; // cpu:0 or cuda:N
 };
 int runModel(const RunArgs &args);
 

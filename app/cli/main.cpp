@@ -2,6 +2,10 @@
 
 #include "commands.h"
 
+#ifdef OPSCOPE_HAVE_CUDA
+#include "cudabackend.h"
+#endif
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <algorithm>
@@ -14,6 +18,9 @@
 int main(int argc, char **argv)
 {
     using namespace opscope::cli;
+#ifdef OPSCOPE_HAVE_CUDA
+    opscope::gpu::registerCudaBackend(); // makeBackend("cuda:N") from here on
+#endif
     // Thread counts far above any core count crash oneDNN/libgomp or stall the machine.
     constexpr int maxThreads = 256;
     CLI::App app{"opscope-cli: inspect, convert, run and optimize ONNX models", "opscope-cli"};
@@ -69,9 +76,11 @@ int main(int argc, char **argv)
                      "Allocate each tensor on its own instead of from the memory plan the first run sizes");
     runCmd
         ->add_option("--optimize", run.optimize,
-                     "Optimize first (like ONNX Runtime): basic, extended, layout, all, or none")
-        ->default_val("all")
+                     "Optimize first (like ONNX Runtime): basic, extended, layout, all, or none "
+                     "(default: all on cpu, basic on cuda)")
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
+    runCmd->add_option("--device", run.device, "Device to run on: cpu:0 or cuda:N (a build with CUDA)")
+        ->default_val("cpu:0");
 
     ConformanceArgs conformance;
     CLI::App *conformanceCmd = app.add_subcommand(
@@ -83,6 +92,8 @@ int main(int argc, char **argv)
     conformanceCmd->add_option("--rtol", conformance.rtol, "Relative tolerance")->default_val(1e-3);
     conformanceCmd->add_option("--atol", conformance.atol, "Absolute tolerance")->default_val(1e-7);
     conformanceCmd->add_flag("-q,--quiet", conformance.quiet, "Print only failures and the summary");
+    conformanceCmd->add_option("--device", conformance.device, "cpu:0, or cuda:N to check the GPU backend")
+        ->default_val("cpu:0");
 
     OptimizeArgs optimize;
     CLI::App *optimizeCmd = app.add_subcommand(

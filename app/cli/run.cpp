@@ -1,7 +1,9 @@
 #include "commands.h"
 #include "infoformat.h"
 #include "onnx/modelio.h"
+#include "runtime/backend.h"
 #include "runtime/conformance.h"
+#include "runtime/executionplan.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -65,15 +68,37 @@ int runModel(const RunArgs &args)
     Model &model = loaded->model;
     const std::vector<std::filesystem::path> inputFiles = modelFiles(args.model, model); // before optimizing
     const std::size_t nodesBefore = model.graph.nodeCountWithSubgraphs();
-    Expected<double> optimizeMs = optimizeForRun(model, args.optimize);
+    // The device first: a missing GPU is reported before any work.
+    const bool onHost = args.device.rfind("cpu", 0) == 0;
+    std::unique_ptr<Backend> device;
+    if (!onHost) {
+        Expected<std::unique_ptr<Backend>> made = makeBackend(args.device, args.threads);
+        if (!made)
+            return reportError(made.status());
+        device = std::move(*made);
+    } else if (args.device != "cpu:0" && args.device != "cpu") {
+        return reportError(Status::invalid("--device '" + args.device + "': run takes cpu:0 or cuda:N "
+                                           "(several CPU devices are profile --devices)"));
+    }
+    const std::string level = !args.optimize.empty() ? args.optimize : onHost ? "all" : "basic";
+    Expected<double> optimizeMs = optimizeForRun(model, level);
     if (!optimizeMs)
         return reportError(optimizeMs.status());
     SessionOptions options;
     options.threads = args.threads;
-    options.planMemory = !args.noMemoryPlan;
+    // A GPU allocates from its own pool; host memory plans are for host tensors.
+    options.planMemory = !args.noMemoryPlan && onHost;
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, options);
     if (!session)
         return reportError(session.status());
+    std::optional<ExecutionPlan> plan;
+    if (device) {
+        Expected<ExecutionPlan> p = serialPlan((*session)->model().graph, args.device);
+        if (!p)
+            return reportError(p.status());
+        plan = std::move(*p);
+    }
+    const ExecutionPlan *planPtr = plan ? &*plan : nullptr;
 
     Expected<GivenInputs> parsed = parseInputs(args.inputs, args.dims);
     if (!parsed)
@@ -105,7 +130,11 @@ int runModel(const RunArgs &args)
         return reportError(feeds.status());
 
     // Warm-up, then timed iterations.
-    Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds);
+    ExecOptions warm;
+    warm.threads = args.threads;
+    if (device)
+        warm.backends = {device.get()};
+    Expected<std::vector<RuntimeTensor>> outputs = (*session)->run(*feeds, planPtr, &warm);
     if (!outputs)
         return reportError(outputs.status());
     // A declaration the run contradicts: ONNX Runtime and other tools allocate by it.
@@ -116,6 +145,8 @@ int runModel(const RunArgs &args)
     std::map<std::string, std::pair<std::int64_t, double>> perOp; // op → calls, ms
     ExecOptions exec;
     exec.threads = args.threads;
+    if (device)
+        exec.backends = {device.get()};
     if (args.profile)
         exec.onStep = [&](const StepEvent &e) {
             const Node &node = e.graph->node(e.node);
@@ -127,7 +158,7 @@ int runModel(const RunArgs &args)
     std::vector<double> ms;
     for (int i = 0; i < args.iterations; ++i) {
         const auto start = std::chrono::steady_clock::now();
-        outputs = (*session)->run(*feeds, nullptr, &exec);
+        outputs = (*session)->run(*feeds, planPtr, &exec);
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         if (!outputs)
@@ -169,7 +200,22 @@ int runModel(const RunArgs &args)
             std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
                       << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
     }
-    j["optimize"] = {{"level", args.optimize},
+    // What a device ran on the host instead (no kernel of its own for those ops or types).
+    std::vector<std::pair<std::string, std::uint64_t>> fallbacks;
+    if (device)
+        fallbacks = device->hostFallbacks();
+    j["device"] = args.device;
+    j["host_fallbacks"] = nlohmann::ordered_json::object();
+    for (const auto &[op, calls] : fallbacks)
+        j["host_fallbacks"][op] = calls;
+    if (!fallbacks.empty() && !args.json) {
+        std::string list;
+        for (const auto &[op, calls] : fallbacks)
+            list += (list.empty() ? "" : ", ") + op + " ×" + std::to_string(calls);
+        std::cerr << "opscope-cli: note: on the host CPU instead of " << args.device << " (no kernel there): " << list
+                  << '\n';
+    }
+    j["optimize"] = {{"level", level},
                      {"ms", *optimizeMs},
                      {"nodes_before", nodesBefore},
                      {"nodes_after", model.graph.nodeCountWithSubgraphs()}};
@@ -196,7 +242,8 @@ int runModel(const RunArgs &args)
         os.precision(3);
         os << std::fixed << "latency  median " << median << " ms, min " << (ms.empty() ? 0.0 : ms.front())
            << " ms, max " << (ms.empty() ? 0.0 : ms.back()) << " ms over " << ms.size() << " iterations ("
-           << args.threads << (args.threads == 1 ? " thread" : " threads") << "), peak RSS " << peakRssMb()
+           << args.threads << (args.threads == 1 ? " thread" : " threads") << (device ? ", " + args.device : "")
+           << "), peak RSS " << peakRssMb()
            << " MiB";
         std::cout << os.str() << '\n';
         if (args.profile && args.iterations > 0) {

@@ -1,6 +1,41 @@
 #include "runtime/backend.h"
 
+#include <map>
+#include <mutex>
+
 namespace opscope {
+namespace {
+
+struct Factories
+{
+    std::mutex mutex;
+    std::map<std::string, BackendFactory> byKind;
+};
+
+Factories &factories()
+{
+    static Factories *f = new Factories; // never destroyed: backends may be made during exit
+    return *f;
+}
+
+} // namespace
+
+void registerBackendFactory(const std::string &kind, BackendFactory factory)
+{
+    Factories &f = factories();
+    std::lock_guard lock(f.mutex);
+    f.byKind[kind] = std::move(factory);
+}
+
+std::vector<std::string> registeredBackendKinds()
+{
+    Factories &f = factories();
+    std::lock_guard lock(f.mutex);
+    std::vector<std::string> kinds{"cpu"};
+    for (const auto &[kind, factory] : f.byKind)
+        kinds.push_back(kind);
+    return kinds;
+}
 
 CpuBackend::CpuBackend(int index, int threads) : m_index(index), m_threads(std::max(1, threads)) {}
 
@@ -31,9 +66,24 @@ Expected<std::unique_ptr<Backend>> makeBackend(const std::string &device, int th
             return Status::invalid("device '" + device + "' has no valid index");
         }
     }
+    if (index < 0)
+        return Status::invalid("device '" + device + "' has a negative index");
     if (kind == "cpu")
         return std::unique_ptr<Backend>(new CpuBackend(index, threads));
-    return Status::unsupported("device '" + device + "' is not available in this runtime (known: cpu:N)");
+    BackendFactory factory;
+    {
+        Factories &f = factories();
+        std::lock_guard lock(f.mutex);
+        if (auto it = f.byKind.find(kind); it != f.byKind.end())
+            factory = it->second;
+    }
+    if (factory)
+        return factory(index, threads);
+    std::string known;
+    for (const std::string &k : registeredBackendKinds())
+        known += (known.empty() ? "" : ", ") + k + ":N";
+    return Status::unsupported("device '" + device + "' is not available in this build (known: " + known +
+                               (kind == "cuda" ? "; configure with -DOPSCOPE_WITH_CUDA=ON for CUDA)" : ")"));
 }
 
 } // namespace opscope

@@ -6,8 +6,10 @@
 #include "runtime/runtimetensor.h"
 #include "util/status.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace opscope {
 
@@ -31,6 +33,25 @@ public:
     virtual Status run(const PreparedNode &node, KernelContext &ctx) = 0;
     // Waits until all work queued on the device is done (asynchronous devices).
     virtual Status synchronize() = 0;
+
+    // Which of a node's inputs must be host tensors when this backend runs it: all of them for a
+    // host backend; for an accelerator, all when the node runs on the host after all (no kernel
+    // of its own), all but the first for ops that only relabel their first input's shape
+    // (Reshape, Squeeze…: its bytes stay where they are), none for its own kernels.
+    enum class HostInputs { None, All, AllButFirst };
+    // Asked with the node's context before `run`; the executor then copies those inputs over.
+    virtual HostInputs hostInputs(const KernelContext &ctx) const
+    {
+        (void)ctx;
+        return hostMemory() ? HostInputs::All : HostInputs::None;
+    }
+    // False for an accelerator whose tensors live in its own memory (RuntimeTensor::onHost): the
+    // executor then gives it no host arena, and copies its tensors to the host before a host
+    // backend's kernel reads them.
+    virtual bool hostMemory() const { return true; }
+    // Ops this device handed to the CPU runtime because it has no kernel of its own for them (or
+    // none for those types), with how many calls: what `run` lists as fallbacks.
+    virtual std::vector<std::pair<std::string, std::uint64_t>> hostFallbacks() const { return {}; }
 };
 
 class CpuBackend final : public Backend
@@ -52,7 +73,13 @@ private:
     int m_threads;
 };
 
-// A backend for a plan device name ("cpu:3"); devices this build cannot drive are an error.
+// A backend for a plan device name ("cpu:3", "cuda:0"); devices this build cannot drive are an error.
 Expected<std::unique_ptr<Backend>> makeBackend(const std::string &device, int threads);
+
+// Device kinds beyond "cpu" come from modules core does not know (gpu/ registers "cuda"): the
+// composition root (app/) calls their registration before it makes backends.
+using BackendFactory = std::function<Expected<std::unique_ptr<Backend>>(int index, int threads)>;
+void registerBackendFactory(const std::string &kind, BackendFactory factory);
+std::vector<std::string> registeredBackendKinds(); // "cpu" first
 
 } // namespace opscope

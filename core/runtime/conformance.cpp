@@ -6,9 +6,12 @@
 #include "onnx/modelio.h"
 #include "onnx/protoconvert.h"
 #include "runtime/kernels/kernelutil.h"
+#include "runtime/backend.h"
+#include "runtime/executionplan.h"
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <fstream>
 #include <onnx/onnx_pb.h>
@@ -140,6 +143,7 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
     SessionOptions so;
     so.threads = options.threads;
     so.checkMemory = false;
+    so.planMemory = options.planMemory && !options.backend;
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model->model, so);
     if (!session)
         return session.status().kind() == ErrorKind::Unsupported ? unsupported(session.status().message())
@@ -183,11 +187,22 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
             r.detail = "the test data contradicts the model: " + fits.message();
             return r;
         }
-        Expected<std::vector<RuntimeTensor>> outs = s.run(feeds);
+        std::optional<ExecutionPlan> devicePlan;
+        ExecOptions onDevice;
+        if (options.backend) {
+            Expected<ExecutionPlan> p = serialPlan(s.model().graph, options.backend->name());
+            if (!p)
+                return fail(p.status().message());
+            devicePlan = std::move(*p);
+            onDevice.threads = options.threads;
+            onDevice.backends = {options.backend};
+        }
+        Expected<std::vector<RuntimeTensor>> outs =
+            options.backend ? s.run(feeds, &*devicePlan, &onDevice) : s.run(feeds);
         if (!outs)
             return outs.status().kind() == ErrorKind::Unsupported ? unsupported(outs.status().message())
                                                                   : fail("run: " + outs.status().message());
-        if (options.planMemory) {
+        if (options.planMemory && !options.backend) {
             ExecOptions exec;
             exec.threads = options.threads;
             Expected<std::vector<RuntimeTensor>> again = s.run(feeds, nullptr, &exec);

@@ -11,6 +11,8 @@
 
 namespace opscope {
 
+class Backend;
+
 struct ConformanceOptions
 {
     double rtol = 1e-3;
@@ -19,6 +21,9 @@ struct ConformanceOptions
     // Run each data set twice: the first run sizes the memory plan, the second runs from it and
     // must compute the first's outputs bit for bit (and the plan must pass verifyMemoryPlan).
     bool planMemory = true;
+    // Run on this device instead of the CPU (a serial plan on it; no memory plan): the CUDA
+    // backend's parity check against the suite's expected outputs.
+    Backend *backend = nullptr;
 };
 
 struct ConformanceResult

@@ -89,7 +89,12 @@ public:
             }
         }
         OPSCOPE_TRY(allocateArenas());
-        const Status st = runAll();
+        Status st = runAll();
+        // Asynchronous devices: a step is done when its work is queued; the run is done when the
+        // devices are (and a failure there surfaces here, not as a wrong output later).
+        for (Backend *b : m_backends)
+            if (Status synced = b->synchronize(); st.isOk() && !synced.isOk())
+                st = synced.withContext(b->name());
         if (m_options.memoryStats) {
             MemoryRunStats &stats = *m_options.memoryStats;
             stats = {};
@@ -115,7 +120,8 @@ private:
             return Status::ok();
         m_arenas.resize(memory->devices.size());
         for (std::size_t d = 0; d < memory->devices.size(); ++d) {
-            if (memory->devices[d].plannedBytes == 0)
+            // A device with memory of its own allocates its tensors there (its own pool).
+            if (memory->devices[d].plannedBytes == 0 || (d < m_backends.size() && !m_backends[d]->hostMemory()))
                 continue;
             Expected<std::shared_ptr<std::byte>> block = RuntimeTensor::allocateBlock(memory->devices[d].plannedBytes);
             if (!block)
@@ -351,6 +357,22 @@ private:
         };
         OPSCOPE_TRY(checkInputTypes(m_frame.graph(), pn, inputs));
         KernelContext ctx(pn, inputs, outputs, backend.threads(), runner);
+        // A host kernel never reads a device's memory: a tensor an accelerator made comes over
+        // first (a plan that places nodes well has Recv nodes for these instead). ctx sees
+        // `inputs` through a span, so it sees the swapped pointers.
+        std::vector<RuntimeTensor> hostCopies;
+        if (const Backend::HostInputs need = backend.hostInputs(ctx); need != Backend::HostInputs::None) {
+            for (std::size_t i = need == Backend::HostInputs::All ? 0 : 1; i < inputs.size(); ++i)
+                if (inputs[i] && !inputs[i]->onHost()) {
+                    if (hostCopies.empty())
+                        hostCopies.reserve(inputs.size());
+                    Expected<RuntimeTensor> host = inputs[i]->toHost();
+                    if (!host)
+                        return host.status().withContext("node '" + n.name + "' (" + n.opType + ")");
+                    hostCopies.push_back(std::move(*host));
+                    inputs[i] = &hostCopies.back();
+                }
+        }
         std::vector<PlannedOutput> planned;
         if (!m_arenas.empty()) {
             planned = plannedOutputs(n);
@@ -381,8 +403,17 @@ private:
                 OPSCOPE_TRY(settle(n.outputs[i], outputs[i]));
             if (recording)
                 record(pn, inputs, n.outputs[i], outputs[i]);
-            if (m_options.onValue)
-                m_options.onValue(m_frame.graph(), n.outputs[i], outputs[i]);
+            if (m_options.onValue) {
+                // Observers read values on the host (a probe's statistics).
+                if (!outputs[i].onHost()) {
+                    Expected<RuntimeTensor> host = outputs[i].toHost();
+                    if (!host)
+                        return host.status().withContext("node '" + n.name + "'");
+                    m_options.onValue(m_frame.graph(), n.outputs[i], *host);
+                } else {
+                    m_options.onValue(m_frame.graph(), n.outputs[i], outputs[i]);
+                }
+            }
             m_frame.set(n.outputs[i], std::move(outputs[i]));
         }
         if (remote && remote->sendsRemotely(n.id))
@@ -559,7 +590,12 @@ Expected<std::vector<RuntimeTensor>> executeGraph(const PreparedGraph &pg, std::
         }
         if (!t)
             return Status::internal("graph output '" + g.value(v).name + "' was not computed");
-        outputs.push_back(*t);
+        // Outputs are host tensors, of the main graph and of bodies alike: callers (and the host
+        // kernels of If/Loop/Scan) read them.
+        Expected<RuntimeTensor> host = t->toHost();
+        if (!host)
+            return host.status().withContext("graph output '" + g.value(v).name + "'");
+        outputs.push_back(std::move(*host));
     }
     return outputs;
 }

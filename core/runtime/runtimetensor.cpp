@@ -186,6 +186,28 @@ RuntimeTensor RuntimeTensor::inBlock(DataType dtype, std::vector<std::int64_t> s
     return t;
 }
 
+RuntimeTensor RuntimeTensor::onDevice(DataType dtype, std::vector<std::int64_t> shape,
+                                      std::shared_ptr<const void> owner, std::byte *data,
+                                      std::shared_ptr<const AcceleratorMemory> memory)
+{
+    RuntimeTensor t = inBlock(dtype, std::move(shape), std::move(owner), data);
+    t.m_device = std::move(memory);
+    return t;
+}
+
+Expected<RuntimeTensor> RuntimeTensor::toHost() const
+{
+    if (!m_device)
+        return *this;
+    Expected<RuntimeTensor> host = allocate(m_dtype, m_shape);
+    if (!host)
+        return host.status();
+    if (byteSize() > 0)
+        OPSCOPE_TRY(m_device->copyToHost(m_data, host->m_data, byteSize())
+                        .withContext("copying a " + shapeText() + " tensor from " + m_device->deviceName()));
+    return host;
+}
+
 Expected<RuntimeTensor> RuntimeTensor::zeros(DataType dtype, std::vector<std::int64_t> shape)
 {
     Expected<RuntimeTensor> t = allocate(dtype, std::move(shape));
@@ -229,6 +251,10 @@ RuntimeTensor RuntimeTensor::reshaped(std::vector<std::int64_t> shape) const
 
 double RuntimeTensor::valueAsDouble(std::int64_t i) const
 {
+    if (m_device) {
+        Expected<RuntimeTensor> host = toHost();
+        return host ? host->valueAsDouble(i) : 0.0;
+    }
     switch (m_dtype) {
     case DataType::Float: return data<float>()[i];
     case DataType::Double: return data<double>()[i];
@@ -250,6 +276,10 @@ double RuntimeTensor::valueAsDouble(std::int64_t i) const
 
 std::int64_t RuntimeTensor::valueAsInt(std::int64_t i) const
 {
+    if (m_device) {
+        Expected<RuntimeTensor> host = toHost();
+        return host ? host->valueAsInt(i) : 0;
+    }
     switch (m_dtype) {
     case DataType::Int64: return data<std::int64_t>()[i];
     case DataType::Int32: return data<std::int32_t>()[i];
@@ -260,6 +290,10 @@ std::int64_t RuntimeTensor::valueAsInt(std::int64_t i) const
 
 std::vector<std::int64_t> RuntimeTensor::toInt64Vector() const
 {
+    if (m_device) {
+        Expected<RuntimeTensor> host = toHost();
+        return host ? host->toInt64Vector() : std::vector<std::int64_t>{};
+    }
     std::vector<std::int64_t> out(static_cast<std::size_t>(m_count));
     for (std::int64_t i = 0; i < m_count; ++i)
         out[static_cast<std::size_t>(i)] = valueAsInt(i);
@@ -274,6 +308,10 @@ Tensor RuntimeTensor::toConstant() const
     if (m_dtype == DataType::String) {
         t.strings = std::make_shared<const std::vector<std::string>>(*m_strings);
         return t;
+    }
+    if (m_device) {
+        Expected<RuntimeTensor> host = toHost();
+        return host ? host->toConstant() : Tensor{};
     }
     std::vector<std::byte> copy(m_data, m_data + byteSize());
     t.data = Buffer::fromBytes(std::move(copy));

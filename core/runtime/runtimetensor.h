@@ -18,6 +18,19 @@
 
 namespace opscope {
 
+// Memory of an accelerator (gpu/'s CUDA backend): a tensor in it is the device's, and host code
+// never dereferences its bytes. The tensor keeps the memory's owner alive, so a tensor that
+// outlives its run (a graph output, a cached weight) can still be copied to the host.
+class AcceleratorMemory
+{
+public:
+    virtual ~AcceleratorMemory() = default;
+    virtual std::string deviceName() const = 0; // "cuda:0"
+    // Copies `bytes` from device memory at `src` to host memory at `dst`, synchronously (the
+    // device's queued work that writes `src` finishes first).
+    virtual Status copyToHost(const std::byte *src, std::byte *dst, std::size_t bytes) const = 0;
+};
+
 class RuntimeTensor
 {
 public:
@@ -31,6 +44,9 @@ public:
     // that the bytes fit.
     static RuntimeTensor inBlock(DataType dtype, std::vector<std::int64_t> shape, std::shared_ptr<const void> owner,
                                  std::byte *data);
+    // A tensor in device memory at `data` (kept alive by `owner`), of `memory`'s device.
+    static RuntimeTensor onDevice(DataType dtype, std::vector<std::int64_t> shape, std::shared_ptr<const void> owner,
+                                  std::byte *data, std::shared_ptr<const AcceleratorMemory> memory);
     // Zero-filled.
     static Expected<RuntimeTensor> zeros(DataType dtype, std::vector<std::int64_t> shape);
     // Shares the IR tensor's bytes; no copy.
@@ -51,6 +67,15 @@ public:
     std::int64_t elementCount() const { return m_count; }
     std::size_t byteSize() const { return static_cast<std::size_t>(m_count) * dataTypeSize(m_dtype); }
 
+    // Host memory (every tensor but an accelerator's): kernels of the CPU runtime may read it.
+    bool onHost() const { return !m_device; }
+    const AcceleratorMemory *deviceMemory() const { return m_device.get(); }
+    const std::shared_ptr<const AcceleratorMemory> &acceleratorMemoryShared() const { return m_device; }
+    const std::shared_ptr<const void> &owner() const { return m_owner; }
+    // This tensor when on the host, else a host copy of it (a device-to-host copy).
+    Expected<RuntimeTensor> toHost() const;
+
+    // On a device these point into its memory: only that device's code may dereference them.
     const std::byte *bytes() const { return m_data; }
     std::byte *mutableBytes() { return m_data; } // only for the kernel that allocated it
     template<class T>
@@ -66,7 +91,8 @@ public:
     const std::vector<std::string> &strings() const { return *m_strings; }
     std::vector<std::string> &mutableStrings() { return *m_strings; }
 
-    // Element i converted to double / int64 (any numeric dtype); for shape inputs and tests.
+    // Element i converted to double / int64 (any numeric dtype); for shape inputs and tests. On a
+    // device tensor these copy it to the host first (slow, but never a wild read).
     double valueAsDouble(std::int64_t i) const;
     std::int64_t valueAsInt(std::int64_t i) const;
     std::vector<std::int64_t> toInt64Vector() const;
@@ -82,6 +108,7 @@ private:
     std::shared_ptr<const void> m_owner;
     std::byte *m_data = nullptr;
     std::shared_ptr<std::vector<std::string>> m_strings;
+    std::shared_ptr<const AcceleratorMemory> m_device; // null: host memory
 };
 
 template<class T>

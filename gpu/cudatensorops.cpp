@@ -1,0 +1,411 @@
+// Data movement on the CUDA backend: views (Reshape, Squeeze…: the CPU kernel relabels the
+// device tensor), Transpose, Expand, Slice, Concat, Split, Gather, global pooling. Index maps
+// come from indexing.h, which the tests check on the host.
+
+#include "cudaexec.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace opscope::gpu {
+namespace {
+
+bool anyDeviceType(const KernelContext &ctx)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    return x && x->dtype() != DataType::String && cudaType(x->dtype()).has_value();
+}
+
+bool hostInput(const KernelContext &ctx, std::size_t i)
+{
+    const RuntimeTensor *t = ctx.input(i);
+    return !t || t->onHost();
+}
+
+Status gatherMapOutput(CudaExec &e, KernelContext &ctx, const RuntimeTensor &x, const IndexMap &map,
+                       std::vector<std::int64_t> shape, const std::byte *base, const char *what)
+{
+    Expected<RuntimeTensor> y = e.allocate(x.dtype(), std::move(shape));
+    if (!y)
+        return y.status();
+    const cudaError_t err =
+        launchGatherMap(dataTypeSize(x.dtype()), base, map, y->mutableBytes(), y->elementCount(), e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, what);
+}
+
+// ---- Transpose -------------------------------------------------------------------------------
+
+Status transposeKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    std::vector<std::int64_t> perm = ctx.attrInts("perm");
+    if (perm.empty()) {
+        perm.resize(x->rank());
+        std::iota(perm.rbegin(), perm.rend(), 0);
+    }
+    std::vector<bool> seen(x->rank(), false);
+    if (perm.size() != x->rank())
+        return ctx.fail("perm has " + std::to_string(perm.size()) + " entries for a rank-" + std::to_string(x->rank()) +
+                        " input");
+    for (std::int64_t &p : perm) {
+        if (p < 0)
+            p += std::int64_t(x->rank());
+        if (p < 0 || p >= std::int64_t(x->rank()) || seen[std::size_t(p)])
+            return ctx.fail("perm is not a permutation of the input's axes");
+        seen[std::size_t(p)] = true;
+    }
+    IndexMap map;
+    if (!transposeMap(x->shape(), perm, map))
+        return ctx.unsupported("transpose of rank above 8");
+    std::vector<std::int64_t> out(x->rank());
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = x->dim(std::size_t(perm[i]));
+    return gatherMapOutput(e, ctx, *x, map, std::move(out), x->bytes(), "Transpose");
+}
+
+bool transposeAccepts(const KernelContext &ctx)
+{
+    return anyDeviceType(ctx) && ctx.in(0).rank() <= std::size_t(kMaxDims);
+}
+
+// ---- Expand ----------------------------------------------------------------------------------
+
+Status expandKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::vector<std::int64_t> target = ctx.in(1).toInt64Vector();
+    std::vector<std::int64_t> out;
+    if (!broadcastShape({x->shape(), target}, out))
+        return ctx.fail("cannot expand " + x->shapeText() + " to " + shapeText(target));
+    std::vector<IndexMap> maps;
+    if (!broadcastMaps(out, {x->shape()}, maps))
+        return ctx.unsupported("expand of rank above 8 after merging dims");
+    return gatherMapOutput(e, ctx, *x, maps[0], std::move(out), x->bytes(), "Expand");
+}
+
+bool expandAccepts(const KernelContext &ctx)
+{
+    return anyDeviceType(ctx) && hostInput(ctx, 1) && ctx.input(1);
+}
+
+// ---- Slice -----------------------------------------------------------------------------------
+
+// ONNX Slice semantics per axis (clamping as the spec says); the CPU kernel's rules.
+struct SliceAxis
+{
+    std::int64_t start = 0, step = 1, count = 0;
+};
+
+Status sliceKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::size_t rank = x->rank();
+    std::vector<std::int64_t> starts, ends, axes, steps;
+    if (ctx.opset() < 10) {
+        starts = ctx.attrInts("starts");
+        ends = ctx.attrInts("ends");
+        axes = ctx.attrInts("axes");
+    } else {
+        OPSCOPE_TRY(ctx.requireInputs(3));
+        starts = ctx.in(1).toInt64Vector();
+        ends = ctx.in(2).toInt64Vector();
+        if (ctx.input(3))
+            axes = ctx.in(3).toInt64Vector();
+        if (ctx.input(4))
+            steps = ctx.in(4).toInt64Vector();
+    }
+    if (axes.empty()) {
+        axes.resize(starts.size());
+        std::iota(axes.begin(), axes.end(), 0);
+    }
+    if (steps.empty())
+        steps.assign(starts.size(), 1);
+    if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        return ctx.fail("starts, ends, axes and steps differ in length");
+    std::vector<SliceAxis> per(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        per[d].count = x->dim(d);
+    std::vector<bool> seen(rank, false);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        std::int64_t a = axes[i] < 0 ? axes[i] + std::int64_t(rank) : axes[i];
+        if (a < 0 || a >= std::int64_t(rank) || seen[std::size_t(a)])
+            return ctx.fail("axis " + std::to_string(axes[i]) + " is out of range or repeated");
+        seen[std::size_t(a)] = true;
+        const std::int64_t dim = x->dim(std::size_t(a));
+        const std::int64_t step = steps[i];
+        if (step == 0)
+            return ctx.fail("a step is 0");
+        std::int64_t s = starts[i], en = ends[i];
+        if (s < 0)
+            s += dim;
+        if (en < 0)
+            en += dim;
+        if (step > 0) {
+            s = std::clamp<std::int64_t>(s, 0, dim);
+            en = std::clamp<std::int64_t>(en, 0, dim);
+        } else {
+            s = std::clamp<std::int64_t>(s, 0, dim - 1);
+            en = std::clamp<std::int64_t>(en, -1, dim - 1);
+        }
+        const std::int64_t span = step > 0 ? en - s : s - en;
+        const std::int64_t mag = step > 0 ? step : -step;
+        per[std::size_t(a)] = {s, step, span <= 0 ? 0 : (span + mag - 1) / mag};
+    }
+    std::vector<std::int64_t> out(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        out[d] = per[d].count;
+    // Output index → input offset: base (the starts) plus stride·step per dim.
+    const std::vector<std::int64_t> inStrides = rowMajorStrides(x->shape());
+    const std::vector<std::int64_t> outStrides = rowMajorStrides(out);
+    IndexMap map;
+    map.rank = int(rank);
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+        map.outStrides[d] = outStrides[d];
+        map.inStrides[d] = inStrides[d] * per[d].step;
+        base += inStrides[d] * (per[d].count ? per[d].start : 0);
+    }
+    return gatherMapOutput(e, ctx, *x, map, std::move(out), x->bytes() + base * std::int64_t(dataTypeSize(x->dtype())),
+                           "Slice");
+}
+
+bool sliceAccepts(const KernelContext &ctx)
+{
+    if (!anyDeviceType(ctx) || ctx.in(0).rank() > std::size_t(kMaxDims) || ctx.in(0).rank() == 0)
+        return false;
+    for (std::size_t i = 1; i < 5; ++i)
+        if (!hostInput(ctx, i))
+            return false;
+    return true;
+}
+
+// ---- Concat and Split: row copies ------------------------------------------------------------
+
+Status concatKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    std::vector<RuntimeTensor> in;
+    for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
+        if (!ctx.input(i))
+            continue;
+        Expected<RuntimeTensor> t = e.input(ctx, i);
+        if (!t)
+            return t.status();
+        in.push_back(std::move(*t));
+    }
+    const RuntimeTensor &first = in[0];
+    const auto rank = std::int64_t(first.rank());
+    std::int64_t axis = ctx.attrInt("axis", 0);
+    if (axis < -rank || axis >= rank)
+        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0)
+        axis += rank;
+    std::vector<std::int64_t> out = first.shape();
+    out[std::size_t(axis)] = 0;
+    for (const RuntimeTensor &t : in) {
+        if (t.rank() != first.rank() || t.dtype() != first.dtype())
+            return ctx.fail("inputs differ in rank or type");
+        for (std::int64_t d = 0; d < rank; ++d)
+            if (d != axis && t.dim(std::size_t(d)) != first.dim(std::size_t(d)))
+                return ctx.fail("input shapes " + first.shapeText() + " and " + t.shapeText() + " differ off the axis");
+        out[std::size_t(axis)] += t.dim(std::size_t(axis));
+    }
+    const RowsCols rc = rowsCols(out, std::size_t(axis));
+    const std::size_t elem = dataTypeSize(first.dtype());
+    Expected<RuntimeTensor> y = e.allocate(first.dtype(), out);
+    if (!y)
+        return y.status();
+    const std::size_t dstPitch = std::size_t(rc.cols) * elem;
+    std::size_t offset = 0;
+    for (const RuntimeTensor &t : in) {
+        const std::size_t width = std::size_t(t.elementCount() / std::max<std::int64_t>(rc.rows, 1)) * elem;
+        if (width && rc.rows)
+            OPSCOPE_TRY(cudaCheck(cudaMemcpy2DAsync(y->mutableBytes() + offset, dstPitch, t.bytes(), width, width,
+                                                    std::size_t(rc.rows), cudaMemcpyDeviceToDevice, e.stream),
+                                  "Concat copy"));
+        offset += width;
+    }
+    ctx.setOutput(0, std::move(*y));
+    return Status::ok();
+}
+
+bool concatAccepts(const KernelContext &ctx)
+{
+    for (std::size_t i = 0; i < ctx.inputCount(); ++i)
+        if (const RuntimeTensor *t = ctx.input(i); t && (t->dtype() == DataType::String || !cudaType(t->dtype())))
+            return false;
+    return ctx.input(0) && ctx.in(0).rank() > 0;
+}
+
+Status splitKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const auto rank = std::int64_t(x->rank());
+    std::int64_t axis = ctx.attrInt("axis", 0);
+    if (axis < -rank || axis >= rank)
+        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0)
+        axis += rank;
+    const std::int64_t dim = x->dim(std::size_t(axis));
+    const std::size_t outputs = ctx.outputCount();
+    std::vector<std::int64_t> sizes;
+    if (ctx.input(1))
+        sizes = ctx.in(1).toInt64Vector();
+    else if (ctx.hasAttr("split"))
+        sizes = ctx.attrInts("split");
+    if (sizes.empty()) {
+        // Equal parts; from opset 18 the last may be smaller (num_outputs).
+        const std::int64_t n = std::int64_t(outputs);
+        const std::int64_t part = (dim + n - 1) / n;
+        for (std::int64_t i = 0; i < n; ++i)
+            sizes.push_back(std::max<std::int64_t>(0, std::min(part, dim - i * part)));
+        if (ctx.opset() < 18 && dim % n != 0)
+            return ctx.fail("dimension " + std::to_string(dim) + " does not split into " + std::to_string(n) +
+                            " equal parts");
+    }
+    if (sizes.size() != outputs || std::accumulate(sizes.begin(), sizes.end(), std::int64_t(0)) != dim)
+        return ctx.fail("split sizes do not add up to dimension " + std::to_string(dim));
+    const RowsCols rc = rowsCols(x->shape(), std::size_t(axis));
+    const std::size_t elem = dataTypeSize(x->dtype());
+    const std::int64_t inner = dim ? rc.cols / dim : 0;
+    const std::size_t srcPitch = std::size_t(rc.cols) * elem;
+    std::size_t offset = 0;
+    for (std::size_t o = 0; o < outputs; ++o) {
+        std::vector<std::int64_t> shape = x->shape();
+        shape[std::size_t(axis)] = sizes[o];
+        const std::size_t width = std::size_t(sizes[o] * inner) * elem;
+        if (ctx.wantsOutput(o)) {
+            Expected<RuntimeTensor> y = e.allocate(x->dtype(), shape);
+            if (!y)
+                return y.status();
+            if (width && rc.rows)
+                OPSCOPE_TRY(cudaCheck(cudaMemcpy2DAsync(y->mutableBytes(), width, x->bytes() + offset, srcPitch, width,
+                                                        std::size_t(rc.rows), cudaMemcpyDeviceToDevice, e.stream),
+                                      "Split copy"));
+            ctx.setOutput(o, std::move(*y));
+        }
+        offset += width;
+    }
+    return Status::ok();
+}
+
+bool splitAccepts(const KernelContext &ctx)
+{
+    return anyDeviceType(ctx) && ctx.in(0).rank() > 0 && hostInput(ctx, 1);
+}
+
+// ---- Gather (indices on the host: checked there, then sent) ---------------------------------
+
+Status gatherKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    Expected<RuntimeTensor> data = e.input(ctx, 0);
+    if (!data)
+        return data.status();
+    const RuntimeTensor &indices = ctx.in(1);
+    const auto rank = std::int64_t(data->rank());
+    std::int64_t axis = ctx.attrInt("axis", 0);
+    if (axis < -rank || axis >= rank)
+        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    if (axis < 0)
+        axis += rank;
+    const std::int64_t axisDim = data->dim(std::size_t(axis));
+    std::vector<std::int64_t> idx = indices.toInt64Vector();
+    for (std::int64_t &v : idx) {
+        if (v < -axisDim || v >= axisDim)
+            return ctx.fail("index " + std::to_string(v) + " is out of range for a dimension of " +
+                            std::to_string(axisDim));
+        if (v < 0)
+            v += axisDim;
+    }
+    std::vector<std::int64_t> out(data->shape().begin(), data->shape().begin() + axis);
+    out.insert(out.end(), indices.shape().begin(), indices.shape().end());
+    out.insert(out.end(), data->shape().begin() + axis + 1, data->shape().end());
+    const RowsCols outerRest = rowsCols(data->shape(), std::size_t(axis));
+    const std::int64_t inner = axisDim ? outerRest.cols / axisDim : 0;
+    Expected<RuntimeTensor> deviceIdx = e.allocate(DataType::Int64, {std::int64_t(idx.size())});
+    if (!deviceIdx)
+        return deviceIdx.status();
+    if (!idx.empty())
+        OPSCOPE_TRY(cudaCheck(cudaMemcpyAsync(deviceIdx->mutableBytes(), idx.data(), idx.size() * sizeof(std::int64_t),
+                                              cudaMemcpyHostToDevice, e.stream),
+                              "Gather indices"));
+    Expected<RuntimeTensor> y = e.allocate(data->dtype(), out);
+    if (!y)
+        return y.status();
+    const cudaError_t err =
+        launchGather(dataTypeSize(data->dtype()), data->bytes(), deviceIdx->data<std::int64_t>(), y->mutableBytes(),
+                     outerRest.rows, axisDim, std::int64_t(idx.size()), inner, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "Gather");
+}
+
+bool gatherAccepts(const KernelContext &ctx)
+{
+    const RuntimeTensor *idx = ctx.input(1);
+    return anyDeviceType(ctx) && ctx.in(0).rank() > 0 && idx && idx->onHost() &&
+           (idx->dtype() == DataType::Int64 || idx->dtype() == DataType::Int32) &&
+           // A lookup into a host table with host indices (embeddings of token ids) is the
+           // host's unless the table is big enough to be worth the device (it then stays there).
+           (!ctx.in(0).onHost() || ctx.isConstantInput(0));
+}
+
+// ---- global pooling: one row per (n, c) ------------------------------------------------------
+
+template<RowReduce Op>
+Status globalPoolKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    if (x->rank() < 3)
+        return ctx.fail("input " + x->shapeText() + " has no spatial dims");
+    const RowsCols rc = rowsCols(x->shape(), 2);
+    std::vector<std::int64_t> out = x->shape();
+    std::fill(out.begin() + 2, out.end(), 1);
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), out);
+    if (!y)
+        return y.status();
+    if (rc.cols == 0)
+        return ctx.fail("input " + x->shapeText() + " has an empty spatial extent");
+    const cudaError_t err =
+        launchRowReduce(*cudaType(x->dtype()), Op, x->bytes(), y->mutableBytes(), rc.rows, rc.cols, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "global pooling");
+}
+
+bool globalPoolAccepts(const KernelContext &ctx)
+{
+    return ctx.input(0) && isFloatType(ctx.in(0).dtype()) && ctx.in(0).rank() >= 3;
+}
+
+} // namespace
+
+void registerCudaTensorOps(CudaOpTable &t)
+{
+    // Views: the CPU kernel relabels the shape of the device tensor (its other inputs, shapes and
+    // axes, come to the host).
+    for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Shape", "Size"})
+        t.add(op, {nullptr, nullptr, true});
+    t.add("Transpose", {transposeKernel, transposeAccepts});
+    t.add("Expand", {expandKernel, expandAccepts});
+    t.add("Slice", {sliceKernel, sliceAccepts});
+    t.add("Concat", {concatKernel, concatAccepts});
+    t.add("Split", {splitKernel, splitAccepts});
+    t.add("Gather", {gatherKernel, gatherAccepts});
+    t.add("GlobalAveragePool", {globalPoolKernel<RowReduce::Mean>, globalPoolAccepts});
+    t.add("GlobalMaxPool", {globalPoolKernel<RowReduce::Max>, globalPoolAccepts});
+}
+
+} // namespace opscope::gpu

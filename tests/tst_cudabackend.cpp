@@ -1,0 +1,334 @@
+// The CUDA backend against the CPU runtime (ggml-style backend parity): one-node and small models
+// run on cuda:0 and on the CPU must agree; ops without a CUDA kernel run on the host and are
+// listed; errors are values. Without a GPU the device cases skip with the reason, and what does
+// not need a device (the error when there is none, registration) still runs.
+
+#include "cudabackend.h"
+#include "runtime/executionplan.h"
+#include "runtime/session.h"
+#include "support/testsupport.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <random>
+
+using namespace opscope;
+using namespace opscope::test;
+
+namespace {
+
+struct Case
+{
+    onnx::ModelProto proto;
+    Feeds feeds;
+};
+
+RuntimeTensor randomFloats(std::vector<std::int64_t> shape, std::uint32_t seed)
+{
+    RuntimeTensor t = *RuntimeTensor::allocate(DataType::Float, std::move(shape));
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i)
+        t.mutableData<float>()[i] = dist(rng);
+    return t;
+}
+
+onnx::TensorProto randomWeight(const std::string &name, const std::vector<std::int64_t> &dims, std::uint32_t seed)
+{
+    const RuntimeTensor t = randomFloats(dims, seed);
+    return floatTensor(name, dims, std::vector<float>(t.data<float>(), t.data<float>() + t.elementCount()));
+}
+
+onnx::ModelProto oneNode(const onnx::NodeProto &n, const std::vector<onnx::ValueInfoProto> &inputs,
+                         const std::vector<onnx::TensorProto> &weights = {}, int opset = 17)
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    onnx::GraphProto *g = m.mutable_graph();
+    g->set_name("g");
+    *g->add_node() = n;
+    for (const auto &i : inputs)
+        *g->add_input() = i;
+    for (const auto &w : weights)
+        *g->add_initializer() = w;
+    for (const std::string &o : n.output())
+        g->add_output()->set_name(o);
+    return m;
+}
+
+onnx::AttributeProto ints(const std::string &name, const std::vector<std::int64_t> &v)
+{
+    onnx::AttributeProto a;
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t x : v)
+        a.add_ints(x);
+    return a;
+}
+
+onnx::AttributeProto integer(const std::string &name, std::int64_t v)
+{
+    onnx::AttributeProto a;
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(v);
+    return a;
+}
+
+const int F = onnx::TensorProto::FLOAT;
+
+Expected<std::vector<RuntimeTensor>> runOn(const InferenceSession &s, const Feeds &feeds, Backend *device)
+{
+    if (!device)
+        return s.run(feeds);
+    Expected<ExecutionPlan> plan = serialPlan(s.model().graph, device->name());
+    if (!plan)
+        return plan.status();
+    ExecOptions exec;
+    exec.backends = {device};
+    return s.run(feeds, &*plan, &exec);
+}
+
+} // namespace
+
+class TestCudaBackend : public QObject
+{
+    Q_OBJECT
+
+    std::unique_ptr<Backend> m_device;
+    std::string m_whyNot;
+
+private slots:
+    void initTestCase()
+    {
+        gpu::registerCudaBackend();
+        Expected<std::unique_ptr<Backend>> b = makeBackend("cuda:0", 2);
+        if (b)
+            m_device = std::move(*b);
+        else
+            m_whyNot = b.status().message();
+    }
+
+    void withoutAGpuTheErrorSaysWhy()
+    {
+        if (m_device)
+            QSKIP("a CUDA device is present");
+        QVERIFY(!m_whyNot.empty());
+        QVERIFY2(m_whyNot.find("cuda:0") != std::string::npos, m_whyNot.c_str());
+    }
+
+    void missingDeviceIndexIsAnError()
+    {
+        Expected<std::unique_ptr<Backend>> b = makeBackend("cuda:99", 1);
+        QVERIFY(!b);
+        QVERIFY2(b.status().message().find("cuda:99") != std::string::npos, b.status().message().c_str());
+    }
+
+    void opTableIsPopulated()
+    {
+        const std::vector<std::string> ops = gpu::cudaOpTypes();
+        for (const char *op : {"Conv", "MatMul", "Gemm", "Softmax", "Add", "Transpose", "Concat", "MaxPool"})
+            QVERIFY2(std::find(ops.begin(), ops.end(), op) != ops.end(), op);
+    }
+
+    void parity_data()
+    {
+        QTest::addColumn<int>("which");
+        const char *names[] = {"add-broadcast", "matmul-batched", "matmul-shared-weight", "gemm-transB-bias",
+                               "conv-pads-groups", "conv-transpose", "maxpool", "avgpool-pads", "softmax",
+                               "layernorm", "transpose", "concat", "slice-steps", "gather-embedding",
+                               "reduce-mean", "topk-falls-back"};
+        for (int i = 0; i < int(std::size(names)); ++i)
+            QTest::newRow(names[i]) << i;
+    }
+    void parity()
+    {
+        if (!m_device)
+            QSKIP(("no CUDA device: " + m_whyNot).c_str());
+        QFETCH(int, which);
+        Case c;
+        switch (which) {
+        case 0: {
+            onnx::NodeProto n = node("Add", {"a", "b"}, {"y"});
+            c.proto = oneNode(n, {tensorInfo("a", F, {4, 1, 6}), tensorInfo("b", F, {5, 1})});
+            c.feeds = {{"a", randomFloats({4, 1, 6}, 1)}, {"b", randomFloats({5, 1}, 2)}};
+            break;
+        }
+        case 1: {
+            c.proto = oneNode(node("MatMul", {"a", "b"}, {"y"}), {tensorInfo("a", F, {3, 17, 33}), tensorInfo("b", F, {3, 33, 9})});
+            c.feeds = {{"a", randomFloats({3, 17, 33}, 3)}, {"b", randomFloats({3, 33, 9}, 4)}};
+            break;
+        }
+        case 2: {
+            c.proto = oneNode(node("MatMul", {"a", "w"}, {"y"}), {tensorInfo("a", F, {2, 5, 64})},
+                              {randomWeight("w", {64, 48}, 5)});
+            c.feeds = {{"a", randomFloats({2, 5, 64}, 6)}};
+            break;
+        }
+        case 3: {
+            onnx::NodeProto n = node("Gemm", {"a", "w", "bias"}, {"y"});
+            *n.add_attribute() = integer("transB", 1);
+            c.proto = oneNode(n, {tensorInfo("a", F, {7, 40})}, {randomWeight("w", {24, 40}, 7), randomWeight("bias", {24}, 8)});
+            c.feeds = {{"a", randomFloats({7, 40}, 9)}};
+            break;
+        }
+        case 4: {
+            onnx::NodeProto n = node("Conv", {"x", "w", "b"}, {"y"});
+            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
+            *n.add_attribute() = ints("strides", {2, 1});
+            *n.add_attribute() = integer("group", 2);
+            c.proto = oneNode(n, {tensorInfo("x", F, {2, 8, 15, 13})},
+                              {randomWeight("w", {6, 4, 3, 3}, 10), randomWeight("b", {6}, 11)});
+            c.feeds = {{"x", randomFloats({2, 8, 15, 13}, 12)}};
+            break;
+        }
+        case 5: {
+            onnx::NodeProto n = node("ConvTranspose", {"x", "w"}, {"y"});
+            *n.add_attribute() = ints("strides", {2, 2});
+            *n.add_attribute() = ints("kernel_shape", {2, 2});
+            c.proto = oneNode(n, {tensorInfo("x", F, {1, 8, 9, 9})}, {randomWeight("w", {8, 4, 2, 2}, 13)});
+            c.feeds = {{"x", randomFloats({1, 8, 9, 9}, 14)}};
+            break;
+        }
+        case 6: {
+            onnx::NodeProto n = node("MaxPool", {"x"}, {"y"});
+            *n.add_attribute() = ints("kernel_shape", {3, 3});
+            *n.add_attribute() = ints("strides", {2, 2});
+            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
+            c.proto = oneNode(n, {tensorInfo("x", F, {2, 3, 16, 16})});
+            c.feeds = {{"x", randomFloats({2, 3, 16, 16}, 15)}};
+            break;
+        }
+        case 7: {
+            onnx::NodeProto n = node("AveragePool", {"x"}, {"y"});
+            *n.add_attribute() = ints("kernel_shape", {3, 3});
+            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
+            c.proto = oneNode(n, {tensorInfo("x", F, {1, 4, 10, 10})});
+            c.feeds = {{"x", randomFloats({1, 4, 10, 10}, 16)}};
+            break;
+        }
+        case 8: {
+            c.proto = oneNode(node("Softmax", {"x"}, {"y"}), {tensorInfo("x", F, {6, 1000})});
+            c.feeds = {{"x", randomFloats({6, 1000}, 17)}};
+            break;
+        }
+        case 9: {
+            c.proto = oneNode(node("LayerNormalization", {"x", "s", "b"}, {"y"}), {tensorInfo("x", F, {4, 7, 96})},
+                              {randomWeight("s", {96}, 18), randomWeight("b", {96}, 19)});
+            c.feeds = {{"x", randomFloats({4, 7, 96}, 20)}};
+            break;
+        }
+        case 10: {
+            onnx::NodeProto n = node("Transpose", {"x"}, {"y"});
+            *n.add_attribute() = ints("perm", {0, 2, 1, 3});
+            c.proto = oneNode(n, {tensorInfo("x", F, {2, 5, 3, 8})});
+            c.feeds = {{"x", randomFloats({2, 5, 3, 8}, 21)}};
+            break;
+        }
+        case 11: {
+            onnx::NodeProto n = node("Concat", {"a", "b"}, {"y"});
+            *n.add_attribute() = integer("axis", 1);
+            c.proto = oneNode(n, {tensorInfo("a", F, {2, 3, 4}), tensorInfo("b", F, {2, 5, 4})});
+            c.feeds = {{"a", randomFloats({2, 3, 4}, 22)}, {"b", randomFloats({2, 5, 4}, 23)}};
+            break;
+        }
+        case 12: {
+            onnx::TensorProto starts, ends, axes, steps;
+            auto i64 = [](onnx::TensorProto &t, const std::string &name, std::vector<std::int64_t> v) {
+                t.set_name(name);
+                t.set_data_type(onnx::TensorProto::INT64);
+                t.add_dims(std::int64_t(v.size()));
+                for (auto x : v)
+                    t.add_int64_data(x);
+            };
+            i64(starts, "st", {1, -1});
+            i64(ends, "en", {100, 0});
+            i64(axes, "ax", {1, 2});
+            i64(steps, "sp", {2, -2});
+            c.proto = oneNode(node("Slice", {"x", "st", "en", "ax", "sp"}, {"y"}), {tensorInfo("x", F, {3, 9, 8})},
+                              {starts, ends, axes, steps});
+            c.feeds = {{"x", randomFloats({3, 9, 8}, 24)}};
+            break;
+        }
+        case 13: {
+            c.proto = oneNode(node("Gather", {"table", "ids"}, {"y"}),
+                              {tensorInfo("ids", onnx::TensorProto::INT64, {2, 3})}, {randomWeight("table", {50, 16}, 25)});
+            c.feeds = {{"ids", RuntimeTensor::fromValues<std::int64_t>(DataType::Int64, {2, 3}, {0, 49, -1, 7, 7, 3})}};
+            break;
+        }
+        case 14: {
+            onnx::NodeProto n = node("ReduceMean", {"x"}, {"y"});
+            *n.add_attribute() = ints("axes", {-1});
+            c.proto = oneNode(n, {tensorInfo("x", F, {3, 4, 50})}, {}, 13);
+            c.feeds = {{"x", randomFloats({3, 4, 50}, 26)}};
+            break;
+        }
+        case 15: {
+            onnx::TensorProto k;
+            k.set_name("k");
+            k.set_data_type(onnx::TensorProto::INT64);
+            k.add_dims(1);
+            k.add_int64_data(3);
+            onnx::NodeProto n = node("TopK", {"x", "k"}, {"v", "i"});
+            c.proto = oneNode(n, {tensorInfo("x", F, {4, 20})}, {k});
+            c.feeds = {{"x", randomFloats({4, 20}, 27)}};
+            break;
+        }
+        }
+        const Model model = modelOrFail(c.proto);
+        SessionOptions so;
+        so.planMemory = false;
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+        QVERIFY2(s, s ? "" : s.status().message().c_str());
+        Expected<std::vector<RuntimeTensor>> cpu = runOn(**s, c.feeds, nullptr);
+        QVERIFY2(cpu, cpu ? "" : cpu.status().message().c_str());
+        const auto fallbacksBefore = m_device->hostFallbacks();
+        Expected<std::vector<RuntimeTensor>> gpu = runOn(**s, c.feeds, m_device.get());
+        QVERIFY2(gpu, gpu ? "" : gpu.status().message().c_str());
+        QCOMPARE(gpu->size(), cpu->size());
+        for (std::size_t o = 0; o < cpu->size(); ++o) {
+            const RuntimeTensor &a = (*cpu)[o], &b = (*gpu)[o];
+            QVERIFY(b.onHost());
+            QCOMPARE(b.shape(), a.shape());
+            QCOMPARE(b.dtype(), a.dtype());
+            for (std::int64_t i = 0; i < a.elementCount(); ++i) {
+                const double x = a.valueAsDouble(i), y = b.valueAsDouble(i);
+                if (std::fabs(x - y) > 1e-4 + 1e-4 * std::fabs(x))
+                    QFAIL(qPrintable(QString("output %1 element %2: cpu %3, cuda %4").arg(o).arg(i).arg(x).arg(y)));
+            }
+        }
+        const bool fellBack = m_device->hostFallbacks() != fallbacksBefore;
+        QCOMPARE(fellBack, which == 15); // TopK has no CUDA kernel: the host ran it
+    }
+
+    void outOfMemoryIsAnErrorNamingTheBytes()
+    {
+        if (!m_device)
+            QSKIP(("no CUDA device: " + m_whyNot).c_str());
+        Expected<RuntimeTensor> t = m_device->allocate(DataType::Float, {std::int64_t(1) << 40});
+        QVERIFY(!t);
+        QVERIFY2(t.status().message().find("out of GPU memory") != std::string::npos, t.status().message().c_str());
+        // The device still works afterwards.
+        Expected<RuntimeTensor> small = m_device->allocate(DataType::Float, {1024});
+        QVERIFY(small);
+        QVERIFY(m_device->synchronize());
+    }
+
+    void copiesRoundTrip()
+    {
+        if (!m_device)
+            QSKIP(("no CUDA device: " + m_whyNot).c_str());
+        const RuntimeTensor host = randomFloats({3, 1000}, 30);
+        Expected<RuntimeTensor> dev = m_device->copyIn(host);
+        QVERIFY(dev);
+        QVERIFY(!dev->onHost());
+        Expected<RuntimeTensor> back = m_device->copyOut(*dev);
+        QVERIFY(back && back->onHost());
+        QCOMPARE(std::memcmp(back->bytes(), host.bytes(), host.byteSize()), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCudaBackend)
+#include "tst_cudabackend.moc"
