@@ -308,6 +308,8 @@ public:
 
     ~CudaBackend() override
     {
+        if (!m_state)
+            return; // init failed before touching the device (cuda:99 must not become current)
         DeviceScope scope(m_device);
         if (m_state && m_state->stream)
             cudaStreamSynchronize(m_state->stream);
@@ -409,6 +411,9 @@ public:
         exec.state = m_state;
         exec.caches = &m_caches;
         tlsShared = &m_shared;
+        // A launch's error is read with cudaGetLastError, which also returns any earlier call's
+        // failure on this thread (a cudaSetDevice elsewhere): start each node clean.
+        cudaGetLastError();
         Status st = op->run(exec, ctx);
         tlsShared = nullptr;
         if (st && m_syncEachNode)

@@ -249,13 +249,19 @@ __global__ void castKernel(const From *x, To *y, std::int64_t n, bool toBool)
     }
 }
 
+// max that propagates NaN, as ONNX's ReduceMax/MaxPool and numpy do (fmaxf drops it).
+__device__ __forceinline__ float nanMax(float a, float b)
+{
+    return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+}
+
 // Block-wide reduction of one float per thread (kThreads threads).
 template<bool IsMax>
 __device__ float blockReduce(float v, float *shared)
 {
     for (int o = 16; o > 0; o >>= 1) {
         const float w = __shfl_xor_sync(0xffffffffu, v, o);
-        v = IsMax ? fmaxf(v, w) : v + w;
+        v = IsMax ? nanMax(v, w) : v + w;
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (lane == 0)
@@ -265,7 +271,7 @@ __device__ float blockReduce(float v, float *shared)
         v = lane < int(blockDim.x / 32) ? shared[lane] : (IsMax ? -INFINITY : 0.0f);
         for (int o = 16; o > 0; o >>= 1) {
             const float w = __shfl_xor_sync(0xffffffffu, v, o);
-            v = IsMax ? fmaxf(v, w) : v + w;
+            v = IsMax ? nanMax(v, w) : v + w;
         }
         if (lane == 0)
             shared[0] = v;
@@ -311,7 +317,7 @@ __global__ void rowReduceKernel(const T *x, T *y, std::int64_t cols, RowReduce o
         const float sign = op == RowReduce::Min ? -1.0f : 1.0f;
         float m = -INFINITY;
         for (std::int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-            m = fmaxf(m, sign * toF(row[j]));
+            m = nanMax(m, sign * toF(row[j]));
         m = blockReduce<true>(m, shared);
         if (op != RowReduce::LogSumExp) {
             r = sign * m;
@@ -408,6 +414,45 @@ __global__ void biasActivationKernel(T *y, const T *bias, std::int64_t n, std::i
         if (bias)
             v += toF(bias[(i / inner) % cols]);
         y[i] = fromF<T>(unaryF(act, v, p));
+    }
+}
+
+template<class T>
+__global__ void resizeKernel(const T *x, T *y, std::int64_t n, ResizeParams p, const std::int64_t *idx,
+                             const float *w)
+{
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        std::int64_t c[kMaxDims];
+        std::int64_t rest = i;
+        int combos = 1;
+        for (int d = 0; d < p.rank; ++d) {
+            c[d] = rest / p.outStrides[d];
+            rest -= c[d] * p.outStrides[d];
+            combos *= p.taps[d];
+        }
+        float acc = 0.0f;
+        bool outside = false;
+        for (int k = 0; k < combos && !outside; ++k) {
+            int r = k;
+            std::int64_t off = 0;
+            float weight = 1.0f;
+            for (int d = p.rank - 1; d >= 0; --d) {
+                const int t = r % p.taps[d];
+                r /= p.taps[d];
+                const std::int64_t e = p.offset[d] + c[d] * p.taps[d] + t;
+                const std::int64_t src = idx[e];
+                if (src < 0) {
+                    outside = true;
+                    break;
+                }
+                off += src * p.inStrides[d];
+                weight *= w[e];
+            }
+            if (!outside && weight != 0.0f)
+                acc += weight * toF(x[off]);
+        }
+        y[i] = fromF<T>(outside ? p.extrapolation : acc);
     }
 }
 
@@ -617,6 +662,18 @@ cudaError_t launchGather(std::size_t elementBytes, const void *data, const std::
         using E = decltype(e);
         gatherKernel<<<gridFor(n), kThreads, 0, stream>>>(static_cast<const E *>(data), indices, static_cast<E *>(out),
                                                            outer, axisDim, count, inner);
+    });
+}
+
+cudaError_t launchResize(DType type, const void *x, void *y, std::int64_t n, const ResizeParams &p,
+                         const std::int64_t *indices, const float *weights, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    return onFloat(type, [&](auto t) {
+        using T = decltype(t);
+        resizeKernel<<<gridFor(n), kThreads, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), n, p, indices,
+                                                           weights);
     });
 }
 

@@ -81,6 +81,22 @@ cudaError_t launchGather(std::size_t elementBytes, const void *data, const std::
                          std::int64_t outer, std::int64_t axisDim, std::int64_t count, std::int64_t inner,
                          cudaStream_t stream);
 
+// Resize by separable per-dimension tap tables (core's kernels::resizeTaps): output coordinate c
+// of dim d reads input indices idx[offset[d] + c·taps[d] + k] with weights w[…], k < taps[d]; an
+// index of −1 writes `extrapolation`.
+struct ResizeParams
+{
+    int rank = 0;
+    std::int64_t outStrides[kMaxDims] = {};
+    std::int64_t outDims[kMaxDims] = {};
+    std::int64_t inStrides[kMaxDims] = {};
+    std::int64_t offset[kMaxDims] = {};
+    int taps[kMaxDims] = {};
+    float extrapolation = 0.0f;
+};
+cudaError_t launchResize(DType type, const void *x, void *y, std::int64_t n, const ResizeParams &p,
+                         const std::int64_t *indices, const float *weights, cudaStream_t stream);
+
 // y = x + bias along rows (bias has `cols` elements) then the activation: a fused epilogue for
 // convolutions and GEMMs whose library call does not fuse them.
 cudaError_t launchBiasActivation(DType type, void *y, const void *bias, std::int64_t rows, std::int64_t cols,

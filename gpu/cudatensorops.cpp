@@ -3,8 +3,10 @@
 // come from indexing.h, which the tests check on the host.
 
 #include "cudaexec.h"
+#include "runtime/kernels/resize.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace opscope::gpu {
@@ -390,6 +392,75 @@ bool globalPoolAccepts(const KernelContext &ctx)
     return ctx.input(0) && isFloatType(ctx.in(0).dtype()) && ctx.in(0).rank() >= 3;
 }
 
+// ---- Resize / Upsample: the CPU kernel's tap tables, applied on the device ---------------------
+
+Status resizeKernel(CudaExec &e, KernelContext &ctx)
+{
+    Expected<kernels::ResizeTaps> plan = kernels::resizeTaps(ctx);
+    if (!plan)
+        return plan.status();
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::size_t rank = x->rank();
+    ResizeParams p;
+    p.rank = int(rank);
+    p.extrapolation = float(plan->extrapolation);
+    const std::vector<std::int64_t> outStrides = rowMajorStrides(plan->outShape),
+                                    inStrides = rowMajorStrides(x->shape());
+    std::vector<std::int64_t> indices;
+    std::vector<float> weights;
+    for (std::size_t d = 0; d < rank; ++d) {
+        const auto &coords = plan->taps[d];
+        std::size_t most = 1;
+        for (const auto &t : coords)
+            most = std::max(most, t.size());
+        if (most > 4)
+            return ctx.unsupported("more than 4 taps per coordinate");
+        p.outStrides[d] = outStrides[d];
+        p.outDims[d] = plan->outShape[d];
+        p.inStrides[d] = inStrides[d];
+        p.offset[d] = std::int64_t(indices.size());
+        p.taps[d] = int(most);
+        for (const auto &t : coords)
+            for (std::size_t k = 0; k < most; ++k) {
+                indices.push_back(k < t.size() ? t[k].index : (t.empty() ? 0 : std::max<std::int64_t>(t[0].index, 0)));
+                weights.push_back(k < t.size() ? float(t[k].weight) : 0.0f);
+            }
+    }
+    Expected<RuntimeTensor> table = e.allocate(DataType::UInt8, {std::int64_t(indices.size() * 12 + 8)});
+    if (!table)
+        return table.status();
+    // One upload: the indices, then the weights (8-byte aligned: indices come first). From
+    // pageable memory the copy has taken the bytes when it returns.
+    std::vector<std::byte> host(indices.size() * 12);
+    std::memcpy(host.data(), indices.data(), indices.size() * 8);
+    std::memcpy(host.data() + indices.size() * 8, weights.data(), weights.size() * 4);
+    if (!host.empty())
+        OPSCOPE_TRY(cudaCheck(cudaMemcpyAsync(table->mutableBytes(), host.data(), host.size(), cudaMemcpyHostToDevice,
+                                              e.stream),
+                              "Resize tables"));
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), plan->outShape);
+    if (!y)
+        return y.status();
+    const auto *idx = reinterpret_cast<const std::int64_t *>(table->bytes());
+    const auto *w = reinterpret_cast<const float *>(table->bytes() + indices.size() * 8);
+    const cudaError_t err =
+        launchResize(*cudaType(x->dtype()), x->bytes(), y->mutableBytes(), y->elementCount(), p, idx, w, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "Resize");
+}
+
+bool resizeAccepts(const KernelContext &ctx)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    if (!x || !isFloatType(x->dtype()) || x->rank() == 0 || x->rank() > std::size_t(kMaxDims))
+        return false;
+    for (std::size_t i = 1; i < ctx.inputCount(); ++i)
+        if (!hostInput(ctx, i))
+            return false;
+    return true;
+}
+
 } // namespace
 
 void registerCudaTensorOps(CudaOpTable &t)
@@ -406,6 +477,8 @@ void registerCudaTensorOps(CudaOpTable &t)
     t.add("Gather", {gatherKernel, gatherAccepts});
     t.add("GlobalAveragePool", {globalPoolKernel<RowReduce::Mean>, globalPoolAccepts});
     t.add("GlobalMaxPool", {globalPoolKernel<RowReduce::Max>, globalPoolAccepts});
+    t.add("Resize", {resizeKernel, resizeAccepts});
+    t.add("Upsample", {resizeKernel, resizeAccepts});
 }
 
 } // namespace opscope::gpu

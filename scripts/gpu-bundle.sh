@@ -41,4 +41,8 @@ mkdir -p .gpu-bundle
 grep -qx '/.gpu-bundle/' .git/info/exclude 2>/dev/null || echo '/.gpu-bundle/' >> .git/info/exclude
 git rev-parse --short HEAD > .gpu-bundle/commit 2>/dev/null || true
 tar -C "$stage" -cJf .gpu-bundle/opscope-gpu.tar.xz opscope
+# The ONNX backend node suite (Debian's libonnx-testdata / python3-onnx): the GPU machine's onnx
+# wheel has none.
+node=/usr/lib/python3/dist-packages/onnx/backend/test/data/node
+[ -d "$node" ] && tar -C "$(dirname "$node")" -cJf .gpu-bundle/onnx-node-tests.tar.xz node
 ls -l .gpu-bundle/opscope-gpu.tar.xz

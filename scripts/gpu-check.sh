@@ -22,7 +22,7 @@ say() { echo "$*" | tee -a "$report"; }
 step() { say "== $1 ($(date -u +%T))"; }
 
 step "environment"
-say "date: $(date -u +%FT%TZ)  commit: $(git rev-parse --short HEAD 2>/dev/null || cat .gpu-bundle/commit 2>/dev/null || echo unknown)"
+say "date: $(date -u +%FT%TZ)  commit: $(cat .gpu-bundle/commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | tee -a "$report"
 rm -rf /tmp/opscope && tar -xJf .gpu-bundle/opscope-gpu.tar.xz -C /tmp || { say "no bundle: run scripts/gpu-bundle.sh first"; exit 1; }
 cli=/tmp/opscope/opscope-cli
@@ -37,7 +37,13 @@ timeout 60 "$cli" devices 2>&1 | tee -a "$report"
 
 # Host-only work beside the GPU steps (the machine has 16 cores): the CPU baseline of the suite
 # and the zoo models.
-suite=$("$py" -c "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/node'))")
+# The node suite: carried (the machine's onnx wheel ships no test data), else the local package's.
+if [ -f .gpu-bundle/onnx-node-tests.tar.xz ]; then
+  rm -rf /tmp/onnx-suite && mkdir -p /tmp/onnx-suite && tar -xJf .gpu-bundle/onnx-node-tests.tar.xz -C /tmp/onnx-suite
+  suite=/tmp/onnx-suite/node
+else
+  suite=$("$py" -c "import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), 'backend/test/data/node'))")
+fi
 (timeout 150 "$cli" conformance "$suite" --threads 4 > "$out/conformance-cpu.txt" 2>&1) &
 cpuSuite=$!
 mkdir -p /tmp/zoo
@@ -50,7 +56,8 @@ say "tst_cudabackend rc=$?: $(grep '^Totals' "$out/tst_cudabackend.txt")"
 grep -E '^FAIL' -A2 "$out/tst_cudabackend.txt" | head -40 | tee -a "$report"
 
 step "ONNX backend node suite, cuda:0 and cpu"
-say "suite: $suite ($(ls "$suite" | wc -l) tests, onnx $("$py" -c 'import onnx; print(onnx.__version__)'))"
+say "suite: $suite ($(ls "$suite" | wc -l) tests)"
+say "onnxruntime providers: $("$py" -c 'import onnxruntime as o; print(o.__version__, o.get_available_providers())' 2>&1 | tail -1)"
 timeout 100 "$cli" conformance "$suite" --device "$dev" > "$out/conformance-cuda.txt" 2>&1
 say "cuda:0: $(tail -1 "$out/conformance-cuda.txt")"
 wait $cpuSuite

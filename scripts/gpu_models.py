@@ -22,11 +22,41 @@ def run(cli, model, out, extra):
     return json.loads(p.stdout), None
 
 
+def ort_ms(model, threads):
+    """onnxruntime on the same model: its CUDA provider when this build has one, else its CPU."""
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None, "no onnxruntime"
+    import time
+    provider = "CUDAExecutionProvider" if "CUDAExecutionProvider" in ort.get_available_providers() else "CPUExecutionProvider"
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = int(threads)
+    try:
+        s = ort.InferenceSession(model, so, providers=[provider])
+    except Exception as e:  # noqa: BLE001 - a model ORT rejects is reported, not fatal
+        return None, str(e)[:80]
+    types = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(float16)": np.float16,
+             "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape]).astype(types.get(i.type, np.float32))
+             for i in s.get_inputs()}
+    for _ in range(3):
+        s.run(None, feeds)
+    times = []
+    for _ in range(20):
+        t = time.perf_counter()
+        s.run(None, feeds)
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times)), provider.replace("ExecutionProvider", "")
+
+
 def main():
     cli, threads, models = sys.argv[1], sys.argv[2], sys.argv[3:]
     worst = 0.0
     failures = 0
-    print(f"{'model':24} {'cpu ms':>9} {'cuda ms':>9} {'speed-up':>8} {'max |diff|/range':>17}  host fallbacks")
+    providers = set()
+    print(f"{'model':24} {'cpu ms':>9} {'cuda ms':>9} {'speed-up':>8} {'ORT ms':>9} {'max |diff|/range':>17}  host fallbacks")
     for m in models:
         name = os.path.basename(m)[:-5]
         with tempfile.TemporaryDirectory() as tmp:
@@ -55,8 +85,12 @@ def main():
             fb = ", ".join(f"{k}×{v}" for k, v in gpu.get("host_fallbacks", {}).items()) or "none"
             flag = "" if rel < 1e-3 else "  MISMATCH"
             failures += rel >= 1e-3
-            print(f"{name:24} {c:9.3f} {g:9.3f} {c / g if g else 0:7.1f}x {rel:17.2e}  {fb}{flag}")
-    print(f"models: {len(models)}, failures: {failures}, worst relative difference {worst:.2e}")
+            o, provider = ort_ms(m, threads)
+            ort = f"{o:9.3f}" if o is not None else f"{'-':>9}"
+            providers.add(provider)
+            print(f"{name:24} {c:9.3f} {g:9.3f} {c / g if g else 0:7.1f}x {ort} {rel:17.2e}  {fb}{flag}")
+    print(f"models: {len(models)}, failures: {failures}, worst relative difference {worst:.2e}; "
+          f"ORT ran on: {', '.join(sorted(p for p in providers if p))} ({threads} threads where CPU)")
     return 1 if failures else 0
 
 

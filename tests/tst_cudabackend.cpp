@@ -139,7 +139,7 @@ private slots:
         const char *names[] = {"add-broadcast", "matmul-batched", "matmul-shared-weight", "gemm-transB-bias",
                                "conv-pads-groups", "conv-transpose", "maxpool", "avgpool-pads", "softmax",
                                "layernorm", "transpose", "concat", "slice-steps", "gather-embedding",
-                               "reduce-mean", "topk-falls-back"};
+                               "reduce-mean", "topk-falls-back", "resize-linear", "resize-nearest-sizes"};
         for (int i = 0; i < int(std::size(names)); ++i)
             QTest::newRow(names[i]) << i;
     }
@@ -274,6 +274,29 @@ private slots:
             onnx::NodeProto n = node("TopK", {"x", "k"}, {"v", "i"});
             c.proto = oneNode(n, {tensorInfo("x", F, {4, 20})}, {k});
             c.feeds = {{"x", randomFloats({4, 20}, 27)}};
+            break;
+        }
+        case 16:
+        case 17: {
+            onnx::TensorProto scales;
+            scales.set_name(which == 16 ? "scales" : "sizes");
+            scales.set_data_type(which == 16 ? onnx::TensorProto::FLOAT : onnx::TensorProto::INT64);
+            scales.add_dims(4);
+            if (which == 16)
+                for (float v : {1.0f, 1.0f, 2.0f, 1.5f})
+                    scales.add_float_data(v);
+            else
+                for (std::int64_t v : {1, 3, 17, 5})
+                    scales.add_int64_data(v);
+            onnx::NodeProto n = which == 16 ? node("Resize", {"x", "", "scales"}, {"y"})
+                                            : node("Resize", {"x", "", "", "sizes"}, {"y"});
+            onnx::AttributeProto mode;
+            mode.set_name("mode");
+            mode.set_type(onnx::AttributeProto::STRING);
+            mode.set_s(which == 16 ? "linear" : "nearest");
+            *n.add_attribute() = mode;
+            c.proto = oneNode(n, {tensorInfo("x", F, {1, 3, 8, 10})}, {scales}, 13);
+            c.feeds = {{"x", randomFloats({1, 3, 8, 10}, 28)}};
             break;
         }
         }

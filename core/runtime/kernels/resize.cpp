@@ -1,6 +1,8 @@
 // Resize (opset 10–18) and Upsample: nearest / linear / cubic over any dims, every coordinate
 // transformation and nearest-rounding mode, separably computed per-dimension tap tables.
 
+#include "runtime/kernels/resize.h"
+
 #include "runtime/kernels/kernelutil.h"
 
 #include <cmath>
@@ -8,12 +10,6 @@
 namespace opscope {
 namespace kernels {
 namespace {
-
-struct Tap
-{
-    std::int64_t index;
-    double weight;
-};
 
 // `outLength` is the resized length before flooring (input × scale when scales are given): the
 // ONNX reference resolves align_corners and tf_crop_and_resize with it.
@@ -67,8 +63,8 @@ double cubicWeight(double t, double a)
     return 0;
 }
 
-Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
-                  std::vector<double> roi)
+Expected<ResizeTaps> resizeTapsImpl(const KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales,
+                                    Shape64 sizes, std::vector<double> roi)
 {
     const std::size_t rank = x.rank();
     const std::string mode = ctx.attrString("mode", "nearest");
@@ -212,6 +208,19 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
         }
     }
 
+    return ResizeTaps{std::move(outShape), std::move(taps), extrapolation};
+}
+
+Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
+                  std::vector<double> roi)
+{
+    Expected<ResizeTaps> plan = resizeTapsImpl(ctx, x, std::move(scales), std::move(sizes), std::move(roi));
+    if (!plan)
+        return plan.status();
+    const std::size_t rank = x.rank();
+    const Shape64 &outShape = plan->outShape;
+    const auto &taps = plan->taps;
+    const double extrapolation = plan->extrapolation;
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), outShape);
     if (!out)
         return out.status();
@@ -342,6 +351,28 @@ Status resizeKernel(KernelContext &ctx)
         ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
         sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));
 }
+
+} // namespace
+
+Expected<ResizeTaps> resizeTaps(const KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    if (ctx.node().opType == "Upsample") {
+        std::vector<double> scales = ctx.input(1) ? doubles(ctx.input(1)) : std::vector<double>();
+        if (scales.empty())
+            for (float f : ctx.attrFloats("scales"))
+                scales.push_back(f);
+        return resizeTapsImpl(ctx, ctx.in(0), scales, {}, {});
+    }
+    if (ctx.opset() < 11)
+        return resizeTapsImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
+    const RuntimeTensor *sizes = ctx.input(3);
+    return resizeTapsImpl(
+        ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
+        sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));
+}
+
+namespace {
 
 Status upsampleKernel(KernelContext &ctx)
 {
