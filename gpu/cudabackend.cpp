@@ -214,11 +214,18 @@ Expected<RuntimeTensor> upload(const std::shared_ptr<CudaDeviceState> &state,
 
 } // namespace
 
-// Device copies of initializers by their host bytes: weights go over once per backend.
+// Device copies of initializers by their host bytes: weights go over once per backend. An entry
+// holds a weak reference to the bytes' owner: bytes freed with their session and reallocated at
+// the same address for another model's weights are a different entry, not a stale hit.
 struct ConstantCache
 {
+    struct Entry
+    {
+        std::weak_ptr<const void> hostOwner;
+        RuntimeTensor device;
+    };
     std::mutex mutex;
-    std::map<std::pair<const std::byte *, std::size_t>, RuntimeTensor> byBytes;
+    std::map<std::pair<const std::byte *, std::size_t>, Entry> byBytes;
 };
 
 struct CudaExecShared
@@ -266,11 +273,22 @@ Expected<RuntimeTensor> CudaExec::input(const KernelContext &ctx, std::size_t i)
         ConstantCache &c = *tlsShared->constants;
         std::lock_guard lock(c.mutex);
         auto key = std::make_pair(t->bytes(), t->byteSize());
-        if (auto it = c.byBytes.find(key); it != c.byBytes.end() && it->second.dtype() == t->dtype())
-            return it->second.reshaped(t->shape());
+        const std::shared_ptr<const void> &owner = t->owner();
+        if (auto it = c.byBytes.find(key); it != c.byBytes.end()) {
+            const ConstantCache::Entry &e = it->second;
+            const bool sameOwner = owner && !e.hostOwner.expired() && !e.hostOwner.owner_before(owner) &&
+                                   !owner.owner_before(e.hostOwner);
+            if (sameOwner && e.device.dtype() == t->dtype())
+                return e.device.reshaped(t->shape());
+            c.byBytes.erase(it);
+        }
         Expected<RuntimeTensor> dev = upload(state, tlsShared->memory, *t);
-        if (dev)
-            c.byBytes[key] = *dev;
+        if (dev && owner) {
+            // Weights of sessions that ended leave with them.
+            for (auto it = c.byBytes.begin(); it != c.byBytes.end();)
+                it = it->second.hostOwner.expired() ? c.byBytes.erase(it) : std::next(it);
+            c.byBytes[key] = {owner, *dev};
+        }
         return dev;
     }
     return upload(state, tlsShared->memory, *t);
@@ -410,6 +428,7 @@ public:
         exec.allowTf32 = m_options.allowTf32;
         exec.state = m_state;
         exec.caches = &m_caches;
+        exec.nodeCache = node.cache;
         tlsShared = &m_shared;
         // A launch's error is read with cudaGetLastError, which also returns any earlier call's
         // failure on this thread (a cudaSetDevice elsewhere): start each node clean.

@@ -212,7 +212,7 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
     std::shared_ptr<ConvPlan> plan;
     {
         std::lock_guard lock(e.caches->mutex);
-        auto &slot = e.caches->byNode[&ctx.node()];
+        auto &slot = e.caches->slot(e.nodeCache);
         plan = std::static_pointer_cast<ConvPlan>(slot);
         if (!plan || plan->inShape != x->shape()) {
             plan = std::make_shared<ConvPlan>();
@@ -367,7 +367,7 @@ Status poolKernel(CudaExec &e, KernelContext &ctx)
     std::shared_ptr<PoolPlan> plan;
     {
         std::lock_guard lock(e.caches->mutex);
-        auto &slot = e.caches->byNode[&ctx.node()];
+        auto &slot = e.caches->slot(e.nodeCache);
         plan = std::static_pointer_cast<PoolPlan>(slot);
         if (!plan || plan->inShape != x->shape()) {
             plan = std::make_shared<PoolPlan>();

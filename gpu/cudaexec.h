@@ -54,6 +54,7 @@ public:
 
     std::shared_ptr<CudaDeviceState> state;
     struct Caches *caches = nullptr;
+    std::shared_ptr<KernelCache> nodeCache; // the running node's (Caches::slot's key)
     RuntimeTensor scratchBlock;
 };
 
@@ -89,11 +90,36 @@ void registerCudaBlasOps(CudaOpTable &t);
 void registerCudaDnnOps(CudaOpTable &t);
 
 // Per-node cached state of the library kernels (cuDNN descriptors and algorithm, by node and
-// input shape), kept by the backend.
+// input shape), kept by the backend. Keyed by the node's KernelCache and checked against a weak
+// reference to it: a backend outlives sessions, and a later session's node can sit at a freed
+// one's address (the ONNX suite on the GPU ran 12 convolutions and pools with the previous
+// test's descriptors before this check).
 struct Caches
 {
     std::mutex mutex;
-    std::unordered_map<const void *, std::shared_ptr<void>> byNode;
+    struct Entry
+    {
+        std::weak_ptr<KernelCache> owner;
+        std::shared_ptr<void> state;
+    };
+    std::unordered_map<const KernelCache *, Entry> byNode;
+
+    // The node's state slot (empty when new or when the node it belonged to is gone); the
+    // caller holds `mutex`.
+    std::shared_ptr<void> &slot(const std::shared_ptr<KernelCache> &node)
+    {
+        auto [it, added] = byNode.try_emplace(node.get());
+        Entry &e = it->second;
+        if (e.owner.expired() || e.owner.lock() != node) {
+            e.owner = node;
+            e.state.reset();
+        }
+        // Now and then drop the entries of nodes that are gone (their sessions ended).
+        if (added && (byNode.size() & (byNode.size() - 1)) == 0)
+            for (auto i = byNode.begin(); i != byNode.end();)
+                i = i->second.owner.expired() ? byNode.erase(i) : std::next(i);
+        return e.state;
+    }
 };
 
 // Helpers for kernels.

@@ -326,6 +326,41 @@ private slots:
         QCOMPARE(fellBack, which == 15); // TopK has no CUDA kernel: the host ran it
     }
 
+    // A backend outlives sessions: a later session's node at a freed node's address, with the same
+    // input shape but other attributes, weights or op, must not get the earlier one's cuDNN
+    // descriptors or device weights (the ONNX suite on the GPU caught 12 such before the fix).
+    void stateOfEndedSessionsIsNeverReused()
+    {
+        if (!m_device)
+            QSKIP(("no CUDA device: " + m_whyNot).c_str());
+        for (int round = 0; round < 6; ++round) {
+            onnx::NodeProto n;
+            std::vector<onnx::TensorProto> weights;
+            if (round % 3 == 2) {
+                n = node("MaxPool", {"x"}, {"y"});
+                *n.add_attribute() = ints("kernel_shape", {3, 3});
+            } else {
+                n = node("Conv", {"x", "w"}, {"y"});
+                *n.add_attribute() = ints("pads", round % 3 == 0 ? std::vector<std::int64_t>{1, 1, 1, 1}
+                                                                 : std::vector<std::int64_t>{0, 0, 0, 0});
+                weights.push_back(randomWeight("w", {1, 1, 3, 3}, 100 + std::uint32_t(round)));
+            }
+            const Model model = modelOrFail(oneNode(n, {tensorInfo("x", F, {1, 1, 7, 7})}, weights));
+            SessionOptions so;
+            so.planMemory = false;
+            Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+            QVERIFY(s);
+            const Feeds feeds{{"x", randomFloats({1, 1, 7, 7}, 200 + std::uint32_t(round))}};
+            Expected<std::vector<RuntimeTensor>> cpu = runOn(**s, feeds, nullptr);
+            Expected<std::vector<RuntimeTensor>> gpu = runOn(**s, feeds, m_device.get());
+            QVERIFY2(cpu && gpu, gpu ? "" : gpu.status().message().c_str());
+            QCOMPARE((*gpu)[0].shape(), (*cpu)[0].shape());
+            for (std::int64_t i = 0; i < (*cpu)[0].elementCount(); ++i)
+                QVERIFY2(std::fabs((*cpu)[0].valueAsDouble(i) - (*gpu)[0].valueAsDouble(i)) < 1e-4,
+                         qPrintable(QString("round %1 element %2").arg(round).arg(i)));
+        }
+    }
+
     void outOfMemoryIsAnErrorNamingTheBytes()
     {
         if (!m_device)
