@@ -6,6 +6,7 @@
 #include "cudabackend.h"
 #include "runtime/executionplan.h"
 #include "runtime/session.h"
+#include "support/passtest.h"
 #include "support/testsupport.h"
 
 #include <QTest>
@@ -56,25 +57,6 @@ onnx::ModelProto oneNode(const onnx::NodeProto &n, const std::vector<onnx::Value
     for (const std::string &o : n.output())
         g->add_output()->set_name(o);
     return m;
-}
-
-onnx::AttributeProto ints(const std::string &name, const std::vector<std::int64_t> &v)
-{
-    onnx::AttributeProto a;
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INTS);
-    for (std::int64_t x : v)
-        a.add_ints(x);
-    return a;
-}
-
-onnx::AttributeProto integer(const std::string &name, std::int64_t v)
-{
-    onnx::AttributeProto a;
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(v);
-    return a;
 }
 
 const int F = onnx::TensorProto::FLOAT;
@@ -169,16 +151,16 @@ private slots:
         }
         case 3: {
             onnx::NodeProto n = node("Gemm", {"a", "w", "bias"}, {"y"});
-            *n.add_attribute() = integer("transB", 1);
+            *n.add_attribute() = intAttr("transB", 1);
             c.proto = oneNode(n, {tensorInfo("a", F, {7, 40})}, {randomWeight("w", {24, 40}, 7), randomWeight("bias", {24}, 8)});
             c.feeds = {{"a", randomFloats({7, 40}, 9)}};
             break;
         }
         case 4: {
             onnx::NodeProto n = node("Conv", {"x", "w", "b"}, {"y"});
-            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
-            *n.add_attribute() = ints("strides", {2, 1});
-            *n.add_attribute() = integer("group", 2);
+            *n.add_attribute() = intsAttr("pads", {1, 1, 1, 1});
+            *n.add_attribute() = intsAttr("strides", {2, 1});
+            *n.add_attribute() = intAttr("group", 2);
             c.proto = oneNode(n, {tensorInfo("x", F, {2, 8, 15, 13})},
                               {randomWeight("w", {6, 4, 3, 3}, 10), randomWeight("b", {6}, 11)});
             c.feeds = {{"x", randomFloats({2, 8, 15, 13}, 12)}};
@@ -186,25 +168,25 @@ private slots:
         }
         case 5: {
             onnx::NodeProto n = node("ConvTranspose", {"x", "w"}, {"y"});
-            *n.add_attribute() = ints("strides", {2, 2});
-            *n.add_attribute() = ints("kernel_shape", {2, 2});
+            *n.add_attribute() = intsAttr("strides", {2, 2});
+            *n.add_attribute() = intsAttr("kernel_shape", {2, 2});
             c.proto = oneNode(n, {tensorInfo("x", F, {1, 8, 9, 9})}, {randomWeight("w", {8, 4, 2, 2}, 13)});
             c.feeds = {{"x", randomFloats({1, 8, 9, 9}, 14)}};
             break;
         }
         case 6: {
             onnx::NodeProto n = node("MaxPool", {"x"}, {"y"});
-            *n.add_attribute() = ints("kernel_shape", {3, 3});
-            *n.add_attribute() = ints("strides", {2, 2});
-            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
+            *n.add_attribute() = intsAttr("kernel_shape", {3, 3});
+            *n.add_attribute() = intsAttr("strides", {2, 2});
+            *n.add_attribute() = intsAttr("pads", {1, 1, 1, 1});
             c.proto = oneNode(n, {tensorInfo("x", F, {2, 3, 16, 16})});
             c.feeds = {{"x", randomFloats({2, 3, 16, 16}, 15)}};
             break;
         }
         case 7: {
             onnx::NodeProto n = node("AveragePool", {"x"}, {"y"});
-            *n.add_attribute() = ints("kernel_shape", {3, 3});
-            *n.add_attribute() = ints("pads", {1, 1, 1, 1});
+            *n.add_attribute() = intsAttr("kernel_shape", {3, 3});
+            *n.add_attribute() = intsAttr("pads", {1, 1, 1, 1});
             c.proto = oneNode(n, {tensorInfo("x", F, {1, 4, 10, 10})});
             c.feeds = {{"x", randomFloats({1, 4, 10, 10}, 16)}};
             break;
@@ -222,14 +204,14 @@ private slots:
         }
         case 10: {
             onnx::NodeProto n = node("Transpose", {"x"}, {"y"});
-            *n.add_attribute() = ints("perm", {0, 2, 1, 3});
+            *n.add_attribute() = intsAttr("perm", {0, 2, 1, 3});
             c.proto = oneNode(n, {tensorInfo("x", F, {2, 5, 3, 8})});
             c.feeds = {{"x", randomFloats({2, 5, 3, 8}, 21)}};
             break;
         }
         case 11: {
             onnx::NodeProto n = node("Concat", {"a", "b"}, {"y"});
-            *n.add_attribute() = integer("axis", 1);
+            *n.add_attribute() = intAttr("axis", 1);
             c.proto = oneNode(n, {tensorInfo("a", F, {2, 3, 4}), tensorInfo("b", F, {2, 5, 4})});
             c.feeds = {{"a", randomFloats({2, 3, 4}, 22)}, {"b", randomFloats({2, 5, 4}, 23)}};
             break;
@@ -260,7 +242,7 @@ private slots:
         }
         case 14: {
             onnx::NodeProto n = node("ReduceMean", {"x"}, {"y"});
-            *n.add_attribute() = ints("axes", {-1});
+            *n.add_attribute() = intsAttr("axes", {-1});
             c.proto = oneNode(n, {tensorInfo("x", F, {3, 4, 50})}, {}, 13);
             c.feeds = {{"x", randomFloats({3, 4, 50}, 26)}};
             break;
@@ -290,11 +272,7 @@ private slots:
                     scales.add_int64_data(v);
             onnx::NodeProto n = which == 16 ? node("Resize", {"x", "", "scales"}, {"y"})
                                             : node("Resize", {"x", "", "", "sizes"}, {"y"});
-            onnx::AttributeProto mode;
-            mode.set_name("mode");
-            mode.set_type(onnx::AttributeProto::STRING);
-            mode.set_s(which == 16 ? "linear" : "nearest");
-            *n.add_attribute() = mode;
+            *n.add_attribute() = stringAttr("mode", which == 16 ? "linear" : "nearest");
             c.proto = oneNode(n, {tensorInfo("x", F, {1, 3, 8, 10})}, {scales}, 13);
             c.feeds = {{"x", randomFloats({1, 3, 8, 10}, 28)}};
             break;
@@ -338,10 +316,10 @@ private slots:
             std::vector<onnx::TensorProto> weights;
             if (round % 3 == 2) {
                 n = node("MaxPool", {"x"}, {"y"});
-                *n.add_attribute() = ints("kernel_shape", {3, 3});
+                *n.add_attribute() = intsAttr("kernel_shape", {3, 3});
             } else {
                 n = node("Conv", {"x", "w"}, {"y"});
-                *n.add_attribute() = ints("pads", round % 3 == 0 ? std::vector<std::int64_t>{1, 1, 1, 1}
+                *n.add_attribute() = intsAttr("pads", round % 3 == 0 ? std::vector<std::int64_t>{1, 1, 1, 1}
                                                                  : std::vector<std::int64_t>{0, 0, 0, 0});
                 weights.push_back(randomWeight("w", {1, 1, 3, 3}, 100 + std::uint32_t(round)));
             }
