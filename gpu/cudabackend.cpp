@@ -55,11 +55,6 @@ bool isFloatType(DataType t)
     return t == DataType::Float || t == DataType::Float16 || t == DataType::BFloat16;
 }
 
-const RuntimeTensor *present(const KernelContext &ctx, std::size_t i)
-{
-    return ctx.input(i);
-}
-
 bool allInputsOfType(const KernelContext &ctx, bool (*ok)(DataType), std::size_t count)
 {
     for (std::size_t i = 0; i < count && i < ctx.inputCount(); ++i)

@@ -132,6 +132,16 @@ std::optional<Unary> unaryOf(const kernels::FusedActivation &a, UnaryParams &p)
 
 // ---- Conv / FusedConv / ConvTranspose --------------------------------------------------------
 
+// cudnnFind… sorts its candidates fastest first: the first that ran, or −1.
+template<class Perf>
+int fastestWorking(const Perf *perf, int found)
+{
+    for (int i = 0; i < found; ++i)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS)
+            return i;
+    return -1;
+}
+
 struct ConvPlan
 {
     std::vector<std::int64_t> inShape;
@@ -241,10 +251,7 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
                 OPSCOPE_TRY(cudnnCheck(cudnnFindConvolutionBackwardDataAlgorithm(*dnn, plan->w.d, plan->x.d,
                                                                                  plan->conv.d, plan->y.d, 8, &found, perf),
                                        "choosing a transposed-convolution algorithm"));
-                int pick = -1;
-                for (int i = 0; i < found && pick < 0; ++i)
-                    if (perf[i].status == CUDNN_STATUS_SUCCESS)
-                        pick = i;
+                const int pick = fastestWorking(perf, found);
                 if (pick < 0)
                     return ctx.unsupported("cuDNN has no algorithm for this transposed convolution");
                 plan->algo = int(perf[pick].algo);
@@ -254,10 +261,7 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
                 OPSCOPE_TRY(cudnnCheck(cudnnFindConvolutionForwardAlgorithm(*dnn, plan->x.d, plan->w.d, plan->conv.d,
                                                                             plan->y.d, 8, &found, perf),
                                        "choosing a convolution algorithm"));
-                int pick = -1;
-                for (int i = 0; i < found && pick < 0; ++i)
-                    if (perf[i].status == CUDNN_STATUS_SUCCESS)
-                        pick = i;
+                const int pick = fastestWorking(perf, found);
                 if (pick < 0)
                     return ctx.unsupported("cuDNN has no algorithm for this convolution");
                 plan->algo = int(perf[pick].algo);

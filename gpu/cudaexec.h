@@ -124,6 +124,5 @@ struct Caches
 
 // Helpers for kernels.
 bool allInputsOfType(const KernelContext &ctx, bool (*ok)(DataType), std::size_t count);
-const RuntimeTensor *present(const KernelContext &ctx, std::size_t i);
 
 } // namespace opscope::gpu

@@ -4,6 +4,7 @@
 
 #include "cudaexec.h"
 #include "runtime/kernels/resize.h"
+#include "runtime/kernels/slice.h"
 
 #include <algorithm>
 #include <cstring>
@@ -98,85 +99,25 @@ bool expandAccepts(const KernelContext &ctx)
 
 // ---- Slice -----------------------------------------------------------------------------------
 
-// ONNX Slice semantics per axis (clamping as the spec says); the CPU kernel's rules.
-struct SliceAxis
-{
-    std::int64_t start = 0, step = 1, count = 0;
-};
-
+// The CPU kernel's geometry (starts/ends/axes/steps read and clamped by the same code), gathered
+// through one index map.
 Status sliceKernel(CudaExec &e, KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     Expected<RuntimeTensor> x = e.input(ctx, 0);
     if (!x)
         return x.status();
-    const std::size_t rank = x->rank();
-    std::vector<std::int64_t> starts, ends, axes, steps;
-    if (ctx.opset() < 10) {
-        starts = ctx.attrInts("starts");
-        ends = ctx.attrInts("ends");
-        axes = ctx.attrInts("axes");
-    } else {
-        OPSCOPE_TRY(ctx.requireInputs(3));
-        starts = ctx.in(1).toInt64Vector();
-        ends = ctx.in(2).toInt64Vector();
-        if (ctx.input(3))
-            axes = ctx.in(3).toInt64Vector();
-        if (ctx.input(4))
-            steps = ctx.in(4).toInt64Vector();
-    }
-    if (axes.empty()) {
-        axes.resize(starts.size());
-        std::iota(axes.begin(), axes.end(), 0);
-    }
-    if (steps.empty())
-        steps.assign(starts.size(), 1);
-    if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
-        return ctx.fail("starts, ends, axes and steps differ in length");
-    std::vector<SliceAxis> per(rank);
-    for (std::size_t d = 0; d < rank; ++d)
-        per[d].count = x->dim(d);
-    std::vector<bool> seen(rank, false);
-    for (std::size_t i = 0; i < axes.size(); ++i) {
-        std::int64_t a = axes[i] < 0 ? axes[i] + std::int64_t(rank) : axes[i];
-        if (a < 0 || a >= std::int64_t(rank) || seen[std::size_t(a)])
-            return ctx.fail("axis " + std::to_string(axes[i]) + " is out of range or repeated");
-        seen[std::size_t(a)] = true;
-        const std::int64_t dim = x->dim(std::size_t(a));
-        const std::int64_t step = steps[i];
-        if (step == 0)
-            return ctx.fail("a step is 0");
-        std::int64_t s = starts[i], en = ends[i];
-        if (s < 0)
-            s += dim;
-        if (en < 0)
-            en += dim;
-        if (step > 0) {
-            s = std::clamp<std::int64_t>(s, 0, dim);
-            en = std::clamp<std::int64_t>(en, 0, dim);
-        } else {
-            s = std::clamp<std::int64_t>(s, 0, dim - 1);
-            en = std::clamp<std::int64_t>(en, -1, dim - 1);
-        }
-        const std::int64_t span = step > 0 ? en - s : s - en;
-        const std::int64_t mag = step > 0 ? step : -step;
-        per[std::size_t(a)] = {s, step, span <= 0 ? 0 : (span + mag - 1) / mag};
-    }
-    std::vector<std::int64_t> out(rank);
-    for (std::size_t d = 0; d < rank; ++d)
-        out[d] = per[d].count;
-    // Output index → input offset: base (the starts) plus stride·step per dim.
-    const std::vector<std::int64_t> inStrides = rowMajorStrides(x->shape());
-    const std::vector<std::int64_t> outStrides = rowMajorStrides(out);
+    Expected<kernels::SliceGeometry> g = kernels::sliceGeometry(ctx, *x);
+    if (!g)
+        return g.status();
+    const std::vector<std::int64_t> outStrides = rowMajorStrides(g->shape);
     IndexMap map;
-    map.rank = int(rank);
-    std::int64_t base = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
+    map.rank = int(x->rank());
+    for (std::size_t d = 0; d < x->rank(); ++d) {
         map.outStrides[d] = outStrides[d];
-        map.inStrides[d] = inStrides[d] * per[d].step;
-        base += inStrides[d] * (per[d].count ? per[d].start : 0);
+        map.inStrides[d] = g->strides[d];
     }
-    return gatherMapOutput(e, ctx, *x, map, std::move(out), x->bytes() + base * std::int64_t(dataTypeSize(x->dtype())),
+    return gatherMapOutput(e, ctx, *x, map, g->shape, x->bytes() + g->base * std::int64_t(dataTypeSize(x->dtype())),
                            "Slice");
 }
 

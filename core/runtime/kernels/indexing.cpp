@@ -2,6 +2,7 @@
 // never a read outside the tensor.
 
 #include "runtime/kernels/kernelutil.h"
+#include "runtime/kernels/slice.h"
 
 #include <algorithm>
 #include <limits>
@@ -22,10 +23,10 @@ Status checkIndex(const KernelContext &ctx, std::int64_t &v, std::int64_t n, con
     return Status::ok();
 }
 
-Status sliceKernel(KernelContext &ctx)
+} // namespace
+
+Expected<SliceGeometry> sliceGeometry(const KernelContext &ctx, const RuntimeTensor &x)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
     const auto rank = static_cast<std::int64_t>(x.rank());
     std::vector<std::int64_t> starts, ends, axes, steps;
     if (ctx.opset() < 10) {
@@ -76,18 +77,34 @@ Status sliceKernel(KernelContext &ctx)
         step[std::size_t(*ax)] = st;
         shape[std::size_t(*ax)] = len;
     }
+    SliceGeometry g;
+    g.shape = std::move(shape);
+    const Shape64 inStrides = stridesOf(x.shape());
+    g.strides.resize(static_cast<std::size_t>(rank));
+    for (std::size_t d = 0; d < std::size_t(rank); ++d) {
+        g.strides[d] = inStrides[d] * step[d];
+        g.base += begin[d] * inStrides[d];
+    }
+    return g;
+}
+
+namespace {
+
+Status sliceKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    Expected<SliceGeometry> geometry = sliceGeometry(ctx, x);
+    if (!geometry)
+        return geometry.status();
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    const Shape64 &shape = geometry->shape, &strides = geometry->strides;
+    const std::int64_t base = geometry->base;
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
     if (!out)
         return out.status();
     Broadcast b;
     b.outShape = shape;
-    const Shape64 inStrides = stridesOf(x.shape());
-    Shape64 strides(static_cast<std::size_t>(rank));
-    std::int64_t base = 0;
-    for (std::size_t d = 0; d < std::size_t(rank); ++d) {
-        strides[d] = inStrides[d] * step[d];
-        base += begin[d] * inStrides[d];
-    }
     b.strides = {strides};
     if (x.dtype() == DataType::String) {
         forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
