@@ -1,6 +1,7 @@
 #include "cudabackend.h"
 
 #include "cudaexec.h"
+#include "cudalibs.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -239,6 +240,7 @@ Expected<cudnnHandle_t> CudaExec::dnn()
         return Status::internal("cuDNN handle outside a CUDA backend call");
     cudnnHandle_t &h = *tlsShared->dnn;
     if (!h) {
+        OPSCOPE_TRY(cudnnLoaded());
         if (Status st = cudnnCheck(cudnnCreate(&h), "creating the cuDNN handle"); !st) {
             h = nullptr;
             return st;
@@ -357,6 +359,7 @@ public:
         std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
         OPSCOPE_TRY(cudaCheck(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
                               "the memory pool's release threshold"));
+        OPSCOPE_TRY(cublasLoaded());
         OPSCOPE_TRY(cublasCheck(cublasCreate(&m_blas), "creating the cuBLAS handle"));
         cublasSetStream(m_blas, m_state->stream);
         // Pedantic without TF32: float32 GEMMs are float32 FMAs, as on the CPU.

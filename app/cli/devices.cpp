@@ -9,6 +9,7 @@
 
 #ifdef OPSCOPE_HAVE_CUDA
 #include "cudadevices.h"
+#include "cudalibs.h"
 #endif
 
 namespace opscope::cli {
@@ -61,6 +62,13 @@ int runDevices(bool json)
                         humanBytes(d.totalMemoryBytes) + ", " + std::to_string(d.multiprocessors) + " SMs";
         }
     }
+    // Loaded with dlopen at first use (gpu/cudalibs.h): say where from, or why not.
+    const auto library = [&](const char *key, const char *label, const Status &loaded, const std::string &path) {
+        j["cuda"]["libraries"][key] = loaded ? path : loaded.message();
+        cudaText += std::string("\n  ") + label + (loaded ? path : loaded.message());
+    };
+    library("cublas", "cuBLAS  ", gpu::cublasLoaded(), gpu::cublasPath());
+    library("cudnn", "cuDNN   ", gpu::cudnnLoaded(), gpu::cudnnPath());
 #endif
     if (json) {
         std::cout << j.dump(2) << '\n';
