@@ -25,14 +25,21 @@ Status cublasCheck(cublasStatus_t st, const std::string &what)
 {
     if (st == CUBLAS_STATUS_SUCCESS)
         return Status::ok();
-    return Status::internal(what + ": " + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")");
+    const std::string msg = what + ": " + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
+    // Not supported is a property of the shapes and types, not a fault: the host runs the node.
+    return st == CUBLAS_STATUS_NOT_SUPPORTED ? Status::unsupported(msg) : Status::internal(msg);
 }
 
 Status cudnnCheck(cudnnStatus_t st, const std::string &what)
 {
     if (st == CUDNN_STATUS_SUCCESS)
         return Status::ok();
-    return Status::internal(what + ": " + cudnnGetErrorString(st));
+    const std::string msg = what + ": " + cudnnGetErrorString(st);
+    // cuDNN 9's NOT_SUPPORTED family is 3000–3999 (a sub-code says which limit was hit).
+    const int code = int(st);
+    return code >= int(CUDNN_STATUS_NOT_SUPPORTED) && code < int(CUDNN_STATUS_INTERNAL_ERROR)
+               ? Status::unsupported(msg)
+               : Status::internal(msg);
 }
 
 std::optional<DType> cudaType(DataType t)
@@ -416,25 +423,12 @@ public:
                 countFallback(ctx.node());
             return node.kernel(ctx);
         }
-        const CudaOp *op = cudaOps().find(ctx.node().domain, ctx.node().opType);
-        std::lock_guard lock(m_launchMutex); // one stream, one cuBLAS handle: one launcher at a time
-        DeviceScope scope(m_device);
-        CudaExec exec;
-        exec.device = m_device;
-        exec.stream = m_state->stream;
-        exec.blas = m_blas;
-        exec.allowTf32 = m_options.allowTf32;
-        exec.state = m_state;
-        exec.caches = &m_caches;
-        exec.nodeCache = node.cache;
-        tlsShared = &m_shared;
-        // A launch's error is read with cudaGetLastError, which also returns any earlier call's
-        // failure on this thread (a cudaSetDevice elsewhere): start each node clean.
-        cudaGetLastError();
-        Status st = op->run(exec, ctx);
-        tlsShared = nullptr;
-        if (st && m_syncEachNode)
-            st = cudaCheck(cudaStreamSynchronize(m_state->stream), "after the node (OPSCOPE_CUDA_SYNC)");
+        Status st = runOnDevice(node, ctx);
+        // accepts() looks at shapes and attributes only; the kernel can still find that the
+        // device cannot do it (no cuDNN algorithm, a broadcast beyond the kernels' rank). Valid
+        // input is never refused for that: the host runs the node, counted as a fallback.
+        if (st.kind() == ErrorKind::Unsupported)
+            return runOnHost(node, ctx);
         if (!st)
             return st.withContext("cuda:" + std::to_string(m_device) + ", node '" + ctx.node().name + "' (" +
                                   ctx.node().opType + ")");
@@ -478,6 +472,57 @@ private:
         if (!op || (op->accepts && !op->accepts(ctx)))
             return Place::Host;
         return Place::Device;
+    }
+
+    Status runOnDevice(const PreparedNode &node, KernelContext &ctx)
+    {
+        const CudaOp *op = cudaOps().find(ctx.node().domain, ctx.node().opType);
+        std::lock_guard lock(m_launchMutex); // one stream, one cuBLAS handle: one launcher at a time
+        DeviceScope scope(m_device);
+        CudaExec exec;
+        exec.device = m_device;
+        exec.stream = m_state->stream;
+        exec.blas = m_blas;
+        exec.allowTf32 = m_options.allowTf32;
+        exec.state = m_state;
+        exec.caches = &m_caches;
+        exec.nodeCache = node.cache;
+        tlsShared = &m_shared;
+        // A launch's error is read with cudaGetLastError, which also returns any earlier call's
+        // failure on this thread (a cudaSetDevice elsewhere): start each node clean.
+        cudaGetLastError();
+        Status st = op->run(exec, ctx);
+        tlsShared = nullptr;
+        if (st && m_syncEachNode)
+            st = cudaCheck(cudaStreamSynchronize(m_state->stream), "after the node (OPSCOPE_CUDA_SYNC)");
+        return st;
+    }
+
+    // The node's host kernel on host copies of its inputs, after the device kernel declined.
+    Status runOnHost(const PreparedNode &node, KernelContext &ctx)
+    {
+        countFallback(ctx.node());
+        std::vector<RuntimeTensor> copies(ctx.inputCount());
+        std::vector<const RuntimeTensor *> inputs(ctx.inputCount());
+        for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
+            inputs[i] = ctx.input(i);
+            if (inputs[i] && !inputs[i]->onHost()) {
+                Expected<RuntimeTensor> host = inputs[i]->toHost();
+                if (!host)
+                    return host.status().withContext("node '" + ctx.node().name + "' (" + ctx.node().opType + ")");
+                copies[i] = std::move(*host);
+                inputs[i] = &copies[i];
+            }
+        }
+        // Device ops have no bodies (control flow is placed on the host before it gets here).
+        static const SubgraphRunner noBodies = [](const PreparedGraph &, std::vector<RuntimeTensor>)
+            -> Expected<std::vector<RuntimeTensor>> { return Status::internal("a body in a device fallback"); };
+        std::vector<RuntimeTensor> outputs(ctx.outputCount());
+        KernelContext host(node, inputs, outputs, m_threads, noBodies);
+        OPSCOPE_TRY(node.kernel(host));
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+            ctx.setOutput(i, std::move(outputs[i]));
+        return Status::ok();
     }
 
     void countFallback(const Node &n)

@@ -141,6 +141,10 @@ bool gemmAccepts(const KernelContext &ctx)
     const RuntimeTensor *a = ctx.input(0), *b = ctx.input(1), *c = ctx.input(2);
     if (!a || !b || !isFloatType(a->dtype()) || a->dtype() != b->dtype() || a->rank() != 2 || b->rank() != 2)
         return false;
+    // An empty inner dimension leaves beta·C, which the GEMM would not scale: the host does it.
+    const std::int64_t k = ctx.attrInt("transA", 0) != 0 ? a->dim(0) : a->dim(1);
+    if (k == 0 && c && ctx.attrFloat("beta", 1.0f) != 0.0f)
+        return false;
     return !c || c->dtype() == a->dtype();
 }
 
@@ -176,9 +180,11 @@ Status gemmKernel(CudaExec &e, KernelContext &ctx)
                               "Gemm's C"));
         betaUsed = beta;
     }
-    if (k == 0 && betaUsed == 0.0f)
+    if (k == 0 && betaUsed != 0.0f)
+        return ctx.unsupported("an empty product plus beta·C"); // beta·C: the host's (accepts says so)
+    if (k == 0)
         OPSCOPE_TRY(cudaCheck(cudaMemsetAsync(y->mutableBytes(), 0, y->byteSize(), e.stream), "Gemm"));
-    else if (k > 0)
+    else
         OPSCOPE_TRY(gemmBatched(e, a->dtype(), transA, transB, m, n, k, alpha, a->bytes(), 0, b->bytes(), 0, betaUsed,
                                 y->mutableBytes(), 1));
     ctx.setOutput(0, std::move(*y));

@@ -8,6 +8,7 @@
 #include "runtime/kernels/fusedactivation.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace opscope::gpu {
 namespace {
@@ -31,12 +32,19 @@ struct TensorDesc
     {
         while (dims.size() < 4)
             dims.push_back(1); // cuDNN wants ≥ 4 dims: a 1-D conv is a 2-D one of height 1
-        std::vector<int> di(dims.begin(), dims.end()), st(dims.size());
-        int s = 1;
+        // The classic API takes int dims and strides: a tensor of 2³¹ elements or more is the
+        // host's (Unsupported falls back), never a wrapped stride.
+        std::vector<int> di(dims.size()), st(dims.size());
+        std::int64_t s = 1;
         for (std::size_t i = dims.size(); i-- > 0;) {
-            st[i] = s;
-            s *= di[i];
+            if (dims[i] > std::numeric_limits<int>::max() || s > std::numeric_limits<int>::max())
+                return Status::unsupported("a tensor " + shapeText(dims) + " beyond cuDNN's 32-bit strides");
+            di[i] = int(dims[i]);
+            st[i] = int(s);
+            s *= std::max<std::int64_t>(dims[i], 1);
         }
+        if (s > std::numeric_limits<int>::max())
+            return Status::unsupported("a tensor " + shapeText(dims) + " beyond cuDNN's 32-bit strides");
         return cudnnCheck(cudnnSetTensorNdDescriptor(d, dnnType(t), int(di.size()), di.data(), st.data()),
                           "tensor descriptor");
     }
@@ -142,10 +150,12 @@ int fastestWorking(const Perf *perf, int found)
     return -1;
 }
 
+// A plan is valid for exactly the shapes and type it was made for: a node's weights are an input
+// like any other (a graph may feed them), so they are part of the key.
 struct ConvPlan
 {
-    std::vector<std::int64_t> inShape;
-    std::vector<std::int64_t> outShape;
+    DataType dtype = DataType::Undefined;
+    std::vector<std::int64_t> inShape, wShape, outShape;
     TensorDesc x, y;
     FilterDesc w;
     ConvDesc conv;
@@ -160,7 +170,8 @@ bool convAccepts(const KernelContext &ctx)
     if (!x || !w || !isFloatType(x->dtype()) || w->dtype() != x->dtype() || x->rank() < 3 || x->rank() > 5 ||
         w->rank() != x->rank() || (b && b->dtype() != x->dtype()) || ctx.input(3))
         return false;
-    if (!fitsInt(x->shape()) || !fitsInt(w->shape()))
+    // cuDNN rejects zero-sized dimensions; the host kernel gives the empty result.
+    if (!fitsInt(x->shape()) || !fitsInt(w->shape()) || x->elementCount() == 0 || w->elementCount() == 0)
         return false;
     if (Transposed && (ctx.hasAttr("output_shape") || ctx.attrString("auto_pad", "NOTSET") != "NOTSET"))
         return false;
@@ -207,6 +218,9 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
     if (Transposed && w->dim(0) != channels)
         return ctx.fail("weights " + w->shapeText() + " do not match " + std::to_string(channels) + " input channels");
     std::vector<std::int64_t> out{x->dim(0), Transposed ? w->dim(1) * group : w->dim(0)};
+    // The epilogue reads one bias value per output channel.
+    if (bias.isValid() && (bias.rank() != 1 || bias.dim(0) != out[1]))
+        return ctx.fail("bias " + bias.shapeText() + " does not match " + std::to_string(out[1]) + " output channels");
     const std::vector<std::int64_t> outPad = ctx.attrInts("output_padding", std::vector<std::int64_t>(nsp, 0));
     for (std::size_t i = 0; i < nsp; ++i) {
         const std::int64_t span = (g->kernel[i] - 1) * g->dilations[i] + 1;
@@ -224,9 +238,12 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
         std::lock_guard lock(e.caches->mutex);
         auto &slot = e.caches->slot(e.nodeCache);
         plan = std::static_pointer_cast<ConvPlan>(slot);
-        if (!plan || plan->inShape != x->shape()) {
+        if (!plan || plan->dtype != x->dtype() || plan->inShape != x->shape() || plan->wShape != w->shape() ||
+            plan->outShape != out) {
             plan = std::make_shared<ConvPlan>();
+            plan->dtype = x->dtype();
             plan->inShape = x->shape();
+            plan->wShape = w->shape();
             plan->outShape = out;
             const DataType t = x->dtype();
             OPSCOPE_TRY(plan->x.set(t, x->shape()));
@@ -309,6 +326,7 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
 
 struct PoolPlan
 {
+    DataType dtype = DataType::Undefined;
     std::vector<std::int64_t> inShape, outShape;
     TensorDesc x, y;
     cudnnPoolingDescriptor_t pool = nullptr;
@@ -340,7 +358,8 @@ template<bool Max>
 bool poolAccepts(const KernelContext &ctx)
 {
     const RuntimeTensor *x = ctx.input(0);
-    if (!x || !isFloatType(x->dtype()) || x->rank() < 4 || x->rank() > 5 || !fitsInt(x->shape()))
+    if (!x || !isFloatType(x->dtype()) || x->rank() < 4 || x->rank() > 5 || !fitsInt(x->shape()) ||
+        x->elementCount() == 0)
         return false;
     if (ctx.outputCount() > 1 && ctx.wantsOutput(1))
         return false; // MaxPool's indices
@@ -373,8 +392,9 @@ Status poolKernel(CudaExec &e, KernelContext &ctx)
         std::lock_guard lock(e.caches->mutex);
         auto &slot = e.caches->slot(e.nodeCache);
         plan = std::static_pointer_cast<PoolPlan>(slot);
-        if (!plan || plan->inShape != x->shape()) {
+        if (!plan || plan->dtype != x->dtype() || plan->inShape != x->shape() || plan->outShape != *out) {
             plan = std::make_shared<PoolPlan>();
+            plan->dtype = x->dtype();
             plan->inShape = x->shape();
             plan->outShape = *out;
             OPSCOPE_TRY(plan->x.set(x->dtype(), x->shape()));

@@ -274,24 +274,35 @@ std::optional<std::vector<std::int64_t>> reduceAxes(const KernelContext &ctx)
     return ctx.attrInts("axes");
 }
 
+// The first reduced axis when the axes (normalized, repeats merged) are a trailing block; one
+// function for accepts and the kernel, so the kernel never reads the raw attribute (−1 and 2 on a
+// rank-3 input are one axis, not two).
+std::optional<std::size_t> trailingReduceStart(const KernelContext &ctx, std::size_t rank)
+{
+    std::optional<std::vector<std::int64_t>> axes = reduceAxes(ctx);
+    if (!axes || axes->empty())
+        return std::nullopt; // all axes, or noop_with_empty_axes: the host's
+    std::vector<std::int64_t> a;
+    for (std::int64_t v : *axes) {
+        const std::int64_t n = normalizedAxis(v, rank);
+        if (n < 0 || n >= std::int64_t(rank))
+            return std::nullopt;
+        a.push_back(n);
+    }
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i] != std::int64_t(rank - a.size() + i))
+            return std::nullopt;
+    return rank - a.size();
+}
+
 bool reduceAccepts(const KernelContext &ctx)
 {
     const RuntimeTensor *x = ctx.input(0);
     if (!x || !isFloatType(x->dtype()) || x->rank() == 0 || x->elementCount() == 0)
         return false;
-    std::optional<std::vector<std::int64_t>> axes = reduceAxes(ctx);
-    if (!axes || axes->empty())
-        return false; // all axes, or noop_with_empty_axes: the host's
-    std::vector<std::int64_t> a;
-    for (std::int64_t v : *axes)
-        a.push_back(normalizedAxis(v, x->rank()));
-    std::sort(a.begin(), a.end());
-    a.erase(std::unique(a.begin(), a.end()), a.end());
-    // Contiguous up to the last axis.
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (a[i] != std::int64_t(x->rank() - a.size() + i))
-            return false;
-    return true;
+    return trailingReduceStart(ctx, x->rank()).has_value();
 }
 
 template<RowReduce Op>
@@ -301,8 +312,10 @@ Status reduceKernel(CudaExec &e, KernelContext &ctx)
     Expected<RuntimeTensor> x = e.input(ctx, 0);
     if (!x)
         return x.status();
-    const std::vector<std::int64_t> axes = *reduceAxes(ctx);
-    const std::size_t first = x->rank() - std::set<std::int64_t>(axes.begin(), axes.end()).size();
+    const std::optional<std::size_t> start = trailingReduceStart(ctx, x->rank());
+    if (!start)
+        return ctx.unsupported("axes that are not a trailing block");
+    const std::size_t first = *start;
     const RowsCols rc = rowsCols(x->shape(), first);
     std::vector<std::int64_t> shape = x->shape();
     const bool keep = ctx.attrInt("keepdims", 1) != 0;

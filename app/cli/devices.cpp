@@ -65,7 +65,10 @@ int runDevices(bool json)
     // Loaded with dlopen at first use (gpu/cudalibs.h): say where from, or why not.
     const auto library = [&](const char *key, const char *label, const Status &loaded, const std::string &path) {
         j["cuda"]["libraries"][key] = loaded ? path : loaded.message();
-        cudaText += std::string("\n  ") + label + (loaded ? path : loaded.message());
+        std::string text = loaded ? path : loaded.message();
+        for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
+            text.insert(at + 1, "          "); // under the label
+        cudaText += std::string("\n  ") + label + text;
     };
     library("cublas", "cuBLAS  ", gpu::cublasLoaded(), gpu::cublasPath());
     library("cudnn", "cuDNN   ", gpu::cudnnLoaded(), gpu::cudnnPath());
