@@ -278,6 +278,14 @@ def cases():
                     ("Softplus", lambda v: np.log1p(np.exp(v))),
                     ("Erf", np.vectorize(math.erf)), ("Sigmoid", sigmoid), ("Tanh", np.tanh)]:
         c.append((op, model(op, {"x": a}), {"x": a}, [ref(a.astype(np.float64)).astype(np.float32)], 1e-5))
+    # Log through opscope's own blocks: around 1 (relative accuracy of small results), the
+    # mantissa split at √½, subnormals, huge values and the special values.
+    lg = np.concatenate([np.abs(f32(2000)) * 10, 1 + f32(500) * 1e-3, np.array(
+        [1, 0.70710677, 0.70710683, 1.4142135, 2, 0.5, 1e-38, 1e-40, 1.4e-45, 3e38, 1 + 2 ** -23, 1 - 2 ** -24,
+         0, -0.0, -1, np.inf, -np.inf, np.nan], np.float32)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg_ref = np.log(lg.astype(np.float64)).astype(np.float32)
+    c.append(("Log", model("Log", {"x": lg}), {"x": lg}, [lg_ref], 1e-5))
     # GELU (opset 20): the tanh form through opscope's own blocks, the erf form; the special values
     # in a case of their own, so that 40 and ±∞ do not loosen the tolerance of the ordinary ones.
     def gelu_refs(g):
