@@ -129,10 +129,11 @@ OPSCOPE_CPU_CLONES void divideInto(float *y, const float *divisor, std::int64_t 
         y[i] /= divisor[i];
 }
 
-// AveragePool's divisor per output cell of row `oh`, as the row-wise path computes it.
-template<Pool K>
-void averageRow(float *yr, std::int64_t oh, const ConvGeometry &g, std::int64_t H, std::int64_t OW,
-                const ColumnTaps &cols, bool includePad)
+// AveragePool's divisor of each output cell of row `oh`, handed to f(ow, divisor): the one
+// place the counts (with and without count_include_pad) are computed, for both paths.
+template<class F>
+void forEachDivisor(std::int64_t oh, const ConvGeometry &g, std::int64_t H, std::int64_t OW, const ColumnTaps &cols,
+                    bool includePad, F &&f)
 {
     const std::int64_t kh = g.kernel[0], sh = g.strides[0], dh = g.dilations[0], ph = g.padBegin[0];
     const std::int64_t hs = oh * sh - ph;
@@ -141,7 +142,7 @@ void averageRow(float *yr, std::int64_t oh, const ConvGeometry &g, std::int64_t 
     for (std::int64_t ow = 0; ow < OW; ++ow) {
         const std::int64_t count =
             includePad ? (hp1 - hp0) * cols.padded[std::size_t(ow)] : (h1 - h0) * cols.inside[std::size_t(ow)];
-        yr[ow] /= float(std::max<std::int64_t>(count, 1));
+        f(ow, float(std::max<std::int64_t>(count, 1)));
     }
 }
 
@@ -170,11 +171,10 @@ Status poolPlanes(const float *src, float *dst, std::int64_t planes, const ConvG
     // AveragePool's divisors, once per call: the per-plane division is then one vector loop.
     std::vector<float> divisors;
     if constexpr (K == Pool::Average) {
-        divisors.assign(std::size_t(OH * OW), 1.0f);
+        divisors.resize(std::size_t(OH * OW));
         for (std::int64_t oh = 0; oh < OH; ++oh)
-            averageRow<K>(divisors.data() + oh * OW, oh, g, H, OW, cols, includePad);
-        for (float &d : divisors)
-            d = 1.0f / d; // averageRow divided 1 by the count: this is the count again
+            forEachDivisor(oh, g, H, OW, cols, includePad,
+                           [&](std::int64_t ow, float d) { divisors[std::size_t(oh * OW + ow)] = d; });
     }
     parallelFor(
         planes,
@@ -284,14 +284,8 @@ Status pool2dRows(const float *src, float *dst, std::int64_t planes, const ConvG
                             addIntoStrided(yr, padded + j * dw, OW, sw);
                     }
                 }
-                if constexpr (K == Pool::Average) {
-                    const auto [hp0, hp1] = tapRange(hs + ph, H + ph + g.padEnd[0], kh, dh);
-                    for (std::int64_t ow = 0; ow < OW; ++ow) {
-                        const std::int64_t count = includePad ? (hp1 - hp0) * cols.padded[std::size_t(ow)]
-                                                              : (h1 - h0) * cols.inside[std::size_t(ow)];
-                        yr[ow] /= float(std::max<std::int64_t>(count, 1));
-                    }
-                }
+                if constexpr (K == Pool::Average)
+                    forEachDivisor(oh, g, H, OW, cols, includePad, [&](std::int64_t ow, float d) { yr[ow] /= d; });
             }
         },
         2);
