@@ -163,6 +163,10 @@ Status gemmKernel(CudaExec &e, KernelContext &ctx)
     Expected<RuntimeTensor> y = e.allocate(a->dtype(), {m, n});
     if (!y)
         return y.status();
+    // An empty product leaves beta·C, which the GEMM would not scale: the host's (accepts says
+    // so too); refused before any work is queued.
+    if (k == 0 && ctx.input(2) && beta != 0.0f)
+        return ctx.unsupported("an empty product plus beta·C");
     float betaUsed = 0.0f;
     if (ctx.input(2) && beta != 0.0f) {
         // C broadcast into the output first; the GEMM adds onto it with beta.
@@ -180,8 +184,6 @@ Status gemmKernel(CudaExec &e, KernelContext &ctx)
                               "Gemm's C"));
         betaUsed = beta;
     }
-    if (k == 0 && betaUsed != 0.0f)
-        return ctx.unsupported("an empty product plus beta·C"); // beta·C: the host's (accepts says so)
     if (k == 0)
         OPSCOPE_TRY(cudaCheck(cudaMemsetAsync(y->mutableBytes(), 0, y->byteSize(), e.stream), "Gemm"));
     else

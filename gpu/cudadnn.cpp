@@ -159,7 +159,7 @@ struct ConvPlan
     TensorDesc x, y;
     FilterDesc w;
     ConvDesc conv;
-    int algo = 0;
+    int algo = 0; // −1: cuDNN found none (the host runs the node)
     std::size_t workspace = 0;
 };
 
@@ -269,24 +269,23 @@ Status convKernel(CudaExec &e, KernelContext &ctx)
                                                                                  plan->conv.d, plan->y.d, 8, &found, perf),
                                        "choosing a transposed-convolution algorithm"));
                 const int pick = fastestWorking(perf, found);
-                if (pick < 0)
-                    return ctx.unsupported("cuDNN has no algorithm for this transposed convolution");
-                plan->algo = int(perf[pick].algo);
-                plan->workspace = perf[pick].memory;
+                plan->algo = pick < 0 ? -1 : int(perf[pick].algo);
+                plan->workspace = pick < 0 ? 0 : perf[pick].memory;
             } else {
                 cudnnConvolutionFwdAlgoPerf_t perf[8];
                 OPSCOPE_TRY(cudnnCheck(cudnnFindConvolutionForwardAlgorithm(*dnn, plan->x.d, plan->w.d, plan->conv.d,
                                                                             plan->y.d, 8, &found, perf),
                                        "choosing a convolution algorithm"));
                 const int pick = fastestWorking(perf, found);
-                if (pick < 0)
-                    return ctx.unsupported("cuDNN has no algorithm for this convolution");
-                plan->algo = int(perf[pick].algo);
-                plan->workspace = perf[pick].memory;
+                plan->algo = pick < 0 ? -1 : int(perf[pick].algo);
+                plan->workspace = pick < 0 ? 0 : perf[pick].memory;
             }
-            slot = plan;
+            slot = plan; // also without an algorithm: cudnnFind… is not asked again for these shapes
         }
     }
+    if (plan->algo < 0)
+        return ctx.unsupported(std::string("cuDNN has no algorithm for this ") +
+                               (Transposed ? "transposed convolution" : "convolution"));
     Expected<RuntimeTensor> y = e.allocate(x->dtype(), out);
     if (!y)
         return y.status();
