@@ -101,6 +101,71 @@ def gru_ref(x, W, R, B):
     return np.stack(ys)[:, None].astype(np.float32)
 
 
+def lstm_full_ref(x, W, R, B, P, clip, reverse=False):
+    """One direction, peepholes and clip (applied to every activation's input), float64."""
+    hidden = R.shape[2]
+    h = np.zeros((x.shape[1], hidden))
+    c = np.zeros_like(h)
+    ys = [None] * x.shape[0]
+    cl = lambda v: np.clip(v, -clip, clip)
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        g = x[t] @ W[0].T + h @ R[0].T + B[0, :4 * hidden] + B[0, 4 * hidden:]
+        i, o, f, cc = (g[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        i = sigmoid(cl(i + P[0, :hidden] * c))
+        f = sigmoid(cl(f + P[0, 2 * hidden:] * c))
+        c = f * c + i * np.tanh(cl(cc))
+        h = sigmoid(cl(o + P[0, hidden:2 * hidden] * c)) * np.tanh(c)
+        ys[t] = h
+    return np.stack(ys)[:, None].astype(np.float32)
+
+
+def gru_lbr_ref(x, W, R, B, clip):
+    """linear_before_reset = 1 and clip, float64."""
+    hidden = R.shape[2]
+    h = np.zeros((x.shape[1], hidden))
+    Wb, Rb = B[0, :3 * hidden], B[0, 3 * hidden:]
+    cl = lambda v: np.clip(v, -clip, clip)
+    ys = []
+    for t in range(x.shape[0]):
+        xw = x[t] @ W[0].T + Wb
+        hr = h @ R[0].T + Rb
+        z = sigmoid(cl(xw[:, :hidden] + hr[:, :hidden]))
+        r = sigmoid(cl(xw[:, hidden:2 * hidden] + hr[:, hidden:2 * hidden]))
+        hh = np.tanh(cl(xw[:, 2 * hidden:] + r * hr[:, 2 * hidden:]))
+        h = (1 - z) * hh + z * h
+        ys.append(h)
+    return np.stack(ys)[:, None].astype(np.float32)
+
+
+def linear_matrix(n_in, n_out, mode):
+    """[n_out, n_in] weights of ONNX Resize's linear mode along one axis (sizes given)."""
+    m = np.zeros((n_out, n_in))
+    for o in range(n_out):
+        if mode == "align_corners":
+            x = 0.0 if n_out == 1 else o * (n_in - 1) / (n_out - 1)
+        else:  # half_pixel
+            x = (o + 0.5) * n_in / n_out - 0.5
+        x = min(max(x, 0.0), n_in - 1)
+        i0 = int(np.floor(x))
+        i1 = min(i0 + 1, n_in - 1)
+        m[o, i0] += 1 - (x - i0)
+        m[o, i1] += x - i0
+    return m
+
+
+def depthwise_ref(x, w, pads, dil):
+    """Depthwise 1-D or 2-D convolution at stride 1, float64: x [N,C,...], w [C,1,...]."""
+    spatial = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[d], pads[d + spatial]) for d in range(spatial)])
+    k = w.shape[2:]
+    out = [xp.shape[2 + d] - dil[d] * (k[d] - 1) for d in range(spatial)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for tap in np.ndindex(*k):
+        sl = tuple(slice(tap[d] * dil[d], tap[d] * dil[d] + out[d]) for d in range(spatial))
+        y += xp[(slice(None), slice(None)) + sl] * w[(slice(None), 0) + tap].reshape((1, -1) + (1,) * spatial)
+    return y.astype(np.float32)
+
+
 def depth_to_space_ref(x, b, crd):
     n, c, h, w = x.shape
     if crd:
@@ -326,6 +391,37 @@ def cases():
         W3, R3, B3 = W[:, :96], R[:, :96], np.concatenate([B[:, :96], B[:, 128:224]], 1)
         c.append((f"GRU batch {batch}", model("GRU", {"x": x}, {"W": W3, "R": R3, "B": B3}, {"hidden_size": 32}),
                   {"x": x}, [gru_ref(x.astype(np.float64), W3, R3, B3)], 1e-5))
+    # Recurrent cells with peepholes, clip and reverse (LSTM), linear_before_reset and clip (GRU):
+    # the gate rows and their vectorized sigmoid/tanh, inputs large enough to saturate both.
+    x, W, R = f32(7, 1, 12) * 2, f32(1, 4 * 40, 12) * 0.5, f32(1, 4 * 40, 40) * 0.5
+    B, P = f32(1, 8 * 40) * 0.5, f32(1, 3 * 40) * 0.5
+    c.append(("LSTM peepholes clip reverse",
+              model("LSTM", {"x": x}, {"W": W, "R": R, "B": B, "P": P}, {"hidden_size": 40, "clip": 3.0, "direction": "reverse"},
+                    order=["x", "W", "R", "B", "", "", "", "P"]),
+              {"x": x}, [lstm_full_ref(x.astype(np.float64), W, R, B, P, 3.0, reverse=True)], 1e-5))
+    W3, R3, B3 = W[:, :120], R[:, :120], np.concatenate([B[:, :120], B[:, 160:280]], 1)
+    c.append(("GRU linear_before_reset clip",
+              model("GRU", {"x": x}, {"W": W3, "R": R3, "B": B3}, {"hidden_size": 40, "clip": 2.5, "linear_before_reset": 1}),
+              {"x": x}, [gru_lbr_ref(x.astype(np.float64), W3, R3, B3, 2.5)], 1e-5))
+    # Resize linear, separable with a row cache: up (align_corners, half_pixel) and down by 3.3x
+    # (rows skipped, slots reused), a plane count that is not a multiple of the row blocks.
+    for (ih, iw, oh, ow), mode in [((37, 50, 74, 129), "align_corners"), ((64, 48, 19, 15), "half_pixel"),
+                                   ((5, 200, 33, 7), "align_corners")]:
+        xr = f32(2, 3, ih, iw)
+        ref = np.einsum("oh,nchw,pw->ncop", linear_matrix(ih, oh, mode), xr.astype(np.float64), linear_matrix(iw, ow, mode))
+        c.append((f"Resize linear {mode} {ih}x{iw}->{oh}x{ow}",
+                  model("Resize", {"x": xr}, {"sz": ints([2, 3, oh, ow])}, {"mode": "linear",
+                        "coordinate_transformation_mode": mode}, order=["x", "", "", "sz"]),
+                  {"x": xr}, [ref.astype(np.float32)], 1e-5))
+    # Depthwise convolutions with long kernels (the register-blocked interior and its edges):
+    # conformer's k31 Conv1d, dilated and padded asymmetrically, and a 5x5 2-D one.
+    for shape, k, pads, dil in [((1, 24, 200), (31,), [15, 15], (1,)), ((2, 8, 77), (9,), [3, 7], (2,)),
+                                ((1, 16, 45, 38), (5, 5), [2, 1, 2, 3], (1, 1)), ((1, 4, 40), (7,), [0, 0], (1,))]:
+        xd, wd = f32(*shape), f32(shape[1], 1, *k) * 0.2
+        c.append((f"Conv depthwise k{k} pads {pads} dil {dil}",
+                  model("Conv", {"x": xd}, {"w": wd}, {"group": shape[1], "kernel_shape": list(k), "pads": pads,
+                                                        "dilations": list(dil)}),
+                  {"x": xd}, [depthwise_ref(xd, wd, pads, dil)], 1e-5))
     return c
 
 

@@ -1,8 +1,75 @@
 #include "runtime/kernels/depthwiseconv.h"
 
+#include "util/cpuclones.h"
+
 #include <algorithm>
+#include <cstring>
 
 namespace opscope::kernels {
+namespace {
+
+// row[o] += Σ_j k[j] · in[o + j·dw − pw] for o in [from, to), taps outside the input skipped.
+void addTapsBounded(const float *in, std::int64_t iw, const float *k, std::int64_t kw, std::int64_t dw,
+                    std::int64_t pw, std::int64_t sw, float *row, std::int64_t from, std::int64_t to)
+{
+    for (std::int64_t j = 0; j < kw; ++j) {
+        const float wt = k[j];
+        const std::int64_t offset = j * dw - pw;
+        // Output columns whose input column o·sw + offset lies inside the row.
+        const std::int64_t lo = std::max<std::int64_t>(from, (-offset + sw - 1) / sw);
+        const std::int64_t hi = std::min<std::int64_t>(to, (iw - offset + sw - 1) / sw);
+        if (sw == 1) {
+            const float *in0 = in + offset;
+            for (std::int64_t o = lo; o < hi; ++o)
+                row[o] += wt * in0[o];
+        } else {
+            for (std::int64_t o = lo; o < hi; ++o)
+                row[o] += wt * in[o * sw + offset];
+        }
+    }
+}
+
+// The same at stride 1 over columns whose every tap is inside the input: 32 outputs held in four
+// vector accumulators across all kw taps, so only loads remain per tap. Tap by tap over the whole
+// row (a load, a multiply-add and a store per value and tap) bound a long kernel (conformer's
+// k31 Conv1d) by its stores.
+OPSCOPE_CPU_CLONES void addTapsInterior(const float *in, const float *k, std::int64_t kw, std::int64_t dw,
+                                        std::int64_t pw, float *row, std::int64_t from, std::int64_t to)
+{
+    std::int64_t o = from;
+    for (; o + 32 <= to; o += 32) {
+        F32x8 a[4];
+        std::memcpy(a, row + o, sizeof a);
+        for (std::int64_t j = 0; j < kw; ++j) {
+            const float wt = k[j];
+            const float *src = in + (o - pw) + j * dw;
+            for (int v = 0; v < 4; ++v) {
+                F32x8 x;
+                std::memcpy(&x, src + 8 * v, sizeof x);
+                a[v] += wt * x;
+            }
+        }
+        std::memcpy(row + o, a, sizeof a);
+    }
+    for (; o + 8 <= to; o += 8) {
+        F32x8 a;
+        std::memcpy(&a, row + o, sizeof a);
+        for (std::int64_t j = 0; j < kw; ++j) {
+            F32x8 x;
+            std::memcpy(&x, in + (o - pw) + j * dw, sizeof x);
+            a += k[j] * x;
+        }
+        std::memcpy(row + o, &a, sizeof a);
+    }
+    for (; o < to; ++o) {
+        float acc = row[o];
+        for (std::int64_t j = 0; j < kw; ++j)
+            acc += k[j] * in[o - pw + j * dw];
+        row[o] = acc;
+    }
+}
+
+} // namespace
 
 bool depthwiseApplies(const ConvGeometry &geo, const Shape64 &x, const Shape64 &w)
 {
@@ -42,20 +109,16 @@ void depthwiseConv(const ConvGeometry &geo, const Shape64 &x, const float *xData
                     if (inRow < 0 || inRow >= ih)
                         continue;
                     const float *in = src + inRow * iw;
-                    for (std::int64_t j = 0; j < kw; ++j) {
-                        const float wt = k[i * kw + j];
-                        const std::int64_t offset = j * dw - pw;
-                        // Output columns whose input column o·sw + offset lies inside the row.
-                        const std::int64_t lo = std::max<std::int64_t>(0, (-offset + sw - 1) / sw);
-                        const std::int64_t hi = std::min<std::int64_t>(ow, (iw - offset + sw - 1) / sw);
-                        if (sw == 1) {
-                            const float *in0 = in + offset;
-                            for (std::int64_t o = lo; o < hi; ++o)
-                                row[o] += wt * in0[o];
-                        } else {
-                            for (std::int64_t o = lo; o < hi; ++o)
-                                row[o] += wt * in[o * sw + offset];
-                        }
+                    const float *kr = k + i * kw;
+                    if (sw == 1 && kw >= 4) {
+                        // Columns [lo, hi) read no padding: o − pw ≥ 0 and o + (kw−1)·dw − pw < iw.
+                        const std::int64_t lo = std::clamp<std::int64_t>(pw, 0, ow);
+                        const std::int64_t hi = std::clamp<std::int64_t>(iw - (kw - 1) * dw + pw, lo, ow);
+                        addTapsBounded(in, iw, kr, kw, dw, pw, sw, row, 0, lo);
+                        addTapsInterior(in, kr, kw, dw, pw, row, lo, hi);
+                        addTapsBounded(in, iw, kr, kw, dw, pw, sw, row, hi, ow);
+                    } else {
+                        addTapsBounded(in, iw, kr, kw, dw, pw, sw, row, 0, ow);
                     }
                 }
             }

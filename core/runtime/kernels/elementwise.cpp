@@ -422,6 +422,20 @@ OPSCOPE_CPU_CLONES void tanhBlockF32(const float *x, float *y, std::int64_t n)
     }
 }
 
+// 1 / (1 + e^−x) the same way, from e = e^−|x|, which never overflows: 1 / (1 + e) for x ≥ 0 and
+// e / (1 + e) below, which keeps its relative accuracy far into the negative tail (1 − r would
+// round to 0 there). Below −87.3 it gives ~1e-38 instead of a subnormal (expApproxF32's clamp).
+OPSCOPE_CPU_CLONES void sigmoidBlockF32(const float *x, float *y, std::int64_t n)
+{
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float e = expApproxF32(-std::fabs(v));
+        const float r = 1.0f / (1.0f + e);
+        const float s = v >= 0.0f ? r : e * r;
+        y[i] = v != v ? v : s;
+    }
+}
+
 // GELU's tanh form, 0.5·x·(1 + tanh(u)) with u = √(2/π)·(x + 0.044715·x³), as ONNX and ONNX
 // Runtime compute it, through tanhBlockF32 (oneDNN's gelu_tanh on AVX2 was 4x ORT). Three passes
 // over a block of at most 4096 values, which stays in L1; written as one loop of x / (1 + e^−2u)
@@ -583,6 +597,16 @@ Status notKernel(KernelContext &ctx)
 void geluTanhBlockF32(const float *x, float *y, std::int64_t n)
 {
     geluTanhBlockImpl(x, y, n);
+}
+
+void tanhF32(const float *x, float *y, std::int64_t n)
+{
+    tanhBlockF32(x, y, n);
+}
+
+void sigmoidF32(const float *x, float *y, std::int64_t n)
+{
+    sigmoidBlockF32(x, y, n);
 }
 
 } // namespace kernels

@@ -128,5 +128,10 @@ Status blockedUnary(KernelContext &ctx, Block block, Exact exact)
 
 // float32 blocks of GELU's tanh approximation (elementwise.cpp).
 void geluTanhBlockF32(const float *x, float *y, std::int64_t n);
+// tanh and the logistic sigmoid of n float32 values (y may be x), in opscope's own vectorized
+// arithmetic (expApproxF32; < 2e-7 relative error, NaN kept): no call per element or per block,
+// for kernels that apply them to short rows many times (a recurrent cell's gates every step).
+void tanhF32(const float *x, float *y, std::int64_t n);
+void sigmoidF32(const float *x, float *y, std::int64_t n);
 
 } // namespace opscope::kernels

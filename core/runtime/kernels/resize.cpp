@@ -5,6 +5,7 @@
 
 #include "runtime/kernels/kernelutil.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace opscope {
@@ -211,6 +212,97 @@ Expected<ResizeTaps> resizeTapsImpl(const KernelContext &ctx, const RuntimeTenso
     return ResizeTaps{std::move(outShape), std::move(taps), extrapolation};
 }
 
+// Taps of one dimension flattened to a fixed count per output coordinate (shorter lists padded
+// with weight 0 at index 0), weights in float as ONNX Runtime computes them.
+struct FlatTaps
+{
+    std::int64_t count = 0;
+    std::vector<std::int64_t> index;
+    std::vector<float> weight;
+};
+
+FlatTaps flatten(const std::vector<std::vector<Tap>> &taps)
+{
+    FlatTaps f;
+    for (const auto &t : taps)
+        f.count = std::max<std::int64_t>(f.count, std::int64_t(t.size()));
+    f.index.assign(taps.size() * std::size_t(f.count), 0);
+    f.weight.assign(taps.size() * std::size_t(f.count), 0.0f);
+    for (std::size_t o = 0; o < taps.size(); ++o)
+        for (std::size_t k = 0; k < taps[o].size(); ++k) {
+            f.index[o * std::size_t(f.count) + k] = taps[o][k].index;
+            f.weight[o * std::size_t(f.count) + k] = static_cast<float>(taps[o][k].weight);
+        }
+    return f;
+}
+
+// Linear and cubic resizing of the last two dims, separably: each input row a tap list reads is
+// resized along W once into a small cache (one slot per vertical tap), and each output row is a
+// weighted sum of cached rows — vectorizable loops over OW. Work is spread over blocks of output
+// rows, so one large plane uses every thread too. Evaluating every tap pair per output value in
+// double through the tap vectors was 1.7x ONNX Runtime (align_corners, [1,32,128,128] → 256).
+void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, std::int64_t H, std::int64_t W,
+                           std::int64_t OH, std::int64_t OW, const std::vector<std::vector<Tap>> &th,
+                           const std::vector<std::vector<Tap>> &tw)
+{
+    const FlatTaps fh = flatten(th), fw = flatten(tw);
+    const std::int64_t kh = fh.count, kw = fw.count;
+    constexpr std::int64_t rowsPerTask = 16;
+    const std::int64_t blocks = (OH + rowsPerTask - 1) / rowsPerTask;
+    parallelFor(
+        planes * blocks,
+        [&](std::int64_t task) {
+            const std::int64_t plane = task / blocks, oh0 = task % blocks * rowsPerTask;
+            const float *xp = src + plane * H * W;
+            std::vector<float> cache(static_cast<std::size_t>(kh * OW));
+            std::vector<std::int64_t> cached(static_cast<std::size_t>(kh), -1); // the input row in each slot
+            std::vector<const float *> rows(static_cast<std::size_t>(kh));
+            for (std::int64_t oh = oh0; oh < std::min(OH, oh0 + rowsPerTask); ++oh) {
+                const std::int64_t *ih = &fh.index[std::size_t(oh * kh)];
+                for (std::int64_t a = 0; a < kh; ++a) {
+                    std::int64_t slot = -1;
+                    for (std::int64_t q = 0; q < kh && slot < 0; ++q)
+                        if (cached[std::size_t(q)] == ih[a])
+                            slot = q;
+                    if (slot < 0) { // a slot no tap of this output row needs
+                        for (std::int64_t q = 0; q < kh && slot < 0; ++q)
+                            if (std::find(ih, ih + kh, cached[std::size_t(q)]) == ih + kh)
+                                slot = q;
+                        cached[std::size_t(slot)] = ih[a];
+                        const float *__restrict xr = xp + ih[a] * W;
+                        float *__restrict c = &cache[std::size_t(slot * OW)];
+                        const std::int64_t *__restrict iw = fw.index.data();
+                        const float *__restrict ww = fw.weight.data();
+                        if (kw == 2)
+                            for (std::int64_t ow = 0; ow < OW; ++ow)
+                                c[ow] = ww[2 * ow] * xr[iw[2 * ow]] + ww[2 * ow + 1] * xr[iw[2 * ow + 1]];
+                        else
+                            for (std::int64_t ow = 0; ow < OW; ++ow) {
+                                float acc = 0.0f;
+                                for (std::int64_t b = 0; b < kw; ++b)
+                                    acc += ww[ow * kw + b] * xr[iw[ow * kw + b]];
+                                c[ow] = acc;
+                            }
+                    }
+                    rows[std::size_t(a)] = &cache[std::size_t(slot * OW)];
+                }
+                const float *wh = &fh.weight[std::size_t(oh * kh)];
+                float *__restrict yr = dst + (plane * OH + oh) * OW;
+                const float *__restrict r0 = rows[0];
+                const float w0 = wh[0];
+                for (std::int64_t ow = 0; ow < OW; ++ow)
+                    yr[ow] = w0 * r0[ow];
+                for (std::int64_t a = 1; a < kh; ++a) {
+                    const float *__restrict ra = rows[std::size_t(a)];
+                    const float wa = wh[a];
+                    for (std::int64_t ow = 0; ow < OW; ++ow)
+                        yr[ow] += wa * ra[ow];
+                }
+            }
+        },
+        1);
+}
+
 Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
                   std::vector<double> roi)
 {
@@ -260,24 +352,7 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
                 64);
             return Status::ok();
         }
-        parallelFor(
-            product(outShape, 0, rank - 2),
-            [&](std::int64_t plane) {
-                const float *xp = src + plane * H * W;
-                float *yp = dst + plane * OH * OW;
-                for (std::int64_t oh = 0; oh < OH; ++oh) {
-                    const auto &hs = th[std::size_t(oh)];
-                    for (std::int64_t ow = 0; ow < OW; ++ow) {
-                        const auto &ws = tw[std::size_t(ow)];
-                        double acc = 0;
-                        for (const Tap &a : hs)
-                            for (const Tap &b : ws)
-                                acc += a.weight * b.weight * double(xp[a.index * W + b.index]);
-                        yp[oh * OW + ow] = static_cast<float>(acc);
-                    }
-                }
-            },
-            1);
+        resizePlanesSeparable(src, dst, product(outShape, 0, rank - 2), H, W, OH, OW, th, tw);
         return Status::ok();
     }
     const Shape64 inStr = stridesOf(x.shape()), outStr = stridesOf(outShape);

@@ -2,30 +2,33 @@
 // clip, sequence_lens, initial states, LSTM peepholes and input_forget, GRU linear_before_reset,
 // and layout=1 (batch first). Float32; the per-step products go through sgemm.
 
-#include "runtime/kernels/dnnleltwise.h"
+#include "runtime/kernels/elementwise.h"
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
 #include "util/cpuclones.h"
 
 #include <cstring>
 #include <functional>
-#include <optional>
 
 namespace opscope {
 namespace kernels {
 namespace {
 
-// A scalar function, plus oneDNN's vectorized form for the two every exported RNN uses.
+// A scalar function, plus a vectorized block form for the two every exported RNN uses.
 struct Activation
 {
     std::function<float(float)> f;
-    std::optional<FastEltwise> fast;
+    void (*block)(const float *, float *, std::int64_t) = nullptr;
     float operator()(float v) const { return f(v); }
-    // v[0..n) in place; per element calls of std::exp and std::tanh were most of an LSTM step.
+    // v[0..n) in place. A gate row is short (hidden values) and is activated every step: per
+    // element libm calls were most of an LSTM step, and a oneDNN call per row (its primitive
+    // lookup and dispatch) still cost more than the row at hidden 128.
     void apply(float *v, std::int64_t n) const
     {
-        if (fast && n >= 32 && dnnlEltwise(*fast, v, v, n))
+        if (block) {
+            block(v, v, n);
             return;
+        }
         for (std::int64_t i = 0; i < n; ++i)
             v[i] = f(v[i]);
     }
@@ -35,27 +38,27 @@ Expected<Activation> makeActivation(const KernelContext &ctx, const std::string 
                                     float beta)
 {
     if (name == "Sigmoid")
-        return Activation{[](float v) { return 1.0f / (1.0f + std::exp(-v)); }, FastEltwise::Sigmoid};
+        return Activation{[](float v) { return 1.0f / (1.0f + std::exp(-v)); }, sigmoidF32};
     if (name == "Tanh")
-        return Activation{[](float v) { return std::tanh(v); }, FastEltwise::Tanh};
+        return Activation{[](float v) { return std::tanh(v); }, tanhF32};
     if (name == "Relu")
-        return Activation{[](float v) { return std::max(v, 0.0f); }, std::nullopt};
+        return Activation{[](float v) { return std::max(v, 0.0f); }};
     if (name == "Affine")
-        return Activation{[=](float v) { return alpha * v + beta; }, std::nullopt};
+        return Activation{[=](float v) { return alpha * v + beta; }};
     if (name == "LeakyRelu")
-        return Activation{[=](float v) { return v >= 0 ? v : alpha * v; }, std::nullopt};
+        return Activation{[=](float v) { return v >= 0 ? v : alpha * v; }};
     if (name == "ThresholdedRelu")
-        return Activation{[=](float v) { return v > alpha ? v : 0.0f; }, std::nullopt};
+        return Activation{[=](float v) { return v > alpha ? v : 0.0f; }};
     if (name == "ScaledTanh")
-        return Activation{[=](float v) { return alpha * std::tanh(beta * v); }, std::nullopt};
+        return Activation{[=](float v) { return alpha * std::tanh(beta * v); }};
     if (name == "HardSigmoid")
-        return Activation{[=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); }, std::nullopt};
+        return Activation{[=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); }};
     if (name == "Elu")
-        return Activation{[=](float v) { return v >= 0 ? v : alpha * (std::exp(v) - 1.0f); }, std::nullopt};
+        return Activation{[=](float v) { return v >= 0 ? v : alpha * (std::exp(v) - 1.0f); }};
     if (name == "Softsign")
-        return Activation{[](float v) { return v / (1.0f + std::abs(v)); }, std::nullopt};
+        return Activation{[](float v) { return v / (1.0f + std::abs(v)); }};
     if (name == "Softplus")
-        return Activation{[](float v) { return std::log1p(std::exp(v)); }, std::nullopt};
+        return Activation{[](float v) { return std::log1p(std::exp(v)); }};
     return ctx.unsupported("activation '" + name + "'");
 }
 
@@ -183,21 +186,26 @@ Status recurrentKernel(KernelContext &ctx)
             return a.status();
         acts.push_back(std::move(*a));
     }
-    const auto clipped = [&](float v) { return hasClip ? std::clamp(v, -clip, clip) : v; };
 
+    // The step buffers are the call's workspace (the arena's bytes under memory planning): fresh
+    // vectors per call were new pages every run (X·Wᵀ alone is seq × 4·hidden floats).
+    const std::int64_t gh = gates * hidden;
+    const std::int64_t nx = seq * batch * input, ny = seq * dirs * batch * hidden, nxw = seq * batch * gh,
+                       nhr = batch * gh, nh = batch * hidden;
+    const std::int64_t floats = nx + ny + nxw + nhr + 2 * nh + gh + hidden;
+    float *x = reinterpret_cast<float *>(ctx.workspace(std::uint64_t(floats) * sizeof(float)));
+    if (!x)
+        return Status::io("out of memory for the step buffers of " + ctx.node().name);
+    float *const y = x + nx, *const xw = y + ny, *const hr = xw + nxw, *const h = hr + nhr, *const c = h + nh,
+                 *const row = c + nh, *const rh = row + gh;
     // X as [seq, batch, input].
-    std::vector<float> x(std::size_t(seq * batch * input));
     for (std::int64_t t = 0; t < seq; ++t)
         for (std::int64_t n = 0; n < batch; ++n)
             for (std::int64_t i = 0; i < input; ++i)
-                x[std::size_t((t * batch + n) * input + i)] =
+                x[(t * batch + n) * input + i] =
                     xIn.data<float>()[batchFirst ? (n * seq + t) * input + i : (t * batch + n) * input + i];
-
-    std::vector<float> y(std::size_t(seq * dirs * batch * hidden), 0.0f);
+    std::fill_n(y, ny, 0.0f);
     std::vector<float> yh(std::size_t(dirs * batch * hidden)), yc(std::size_t(dirs * batch * hidden));
-    const std::int64_t gh = gates * hidden;
-    std::vector<float> xw(std::size_t(seq * batch * gh)), hr(std::size_t(batch * gh));
-    std::vector<float> lstmGates(K == Cell::Lstm ? std::size_t(gh) : 0);
     // Rᵀ [hidden, gates·hidden] per direction for the batch-1 products: made once per node when R
     // is an initializer, else once per run (the transpose is strided stores, as slow as the
     // run's products).
@@ -232,30 +240,55 @@ Status recurrentKernel(KernelContext &ctx)
         const Activation &f = acts[std::size_t(d) * perDir],
                          &g = acts[std::size_t(d) * perDir + (perDir > 1 ? 1 : 0)];
         const Activation &hAct = acts[std::size_t(d) * perDir + (perDir > 2 ? 2 : 0)];
-        std::vector<float> h(std::size_t(batch * hidden), 0.0f), c(std::size_t(batch * hidden), 0.0f);
+        std::fill_n(h, nh, 0.0f);
+        std::fill_n(c, nh, 0.0f);
         if (h0)
-            std::copy_n(h0->data<float>() + (batchFirst ? 0 : d * batch * hidden), batch * hidden, h.begin());
+            std::copy_n(h0->data<float>() + (batchFirst ? 0 : d * batch * hidden), batch * hidden, h);
         if (h0 && batchFirst)
             for (std::int64_t n = 0; n < batch; ++n)
-                std::copy_n(h0->data<float>() + (n * dirs + d) * hidden, hidden, h.begin() + n * hidden);
+                std::copy_n(h0->data<float>() + (n * dirs + d) * hidden, hidden, h + n * hidden);
         if (c0) {
             for (std::int64_t n = 0; n < batch; ++n)
                 std::copy_n(c0->data<float>() + (batchFirst ? (n * dirs + d) : (d * batch + n)) * hidden,
-                            hidden, c.begin() + n * hidden);
+                            hidden, c + n * hidden);
         }
         const float *Rt = transposedR ? transposedR->data() + d * gh * hidden : nullptr;
-        // X·Wᵀ for every step at once.
-        OPSCOPE_TRY(gemmF32(false, true, seq * batch, gh, input, 1.0f, x.data(), input, W, input, 0.0f,
-                            xw.data(), gh));
+        // X·Wᵀ for every step at once, with the biases added once here rather than per step: Wb of
+        // every gate, and Rb of every gate but GRU's h̃ under linear_before_reset, where the
+        // reset gate multiplies (R·h + Rb) and Rb must stay apart.
+        OPSCOPE_TRY(gemmF32(false, true, seq * batch, gh, input, 1.0f, x, input, W, input, 0.0f,
+                            xw, gh));
+        std::vector<float> rbh; // GRU's h̃ recurrent bias under linear_before_reset (zeros without B)
+        if (K == Cell::Gru && linearBeforeReset)
+            rbh.assign(std::size_t(hidden), 0.0f);
+        if (Wb) {
+            std::vector<float> bsum(static_cast<std::size_t>(gh));
+            for (std::int64_t i = 0; i < gh; ++i) {
+                const bool apart = K == Cell::Gru && linearBeforeReset && i >= 2 * hidden;
+                bsum[std::size_t(i)] = Wb[i] + (apart ? 0.0f : Rb[i]);
+                if (apart)
+                    rbh[std::size_t(i - 2 * hidden)] = Rb[i];
+            }
+            for (std::int64_t step = 0; step < seq * batch; ++step) {
+                float *xr = xw + step * gh;
+                for (std::int64_t i = 0; i < gh; ++i)
+                    xr[i] += bsum[std::size_t(i)];
+            }
+        }
+        const auto clipRow = [&](float *v, std::int64_t count) {
+            if (hasClip)
+                for (std::int64_t j = 0; j < count; ++j)
+                    v[j] = std::min(std::max(v[j], -clip), clip);
+        };
         const bool reverse = direction == "reverse" || d == 1;
         for (std::int64_t s = 0; s < seq; ++s) {
             const std::int64_t t = reverse ? seq - 1 - s : s;
             if (batch <= 2)
                 for (std::int64_t n = 0; n < batch; ++n)
-                    matVecTransposedF32(Rt, gh, gh, hidden, h.data() + n * hidden, hr.data() + n * gh);
+                    matVecTransposedF32(Rt, gh, gh, hidden, h + n * hidden, hr + n * gh);
             else
-                OPSCOPE_TRY(gemmF32(false, true, batch, gh, hidden, 1.0f, h.data(), hidden, R, hidden, 0.0f,
-                                    hr.data(), gh));
+                OPSCOPE_TRY(gemmF32(false, true, batch, gh, hidden, 1.0f, h, hidden, R, hidden, 0.0f,
+                                    hr, gh));
             for (std::int64_t n = 0; n < batch; ++n) {
                 const std::int64_t len = seqLens ? seqLens->valueAsInt(n) : seq;
                 if (t >= len)
@@ -264,40 +297,56 @@ Status recurrentKernel(KernelContext &ctx)
                 const float *hg = &hr[std::size_t(n * gh)];
                 float *hn = &h[std::size_t(n * hidden)];
                 float *cn = &c[std::size_t(n * hidden)];
-                const auto bias = [&](const float *bb, std::int64_t gate, std::int64_t j) {
-                    return bb ? bb[gate * hidden + j] : 0.0f;
-                };
-                for (std::int64_t j = 0; j < hidden && K != Cell::Lstm; ++j) {
-                    if constexpr (K == Cell::Rnn) {
-                        hn[j] = f(clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j)));
-                    } else if constexpr (K == Cell::Gru) {
-                        const float z = f(clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j)));
-                        const float rr =
-                            f(clipped(xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j)));
-                        float hhat;
-                        if (linearBeforeReset) {
-                            hhat = g(clipped(xg[2 * hidden + j] + bias(Wb, 2, j) +
-                                             rr * (hg[2 * hidden + j] + bias(Rb, 2, j))));
-                        } else {
-                            // (r ⊙ H)·Rhᵀ: needs the reset-scaled state, computed below per row.
-                            hhat = 0.0f;
-                        }
-                        xw[std::size_t((t * batch + n) * gh + j)] = z; // stash z and r for the second pass
-                        xw[std::size_t((t * batch + n) * gh + hidden + j)] = rr;
-                        if (linearBeforeReset)
-                            hr[std::size_t(n * gh + 2 * hidden + j)] = hhat;
+                // Each gate's pre-activations as a row, then its activation over the row at once.
+                if constexpr (K == Cell::Rnn) {
+                    for (std::int64_t j = 0; j < hidden; ++j)
+                        row[std::size_t(j)] = xg[j] + hg[j];
+                    clipRow(row, hidden);
+                    f.apply(row, hidden);
+                    std::copy_n(row, hidden, hn);
+                } else if constexpr (K == Cell::Gru) {
+                    // ONNX gate order z, r, h̃.
+                    float *z = row, *rr = z + hidden, *hh = rr + hidden;
+                    for (std::int64_t j = 0; j < 2 * hidden; ++j)
+                        z[j] = xg[j] + hg[j];
+                    clipRow(z, 2 * hidden);
+                    f.apply(z, 2 * hidden);
+                    if (linearBeforeReset) {
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            hh[j] = xg[2 * hidden + j] + rr[j] * (hg[2 * hidden + j] + rbh[std::size_t(j)]);
+                    } else {
+                        // (r ⊙ H)·Rhᵀ: from Rᵀ at batch 1–2, else sgemm (the scalar dot products
+                        // were 6x ONNX Runtime).
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            rh[std::size_t(j)] = rr[j] * hn[j];
+                        if (batch <= 2)
+                            matVecTransposedF32(Rt + 2 * hidden, gh, hidden, hidden, rh, hh);
+                        else
+                            OPSCOPE_TRY(gemmF32(false, true, 1, hidden, hidden, 1.0f, rh, hidden,
+                                                R + 2 * hidden * hidden, hidden, 0.0f, hh, hidden));
+                        for (std::int64_t j = 0; j < hidden; ++j)
+                            hh[j] += xg[2 * hidden + j];
                     }
-                }
-                if constexpr (K == Cell::Lstm) {
-                    // Gate pre-activations for the whole row, then each activation over its gate
-                    // at once (vectorized); ONNX gate order: i, o, f, c.
-                    float *gi = lstmGates.data(), *go = gi + hidden, *gf = go + hidden, *gc = gf + hidden;
+                    clipRow(hh, hidden);
+                    g.apply(hh, hidden);
+                    for (std::int64_t j = 0; j < hidden; ++j)
+                        hn[j] = (1.0f - z[j]) * hh[j] + z[j] * hn[j];
+                } else {
+                    // ONNX gate order i, o, f, c; peepholes read c before (i, f) and after (o) the update.
+                    float *gi = row, *go = gi + hidden, *gf = go + hidden, *gc = gf + hidden;
                     for (std::int64_t j = 0; j < hidden; ++j) {
-                        gi[j] = clipped(xg[j] + hg[j] + bias(Wb, 0, j) + bias(Rb, 0, j) + (P ? P[j] * cn[j] : 0.0f));
-                        gf[j] = clipped(xg[2 * hidden + j] + hg[2 * hidden + j] + bias(Wb, 2, j) + bias(Rb, 2, j) +
-                                        (P ? P[2 * hidden + j] * cn[j] : 0.0f));
-                        gc[j] = clipped(xg[3 * hidden + j] + hg[3 * hidden + j] + bias(Wb, 3, j) + bias(Rb, 3, j));
+                        gi[j] = xg[j] + hg[j];
+                        gf[j] = xg[2 * hidden + j] + hg[2 * hidden + j];
+                        gc[j] = xg[3 * hidden + j] + hg[3 * hidden + j];
                     }
+                    if (P)
+                        for (std::int64_t j = 0; j < hidden; ++j) {
+                            gi[j] += P[j] * cn[j];
+                            gf[j] += P[2 * hidden + j] * cn[j];
+                        }
+                    clipRow(gi, hidden);
+                    clipRow(gf, hidden);
+                    clipRow(gc, hidden);
                     f.apply(gi, hidden);
                     if (inputForget)
                         for (std::int64_t j = 0; j < hidden; ++j)
@@ -307,44 +356,16 @@ Status recurrentKernel(KernelContext &ctx)
                     g.apply(gc, hidden);
                     for (std::int64_t j = 0; j < hidden; ++j) {
                         cn[j] = gf[j] * cn[j] + gi[j] * gc[j];
-                        go[j] = clipped(xg[hidden + j] + hg[hidden + j] + bias(Wb, 1, j) + bias(Rb, 1, j) +
-                                        (P ? P[hidden + j] * cn[j] : 0.0f));
+                        go[j] = xg[hidden + j] + hg[hidden + j] + (P ? P[hidden + j] * cn[j] : 0.0f);
                         gc[j] = cn[j];
                     }
+                    clipRow(go, hidden);
                     f.apply(go, hidden);
                     hAct.apply(gc, hidden);
                     for (std::int64_t j = 0; j < hidden; ++j)
                         hn[j] = go[j] * gc[j];
                 }
-                if constexpr (K == Cell::Gru) {
-                    std::vector<float> hhat(static_cast<std::size_t>(hidden));
-                    if (linearBeforeReset) {
-                        for (std::int64_t j = 0; j < hidden; ++j)
-                            hhat[std::size_t(j)] = hr[std::size_t(n * gh + 2 * hidden + j)];
-                    } else {
-                        std::vector<float> rh(static_cast<std::size_t>(hidden));
-                        for (std::int64_t j = 0; j < hidden; ++j)
-                            rh[std::size_t(j)] = xw[std::size_t((t * batch + n) * gh + hidden + j)] * hn[j];
-                        // (r ⊙ H)·Rhᵀ from Rᵀ at batch 1-2, else sgemm: the scalar dot products were
-                        // 6x ONNX Runtime.
-                        const float *Rh = R + 2 * hidden * hidden;
-                        if (batch <= 2)
-                            matVecTransposedF32(Rt + 2 * hidden, gh, hidden, hidden, rh.data(), hhat.data());
-                        else
-                            OPSCOPE_TRY(gemmF32(false, true, 1, hidden, hidden, 1.0f, rh.data(), hidden, Rh, hidden,
-                                                0.0f, hhat.data(), hidden));
-                        for (std::int64_t j = 0; j < hidden; ++j)
-                            hhat[std::size_t(j)] =
-                                clipped(xg[2 * hidden + j] + bias(Wb, 2, j) + hhat[std::size_t(j)] + bias(Rb, 2, j));
-                        g.apply(hhat.data(), hidden);
-                    }
-                    for (std::int64_t j = 0; j < hidden; ++j) {
-                        const float z = xw[std::size_t((t * batch + n) * gh + j)];
-                        hn[j] = (1.0f - z) * hhat[std::size_t(j)] + z * hn[j];
-                    }
-                }
-                for (std::int64_t j = 0; j < hidden; ++j)
-                    y[std::size_t(((t * dirs + d) * batch + n) * hidden + j)] = hn[j];
+                std::copy_n(hn, hidden, &y[std::size_t(((t * dirs + d) * batch + n) * hidden)]);
             }
         }
         for (std::int64_t n = 0; n < batch; ++n)
