@@ -166,6 +166,23 @@ def depthwise_ref(x, w, pads, dil):
     return y.astype(np.float32)
 
 
+def conv_transpose_ref(x, w, strides, out_shape, auto_pad="NOTSET"):
+    """2-D ConvTranspose (group 1, no dilation) to an explicit output_shape, float64: the full
+    output cropped by ONNX's padding split (the odd unit at the start unless SAME_UPPER)."""
+    n, c, ih, iw = x.shape
+    m, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+    full = np.zeros((n, m, (ih - 1) * strides[0] + kh, (iw - 1) * strides[1] + kw))
+    for i in range(ih):
+        for j in range(iw):
+            full[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw] += np.einsum(
+                "nc,cmhw->nmhw", x[:, :, i, j].astype(np.float64), w)
+    begin = []
+    for d in range(2):
+        total = full.shape[2 + d] - out_shape[d]
+        begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+    return full[:, :, begin[0]:begin[0] + out_shape[0], begin[1]:begin[1] + out_shape[1]].astype(np.float32)
+
+
 def depth_to_space_ref(x, b, crd):
     n, c, h, w = x.shape
     if crd:
@@ -422,6 +439,24 @@ def cases():
                   model("Conv", {"x": xd}, {"w": wd}, {"group": shape[1], "kernel_shape": list(k), "pads": pads,
                                                         "dilations": list(dil)}),
                   {"x": xd}, [depthwise_ref(xd, wd, pads, dil)], 1e-5))
+    # ConvTranspose to an explicit output_shape with odd total padding: ONNX puts the odd unit
+    # at the start (NOTSET, SAME_LOWER) or the end (SAME_UPPER); opscope had NOTSET as SAME_UPPER.
+    for xs, ws, st, osh, ap in [((1, 3, 5, 5), (3, 2, 3, 3), [2, 2], [10, 11], "NOTSET"),
+                                ((2, 4, 4, 6), (4, 3, 4, 4), [3, 2], [10, 9], "NOTSET"),
+                                ((1, 3, 5, 5), (3, 2, 3, 3), [2, 2], [10, 11], "SAME_UPPER")]:
+        xt, wt = f32(*xs), f32(*ws) * 0.3
+        attrs = {"strides": st, "output_shape": osh}
+        if ap != "NOTSET":
+            attrs["auto_pad"] = ap
+        c.append((f"ConvTranspose output_shape {osh} {ap}", model("ConvTranspose", {"x": xt}, {"w": wt}, attrs),
+                  {"x": xt}, [conv_transpose_ref(xt, wt, st, osh, ap)], 1e-5))
+    # Resize's output size is floor(in × scale) in float, as ONNX's inference and ONNX Runtime
+    # compute it: 10 × 2.3f is 23, not 22 (double); nearest keeps the values exact.
+    xs = f32(1, 2, 10, 10)
+    c.append(("Resize scale 2.3 output size", model("Resize", {"x": xs}, {"sc": np.array([1, 1, 2.3, 2.3], np.float32)},
+                                                     {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
+                                                      "nearest_mode": "floor"}, order=["x", "", "sc"]),
+              {"x": xs}, [xs[:, :, [int(np.floor(o / 2.3)) for o in range(23)]][:, :, :, [int(np.floor(o / 2.3)) for o in range(23)]]], 0))
     return c
 
 

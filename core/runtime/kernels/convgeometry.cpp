@@ -84,6 +84,8 @@ Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, 
     g.kernel = ctx.attrInts("kernel_shape", Shape64(w.begin() + 2, w.end()));
     if (g.kernel.empty())
         g.kernel.assign(w.begin() + 2, w.end());
+    if (g.kernel != Shape64(w.begin() + 2, w.end()))
+        return ctx.fail("kernel_shape " + shapeText(g.kernel) + " does not match the weights " + shapeText(w));
     OPSCOPE_TRY(fillCommon(ctx, x, g));
     g.group = ctx.attrInt("group", 1);
     if (g.group <= 0 || x[1] % g.group != 0)
@@ -106,6 +108,14 @@ Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, 
     Shape64 outPad = ctx.attrInts("output_padding", Shape64(sp, 0));
     if (outPad.empty())
         outPad.assign(sp, 0);
+    if (outPad.size() != sp)
+        return ctx.fail("output_padding " + shapeText(outPad) + " needs one value per spatial axis");
+    for (std::size_t d = 0; d < sp; ++d)
+        // As ONNX Runtime and PyTorch: past the stride (or dilation) the extra rows are no longer
+        // part of any window's reach, a sign of a wrong model rather than an intent.
+        if (outPad[d] < 0 || outPad[d] >= std::max(g.strides[d], g.dilations[d]))
+            return ctx.fail("output_padding " + shapeText(outPad) + " must be ≥ 0 and smaller than the stride " +
+                            shapeText(g.strides) + " or the dilation in each axis");
     const Shape64 outputShape = ctx.attrInts("output_shape");
     g.outShape = {x[0], w[1] * g.group};
     for (std::size_t d = 0; d < sp; ++d) {
@@ -115,7 +125,9 @@ Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, 
         if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
             out = !outputShape.empty() ? outputShape[outputShape.size() - sp + d] : x[d + 2] * g.strides[d];
             const std::int64_t total = std::max<std::int64_t>(0, full - out);
-            const bool upper = autoPad != "SAME_LOWER";
+            // ONNX: SAME_UPPER puts the odd unit at the end; SAME_LOWER and an explicit
+            // output_shape (auto_pad NOTSET) at the start, as ONNX Runtime does.
+            const bool upper = autoPad == "SAME_UPPER";
             g.padBegin[d] = upper ? total / 2 : total - total / 2;
             g.padEnd[d] = total - g.padBegin[d];
         } else {

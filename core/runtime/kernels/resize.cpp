@@ -79,6 +79,12 @@ Expected<ResizeTaps> resizeTapsImpl(const KernelContext &ctx, const RuntimeTenso
     const double extrapolation = ctx.attrFloat("extrapolation_value", 0.0f);
     const Shape64 axesAttr = ctx.attrInts("axes");
     const std::string keepAspect = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+    static const char *const coords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                         "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    if (std::find(std::begin(coords), std::end(coords), coord) == std::end(coords))
+        return ctx.fail("coordinate_transformation_mode '" + coord + "' is not one ONNX defines");
+    if (keepAspect != "stretch" && keepAspect != "not_larger" && keepAspect != "not_smaller")
+        return ctx.fail("keep_aspect_ratio_policy '" + keepAspect + "' is not stretch, not_larger or not_smaller");
 
     // Expand axes-restricted scales/sizes/roi to every dim.
     std::vector<std::int64_t> axes(rank);
@@ -151,9 +157,14 @@ Expected<ResizeTaps> resizeTapsImpl(const KernelContext &ctx, const RuntimeTenso
             if (!(scales[d] > 0) || !std::isfinite(scales[d]) || double(x.dim(d)) * scales[d] > 0x1p62)
                 return ctx.fail("scale " + std::to_string(scales[d]) + " on axis " + std::to_string(d) +
                                 " must be a positive, finite number that gives a representable size");
-            outShape[d] = std::int64_t(std::floor(double(x.dim(d)) * scales[d]));
+            // In float, as ONNX's shape inference and ONNX Runtime compute it: 10 × 2.3f is 23
+            // in float and 22.9999995 in double, one row fewer than every other tool.
+            outShape[d] = std::int64_t(std::floor(static_cast<float>(x.dim(d)) * static_cast<float>(scales[d])));
         }
     }
+    if (!roi.empty() && roi.size() != 2 * rank && coord == "tf_crop_and_resize")
+        return ctx.fail("roi has " + std::to_string(roi.size()) + " entries; it needs a start and an end per axis (" +
+                        std::to_string(2 * rank) + ")");
     if (roi.size() != 2 * rank) {
         roi.assign(2 * rank, 0.0);
         for (std::size_t d = 0; d < rank; ++d)
@@ -421,7 +432,9 @@ Status resizeKernel(KernelContext &ctx)
     OPSCOPE_TRY(ctx.requireInputs(1));
     if (ctx.opset() < 11) // X, scales
         return resizeImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
-    const RuntimeTensor *sizes = ctx.input(3);
+    const RuntimeTensor *sizes = ctx.input(3), *scales = ctx.input(2);
+    if (sizes && sizes->elementCount() && scales && scales->elementCount())
+        return ctx.fail("both scales and sizes are given; ONNX allows only one of them");
     return resizeImpl(
         ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
         sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));

@@ -110,7 +110,10 @@ Status recurrentKernel(KernelContext &ctx)
     const RuntimeTensor *b = ctx.input(3), *seqLens = ctx.input(4), *h0 = ctx.input(5);
     const RuntimeTensor *c0 = K == Cell::Lstm ? ctx.input(6) : nullptr;
     const RuntimeTensor *peep = K == Cell::Lstm ? ctx.input(7) : nullptr;
-    const bool batchFirst = ctx.attrInt("layout", 0) != 0;
+    const std::int64_t layout = ctx.attrInt("layout", 0);
+    if (layout != 0 && layout != 1)
+        return ctx.fail("layout " + std::to_string(layout) + " is not 0 (sequence first) or 1 (batch first)");
+    const bool batchFirst = layout == 1;
     if (xIn.rank() != 3 || w.rank() != 3 || r.rank() != 3)
         return ctx.fail("X, W and R must have rank 3 (got " + xIn.shapeText() + ", " + w.shapeText() + ", " +
                         r.shapeText() + ")");
@@ -149,6 +152,11 @@ Status recurrentKernel(KernelContext &ctx)
         batchFirst ? std::vector<std::int64_t>{batch, dirs, hidden} : std::vector<std::int64_t>{dirs, batch, hidden};
     OPSCOPE_TRY(expect(b, "B", {dirs, 2 * gates * hidden}));
     OPSCOPE_TRY(expect(seqLens, "sequence_lens", {batch}));
+    if (seqLens)
+        for (std::int64_t n = 0; n < batch; ++n)
+            if (const std::int64_t len = seqLens->valueAsInt(n); len < 0 || len > seq)
+                return ctx.fail("sequence_lens[" + std::to_string(n) + "] is " + std::to_string(len) +
+                                "; every length must lie in 0.." + std::to_string(seq) + " (the sequence's length)");
     OPSCOPE_TRY(expect(h0, "initial_h", state));
     OPSCOPE_TRY(expect(c0, "initial_c", state));
     OPSCOPE_TRY(expect(peep, "P", {dirs, 3 * hidden}));
