@@ -102,7 +102,7 @@ def gru_ref(x, W, R, B):
 
 
 def lstm_full_ref(x, W, R, B, P, clip, reverse=False):
-    """One direction, peepholes and clip (applied to every activation's input), float64."""
+    """One direction, peepholes and clip (applied to the gates' inputs, not to h(Ct)), float64."""
     hidden = R.shape[2]
     h = np.zeros((x.shape[1], hidden))
     c = np.zeros_like(h)
@@ -457,6 +457,17 @@ def cases():
                                                      {"mode": "nearest", "coordinate_transformation_mode": "asymmetric",
                                                       "nearest_mode": "floor"}, order=["x", "", "sc"]),
               {"x": xs}, [xs[:, :, [int(np.floor(o / 2.3)) for o in range(23)]][:, :, :, [int(np.floor(o / 2.3)) for o in range(23)]]], 0))
+    # An inf in one corner stays there: at the clamped edges a linear tap list has one entry, and
+    # padding it with a weight-0 tap at index 0 read that corner (0·inf = NaN) into the far row
+    # and column.
+    xi = np.array([[[[np.inf, 1], [2, 3]]]], np.float32)
+    third = 1 / 3
+    want = np.array([[np.inf, np.inf, np.inf, 1], [np.inf, np.inf, np.inf, 2 * third + 1],
+                     [np.inf, np.inf, np.inf, third + 2], [2, 2 + third, 2 + 2 * third, 3]])[None, None].astype(np.float32)
+    c.append(("Resize linear keeps an inf in its corner",
+              model("Resize", {"x": xi}, {"sz": ints([1, 1, 4, 4])}, {"mode": "linear",
+                    "coordinate_transformation_mode": "align_corners"}, order=["x", "", "", "sz"]),
+              {"x": xi}, [want], 1e-6))
     return c
 
 

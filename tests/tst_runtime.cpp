@@ -310,13 +310,22 @@ private slots:
         QTest::addColumn<int>("padBegin");
         QTest::addColumn<int>("padEnd");
         QTest::addColumn<bool>("bias");
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("taps");
         for (int sp : {1, 2})
             for (int st : {1, 2})
                 for (int d : {1, 2})
-                    QTest::addRow("%dD stride %d dilation %d", sp, st, d) << sp << st << d << 2 << 1 << true;
-        QTest::newRow("1D no padding, no bias") << 1 << 1 << 1 << 0 << 0 << false;
-        QTest::newRow("2D kernel wider than the input") << 2 << 1 << 1 << 4 << 4 << true;
-        QTest::newRow("2D stride 3, pad 3/0") << 2 << 3 << 1 << 3 << 0 << true;
+                    QTest::addRow("%dD stride %d dilation %d", sp, st, d) << sp << st << d << 2 << 1 << true << 9 << 5;
+        QTest::newRow("1D no padding, no bias") << 1 << 1 << 1 << 0 << 0 << false << 9 << 5;
+        QTest::newRow("2D kernel wider than the input") << 2 << 1 << 1 << 4 << 4 << true << 9 << 5;
+        QTest::newRow("2D stride 3, pad 3/0") << 2 << 3 << 1 << 3 << 0 << true << 9 << 5;
+        // Long rows and kernels: the register-blocked interior (32- and 8-wide blocks and its tail)
+        // between the bounded edges.
+        QTest::newRow("1D k31 pads 15/15 (conformer)") << 1 << 1 << 1 << 15 << 15 << true << 200 << 31;
+        QTest::newRow("1D k9 dilation 2 pads 3/7") << 1 << 1 << 2 << 3 << 7 << false << 83 << 9;
+        QTest::newRow("1D k31 no padding, 39 wide") << 1 << 1 << 1 << 0 << 0 << true << 69 << 31;
+        QTest::newRow("2D k9 pads 20/3 (wider than the kernel)") << 2 << 1 << 1 << 20 << 3 << true << 77 << 9;
+        QTest::newRow("1D k31 stride 2 (bounded loop)") << 1 << 2 << 1 << 15 << 15 << true << 101 << 31;
     }
     void depthwiseMatchesDefinition()
     {
@@ -326,8 +335,10 @@ private slots:
         QFETCH(int, padBegin);
         QFETCH(int, padEnd);
         QFETCH(bool, bias);
+        QFETCH(int, width);
+        QFETCH(int, taps);
         using namespace opscope::kernels;
-        const std::int64_t n = 2, c = 5, ih = spatial == 2 ? 7 : 1, iw = 9, kh = spatial == 2 ? 3 : 1, kw = 5;
+        const std::int64_t n = 2, c = 5, ih = spatial == 2 ? 7 : 1, iw = width, kh = spatial == 2 ? 3 : 1, kw = taps;
         ConvGeometry g;
         g.group = c;
         const auto out = [&](std::int64_t in, std::int64_t k) {

@@ -6,6 +6,7 @@
 #include "runtime/kernels/kernelutil.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace opscope {
@@ -239,11 +240,21 @@ FlatTaps flatten(const std::vector<std::vector<Tap>> &taps)
         f.count = std::max<std::int64_t>(f.count, std::int64_t(t.size()));
     f.index.assign(taps.size() * std::size_t(f.count), 0);
     f.weight.assign(taps.size() * std::size_t(f.count), 0.0f);
-    for (std::size_t o = 0; o < taps.size(); ++o)
-        for (std::size_t k = 0; k < taps[o].size(); ++k) {
-            f.index[o * std::size_t(f.count) + k] = taps[o][k].index;
-            f.weight[o * std::size_t(f.count) + k] = static_cast<float>(taps[o][k].weight);
+    for (std::size_t o = 0; o < taps.size(); ++o) {
+        const std::size_t at = o * std::size_t(f.count), n = taps[o].size();
+        for (std::size_t k = 0; k < n; ++k) {
+            f.index[at + k] = taps[o][k].index;
+            f.weight[at + k] = static_cast<float>(taps[o][k].weight);
         }
+        // A shorter list (linear's clamped edge has one tap) is padded by halving its last tap
+        // into the free slots: x·w/2 + x·w/2 is exactly x·w, and no other row or column is read
+        // (a padding tap of weight 0 at index 0 turned an inf there into NaN here).
+        for (std::size_t k = n; k < std::size_t(f.count) && n > 0; ++k) {
+            f.index[at + k] = f.index[at + k - 1];
+            f.weight[at + k - 1] *= 0.5f;
+            f.weight[at + k] = f.weight[at + k - 1];
+        }
+    }
     return f;
 }
 
@@ -252,10 +263,14 @@ FlatTaps flatten(const std::vector<std::vector<Tap>> &taps)
 // weighted sum of cached rows — vectorizable loops over OW. Work is spread over blocks of output
 // rows, so one large plane uses every thread too. Evaluating every tap pair per output value in
 // double through the tap vectors was 1.7x ONNX Runtime (align_corners, [1,32,128,128] → 256).
-void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, std::int64_t H, std::int64_t W,
+// false: out of memory for a thread's row cache.
+bool resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, std::int64_t H, std::int64_t W,
                            std::int64_t OH, std::int64_t OW, const std::vector<std::vector<Tap>> &th,
                            const std::vector<std::vector<Tap>> &tw)
 {
+    if (planes * OH * OW == 0)
+        return true;
+    std::atomic<bool> failed = false;
     const FlatTaps fh = flatten(th), fw = flatten(tw);
     const std::int64_t kh = fh.count, kw = fw.count;
     constexpr std::int64_t rowsPerTask = 16;
@@ -265,7 +280,13 @@ void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, st
         [&](std::int64_t task) {
             const std::int64_t plane = task / blocks, oh0 = task % blocks * rowsPerTask;
             const float *xp = src + plane * H * W;
-            std::vector<float> cache(static_cast<std::size_t>(kh * OW));
+            // One horizontal row per vertical tap, from this thread's scratch (a vector per task
+            // would be fresh pages for wide rows).
+            float *cache = reinterpret_cast<float *>(threadScratch(0, std::uint64_t(kh * OW) * sizeof(float)));
+            if (!cache) {
+                failed = true;
+                return;
+            }
             std::vector<std::int64_t> cached(static_cast<std::size_t>(kh), -1); // the input row in each slot
             std::vector<const float *> rows(static_cast<std::size_t>(kh));
             for (std::int64_t oh = oh0; oh < std::min(OH, oh0 + rowsPerTask); ++oh) {
@@ -281,7 +302,7 @@ void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, st
                                 slot = q;
                         cached[std::size_t(slot)] = ih[a];
                         const float *__restrict xr = xp + ih[a] * W;
-                        float *__restrict c = &cache[std::size_t(slot * OW)];
+                        float *__restrict c = cache + slot * OW;
                         const std::int64_t *__restrict iw = fw.index.data();
                         const float *__restrict ww = fw.weight.data();
                         if (kw == 2)
@@ -295,7 +316,7 @@ void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, st
                                 c[ow] = acc;
                             }
                     }
-                    rows[std::size_t(a)] = &cache[std::size_t(slot * OW)];
+                    rows[std::size_t(a)] = cache + slot * OW;
                 }
                 const float *wh = &fh.weight[std::size_t(oh * kh)];
                 float *__restrict yr = dst + (plane * OH + oh) * OW;
@@ -312,6 +333,7 @@ void resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, st
             }
         },
         1);
+    return !failed;
 }
 
 Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
@@ -363,7 +385,8 @@ Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double
                 64);
             return Status::ok();
         }
-        resizePlanesSeparable(src, dst, product(outShape, 0, rank - 2), H, W, OH, OW, th, tw);
+        if (!resizePlanesSeparable(src, dst, product(outShape, 0, rank - 2), H, W, OH, OW, th, tw))
+            return Status::io("out of memory for the row cache of " + ctx.node().name);
         return Status::ok();
     }
     const Shape64 inStr = stridesOf(x.shape()), outStr = stridesOf(outShape);

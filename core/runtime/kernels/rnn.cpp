@@ -19,7 +19,6 @@ struct Activation
 {
     std::function<float(float)> f;
     void (*block)(const float *, float *, std::int64_t) = nullptr;
-    float operator()(float v) const { return f(v); }
     // v[0..n) in place. A gate row is short (hidden values) and is activated every step: per
     // element libm calls were most of an LSTM step, and a oneDNN call per row (its primitive
     // lookup and dispatch) still cost more than the row at hidden 128.
@@ -198,11 +197,26 @@ Status recurrentKernel(KernelContext &ctx)
     // The step buffers are the call's workspace (the arena's bytes under memory planning): fresh
     // vectors per call were new pages every run (X·Wᵀ alone is seq × 4·hidden floats).
     const std::int64_t gh = gates * hidden;
-    const std::int64_t nx = seq * batch * input, ny = seq * dirs * batch * hidden, nxw = seq * batch * gh,
-                       nhr = batch * gh, nh = batch * hidden;
-    const std::int64_t floats = nx + ny + nxw + nhr + 2 * nh + gh + hidden;
-    float *x = reinterpret_cast<float *>(ctx.workspace(std::uint64_t(floats) * sizeof(float)));
-    if (!x)
+    // Sizes come from dims a model chooses (X [2^61, 1, 0] has no elements): every product and
+    // the sum are checked, else the byte count could wrap and the buffer be too small.
+    std::uint64_t floats = 0;
+    const auto countFloats = [&](std::initializer_list<std::int64_t> factors, std::int64_t &out) {
+        std::uint64_t n = 1;
+        for (std::int64_t f : factors)
+            if (f < 0 || __builtin_mul_overflow(n, std::uint64_t(f), &n))
+                return false;
+        out = std::int64_t(n);
+        return !__builtin_add_overflow(floats, n, &floats) && floats <= (std::uint64_t(1) << 60);
+    };
+    std::int64_t nx = 0, ny = 0, nxw = 0, nhr = 0, nh = 0, rest = 0;
+    // x, y, xw, hr, then h and c (batch × hidden each), then a gate row and GRU's r ⊙ h.
+    if (!countFloats({seq, batch, input}, nx) || !countFloats({seq, dirs, batch, hidden}, ny) ||
+        !countFloats({seq, batch, gh}, nxw) || !countFloats({batch, gh}, nhr) || !countFloats({batch, hidden}, nh) ||
+        !countFloats({batch, hidden}, nh) || !countFloats({gh + hidden}, rest))
+        return ctx.fail("X " + xIn.shapeText() + " with hidden size " + std::to_string(hidden) +
+                        " needs more step buffers than any machine has");
+    float *x = reinterpret_cast<float *>(ctx.workspace(floats * sizeof(float)));
+    if (!x && floats > 0)
         return Status::io("out of memory for the step buffers of " + ctx.node().name);
     float *const y = x + nx, *const xw = y + ny, *const hr = xw + nxw, *const h = hr + nhr, *const c = h + nh,
                  *const row = c + nh, *const rh = row + gh;
@@ -250,8 +264,8 @@ Status recurrentKernel(KernelContext &ctx)
         const Activation &hAct = acts[std::size_t(d) * perDir + (perDir > 2 ? 2 : 0)];
         std::fill_n(h, nh, 0.0f);
         std::fill_n(c, nh, 0.0f);
-        if (h0)
-            std::copy_n(h0->data<float>() + (batchFirst ? 0 : d * batch * hidden), batch * hidden, h);
+        if (h0 && !batchFirst)
+            std::copy_n(h0->data<float>() + d * batch * hidden, batch * hidden, h);
         if (h0 && batchFirst)
             for (std::int64_t n = 0; n < batch; ++n)
                 std::copy_n(h0->data<float>() + (n * dirs + d) * hidden, hidden, h + n * hidden);
