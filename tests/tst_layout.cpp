@@ -301,6 +301,60 @@ private slots:
                  note.c_str());
     }
 
+    // Pads that pad-fusion leaves (reflect before a Conv, a non-zero value before a MaxPool, the
+    // opset-2 attribute form) run inside the region with their pads permuted or blocked: no
+    // conversion out and back in around them; the export targets put the NCHW pads back.
+    void padsJoinRegions_data()
+    {
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<int>("opset");
+        for (int opset : {17, 10})
+            for (const auto &[c, prefix] : {std::pair{32, "Nchwc"}, std::pair{12, "Nhwc"}})
+                QTest::addRow("%d channels, opset %d", c, opset) << c << QString(prefix) << opset;
+    }
+    void padsJoinRegions()
+    {
+        QFETCH(int, channels);
+        QFETCH(QString, prefix);
+        QFETCH(int, opset);
+        const std::string p = "ai.opscope::" + prefix.toStdString();
+        const auto pad = [&](ModelBuilder &b, const char *in, const char *out, std::vector<std::int64_t> pads,
+                             const char *mode, float value) {
+            if (opset >= 11) {
+                b.intConstant(std::string(out) + "_p", {8}, pads)
+                    .constant(std::string(out) + "_v", {}, {value})
+                    .op("Pad", {in, std::string(out) + "_p", std::string(out) + "_v"}, {out}, {stringAttr("mode", mode)});
+            } else {
+                b.op("Pad", {in}, {out}, {stringAttr("mode", mode), intsAttr("pads", pads), floatAttr("value", value)});
+            }
+        };
+        ModelBuilder b(opset);
+        const std::int64_t c = channels;
+        b.input("x", {-1, c, 9, 7});
+        for (const char *w : {"W1", "W2", "W3"})
+            b.randomConstant(w, {c, c, 3, 3}, -0.2f, 0.2f);
+        b.op("Conv", {"x", "W1"}, {"c1"}, {pads1()}).op("Relu", {"c1"}, {"r1"});
+        pad(b, "r1", "p1", {0, 0, 1, 1, 0, 0, 1, 1}, "reflect", 0.0f);
+        b.op("Conv", {"p1", "W2"}, {"c2"});
+        pad(b, "c2", "p2", {0, 0, 0, 1, 0, 0, 2, 0}, "constant", 0.5f);
+        b.op("MaxPool", {"p2"}, {"m"}, {intsAttr("kernel_shape", {2, 2}), intsAttr("strides", {2, 2})});
+        pad(b, "m", "p3", {0, 0, 1, 0, 0, 0, 0, 1}, "edge", 0.0f);
+        b.op("Conv", {"p3", "W3"}, {"y"}, {pads1()}).output("y");
+        const PassOutcome o = runAndCompare(b.build(), {"layout-nhwc"}, {1, 3});
+        QCOMPARE(opCount(o.opsAfter, p + "Conv"), 3);
+        QCOMPARE(opCount(o.opsAfter, "Pad"), 3);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderInput"), 1);
+        QCOMPARE(opCount(o.opsAfter, "ai.opscope::ReorderOutput"), 1);
+        for (const char *target : {"lower-to-onnx", "lower-to-ort"}) {
+            const PassOutcome l = runAndCompare(o.after, {target}, {2}, {3});
+            QCOMPARE(layoutOps(l.opsAfter), 0);
+            QCOMPARE(opCount(l.opsAfter, "Pad"), 3);
+            const auto findings = checkerFindings(l.after);
+            QVERIFY2(findings.empty(), findings.empty() ? "" : findings[0].c_str());
+        }
+    }
+
     // ReorderInput(ReorderOutput(v)) is v.
     void inverseConversionsCancel()
     {

@@ -32,6 +32,7 @@ enum class Role
     Unary,  // elementwise, one tensor input
     Binary, // elementwise: equal channel counts, a per-channel operand or a scalar constant
     Concat, // along channels
+    Pad,    // constant, reflect or edge padding of H and W (pads permuted into the layout)
 };
 
 bool rank4Float(const Graph &graph, ValueId v)
@@ -63,6 +64,59 @@ bool channelVector(const Graph &graph, ValueId small, ValueId big)
         return false;
     return knownDim(graph, small, 2) == 1 && knownDim(graph, small, 3) == 1 && knownDim(graph, small, 1) &&
            knownDim(graph, small, 1) == knownDim(graph, big, 1) && sameDim(ss->dims[0], bs->dims[0]);
+}
+
+// A Pad's pads (begin…, end… over N, C, H, W) when a layout can take it: constant pads, N and C
+// untouched (padding channels would break NCHWc blocks), no axes input; else nullopt. Explicit
+// Pads that pad-fusion could not fold (reflect or edge mode, a non-zero value, before a MaxPool)
+// otherwise cut a region in two, with a conversion out and one back in around each.
+std::optional<std::vector<std::int64_t>> layoutPads(const Graph &graph, const Node &n)
+{
+    if (!isOp(n, "Pad") || n.inputs.empty() || n.outputs.size() != 1)
+        return std::nullopt;
+    const std::string mode = attrString(n, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
+        return std::nullopt;
+    std::vector<std::int64_t> pads;
+    if (n.inputs.size() > 1) { // opset 11+: pads (and constant_value, axes) as inputs
+        const auto p = constantInts(graph, n.inputs[1]);
+        if (!p || (n.inputs.size() > 3 && n.inputs[3].valid()))
+            return std::nullopt;
+        pads = *p;
+    } else {
+        pads = attrInts(n, "pads");
+    }
+    if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5])
+        return std::nullopt;
+    return pads;
+}
+
+// NCHW pads in a region's physical layout: NHWC [N,H,W,C] or blocked [N,C/b,H,W,b]; and back.
+std::vector<std::int64_t> physicalPads(const std::vector<std::int64_t> &p, bool nchwc)
+{
+    if (nchwc)
+        return {p[0], p[1], p[2], p[3], 0, p[4], p[5], p[6], p[7], 0};
+    return {p[0], p[2], p[3], p[1], p[4], p[6], p[7], p[5]};
+}
+
+std::vector<std::int64_t> plainPads(const std::vector<std::int64_t> &p, bool nchwc)
+{
+    if (nchwc)
+        return {p[0], p[1], p[2], p[3], p[5], p[6], p[7], p[8]};
+    return {p[0], p[3], p[1], p[2], p[4], p[7], p[5], p[6]};
+}
+
+// The Pad `n` (in either form) with its pads replaced: a new pads constant, or the attribute.
+void setPads(Graph &graph, const Node &n, std::vector<ValueId> &inputs, std::vector<Attribute> &attrs,
+             const std::vector<std::int64_t> &pads)
+{
+    if (inputs.size() > 1) {
+        inputs[1] = addConstant(graph, n.name + "_pads",
+                                Tensor::fromValues(DataType::Int64, {std::int64_t(pads.size())}, pads));
+        return;
+    }
+    std::erase_if(attrs, [](const Attribute &a) { return a.name == "pads"; });
+    attrs.push_back(Attribute::makeInts("pads", pads));
 }
 
 Role roleOf(const Graph &graph, const Node &n)
@@ -135,6 +189,8 @@ Role roleOf(const Graph &graph, const Node &n)
                 return Role::None;
         return Role::Concat;
     }
+    if (layoutPads(graph, n))
+        return Role::Pad;
     return Role::None;
 }
 
@@ -145,6 +201,7 @@ std::vector<std::size_t> layoutInputs(const Graph &graph, const Node &n, Role ro
     case Role::Conv:
     case Role::Pool:
     case Role::Norm:
+    case Role::Pad:
     case Role::Unary: return {0};
     case Role::Binary:
         return isScalarConstant(graph, n.inputs[1]) ? std::vector<std::size_t>{0}
@@ -367,6 +424,8 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
             } else if (r == Role::Concat) {
                 std::erase_if(attrs, [](const Attribute &a) { return a.name == "axis"; });
                 attrs.push_back(Attribute::makeInt("axis", region.nchwc ? 1 : 3));
+            } else if (r == Role::Pad) {
+                setPads(graph, n, inputs, attrs, physicalPads(*layoutPads(graph, n), region.nchwc));
             }
             NodeChain chain(graph, n.name);
             const ValueId out = chain.op(op, inputs, std::move(attrs), domain);
@@ -483,6 +542,13 @@ Expected<bool> stripLayouts(Graph &graph)
         if (isOp(n, "Concat")) {
             std::erase_if(attrs, [](const Attribute &a) { return a.name == "axis"; });
             attrs.push_back(Attribute::makeInt("axis", 1));
+        }
+        if (isOp(n, "Pad")) {
+            const auto pads = n.inputs.size() > 1 ? constantInts(graph, n.inputs[1])
+                                                  : std::optional(attrInts(n, "pads"));
+            if (!pads || pads->size() != (*nchwc ? 10u : 8u))
+                return Status::internal("layout Pad '" + n.name + "' has pads that are not its layout's");
+            setPads(graph, n, inputs, attrs, plainPads(*pads, *nchwc));
         }
         NodeChain chain(graph, n.name);
         const ValueId out = chain.op(op, inputs, std::move(attrs), domain);
