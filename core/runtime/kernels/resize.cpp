@@ -225,7 +225,7 @@ Expected<ResizeTaps> resizeTapsImpl(const KernelContext &ctx, const RuntimeTenso
 }
 
 // Taps of one dimension flattened to a fixed count per output coordinate (shorter lists padded
-// with weight 0 at index 0), weights in float as ONNX Runtime computes them.
+// from their last tap, below), weights in float as ONNX Runtime computes them.
 struct FlatTaps
 {
     std::int64_t count = 0;
@@ -336,12 +336,14 @@ bool resizePlanesSeparable(const float *src, float *dst, std::int64_t planes, st
     return !failed;
 }
 
-Status resizeImpl(KernelContext &ctx, const RuntimeTensor &x, std::vector<double> scales, Shape64 sizes,
-                  std::vector<double> roi)
+// Resize and Upsample on the CPU: the taps resizeTaps (shared with the CUDA backend) reads from
+// the node's inputs and attributes, then the gather.
+Status resizeKernel(KernelContext &ctx)
 {
-    Expected<ResizeTaps> plan = resizeTapsImpl(ctx, x, std::move(scales), std::move(sizes), std::move(roi));
+    Expected<ResizeTaps> plan = resizeTaps(ctx);
     if (!plan)
         return plan.status();
+    const RuntimeTensor &x = ctx.in(0);
     const std::size_t rank = x.rank();
     const Shape64 &outShape = plan->outShape;
     const auto &taps = plan->taps;
@@ -450,19 +452,6 @@ std::vector<double> doubles(const RuntimeTensor *t)
     return v;
 }
 
-Status resizeKernel(KernelContext &ctx)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    if (ctx.opset() < 11) // X, scales
-        return resizeImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
-    const RuntimeTensor *sizes = ctx.input(3), *scales = ctx.input(2);
-    if (sizes && sizes->elementCount() && scales && scales->elementCount())
-        return ctx.fail("both scales and sizes are given; ONNX allows only one of them");
-    return resizeImpl(
-        ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
-        sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));
-}
-
 } // namespace
 
 Expected<ResizeTaps> resizeTaps(const KernelContext &ctx)
@@ -477,32 +466,21 @@ Expected<ResizeTaps> resizeTaps(const KernelContext &ctx)
     }
     if (ctx.opset() < 11)
         return resizeTapsImpl(ctx, ctx.in(0), doubles(ctx.input(1)), {}, {});
-    const RuntimeTensor *sizes = ctx.input(3);
+    const RuntimeTensor *sizes = ctx.input(3), *scales = ctx.input(2);
+    if (sizes && sizes->elementCount() && scales && scales->elementCount())
+        return ctx.fail("both scales and sizes are given; ONNX allows only one of them");
     return resizeTapsImpl(
         ctx, ctx.in(0), sizes && sizes->elementCount() ? std::vector<double>() : doubles(ctx.input(2)),
         sizes && sizes->elementCount() ? sizes->toInt64Vector() : Shape64(), doubles(ctx.input(1)));
 }
 
-namespace {
-
-Status upsampleKernel(KernelContext &ctx)
-{
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    std::vector<double> scales = ctx.input(1) ? doubles(ctx.input(1)) : std::vector<double>();
-    if (scales.empty())
-        for (float f : ctx.attrFloats("scales"))
-            scales.push_back(f);
-    return resizeImpl(ctx, ctx.in(0), scales, {}, {});
-}
-
-} // namespace
 } // namespace kernels
 
 void registerResizeKernels(KernelRegistry &r)
 {
     using namespace kernels;
     r.add("Resize", resizeKernel);
-    r.add("Upsample", upsampleKernel);
+    r.add("Upsample", resizeKernel);
 }
 
 } // namespace opscope

@@ -14,7 +14,7 @@ namespace opscope {
 namespace kernels {
 namespace {
 
-// A scalar function, plus a vectorized block form for the two every exported RNN uses.
+// A scalar function, or a vectorized block form for the two every exported RNN uses.
 struct Activation
 {
     std::function<float(float)> f;
@@ -37,9 +37,9 @@ Expected<Activation> makeActivation(const KernelContext &ctx, const std::string 
                                     float beta)
 {
     if (name == "Sigmoid")
-        return Activation{[](float v) { return 1.0f / (1.0f + std::exp(-v)); }, sigmoidF32};
+        return Activation{{}, sigmoidF32};
     if (name == "Tanh")
-        return Activation{[](float v) { return std::tanh(v); }, tanhF32};
+        return Activation{{}, tanhF32};
     if (name == "Relu")
         return Activation{[](float v) { return std::max(v, 0.0f); }};
     if (name == "Affine")
