@@ -2,8 +2,6 @@
 
 #include "rankplan.h"
 
-#include <algorithm>
-#include <cstring>
 
 namespace opscope::dist {
 
@@ -19,80 +17,6 @@ std::vector<std::byte> packOutputs(const std::vector<std::vector<RuntimeTensor>>
                     j.push_back({i, m, tensorToJson(perBatch[m][i])});
                 }
     return packJson(j);
-}
-
-Expected<RuntimeTensor> concatDim0(const std::vector<RuntimeTensor> &parts)
-{
-    if (parts.size() == 1)
-        return parts[0];
-    std::vector<std::int64_t> shape = parts[0].shape();
-    if (shape.empty())
-        return Status::internal("a scalar output cannot be joined from micro-batches");
-    shape[0] = 0;
-    for (const RuntimeTensor &p : parts) {
-        if (p.dtype() != parts[0].dtype() || p.shape().size() != shape.size() ||
-            !std::equal(p.shape().begin() + 1, p.shape().end(), parts[0].shape().begin() + 1))
-            return Status::internal("micro-batch outputs " + parts[0].shapeText() + " and " + p.shapeText() +
-                                    " do not join along dim 0");
-        shape[0] += p.shape()[0];
-    }
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(parts[0].dtype(), shape);
-    if (!out)
-        return out;
-    std::size_t at = 0;
-    for (const RuntimeTensor &p : parts) {
-        if (p.byteSize())
-            std::memcpy(out->mutableBytes() + at, p.bytes(), p.byteSize());
-        at += p.byteSize();
-    }
-    return out;
-}
-
-Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const InferenceSession &session)
-{
-    if (feeds.empty() || feeds[0].second.shape().empty())
-        return Status::invalid("--microbatches splits the inputs along dim 0 (the batch), but the first input "
-                               "has none");
-    const std::int64_t batch = feeds[0].second.shape()[0];
-    if (batch % m != 0) {
-        // The hint names the model's own symbol for the batch (N, batch_size, …).
-        std::string symbol;
-        for (const IoInfo &in : session.inputs())
-            if (in.name == feeds[0].first && in.type.shape && !in.type.shape->dims.empty())
-                symbol = in.type.shape->dims[0].symbol;
-        const std::string example = std::to_string(m * std::max<std::int64_t>(1, batch / m + 1));
-        return Status::invalid("--microbatches " + std::to_string(m) + " does not divide the batch of " +
-                               std::to_string(batch) +
-                               (symbol.empty() ? std::string()
-                                               : " (set it with --dim, e.g. --dim " + symbol + "=" + example + ")"));
-    }
-    for (const IoInfo &in : session.inputs())
-        for (const auto &[name, t] : feeds)
-            if (name == in.name && !t.shape().empty() && t.shape()[0] == batch && in.type.shape &&
-                !in.type.shape->dims.empty() && in.type.shape->dims[0].isKnown() && m > 1)
-                return Status::invalid("--microbatches splits dim 0 of input '" + name + "', which the model "
-                                       "fixes at " + std::to_string(batch) +
-                                       ": export it with a symbolic batch dimension");
-    std::vector<Feeds> out(static_cast<std::size_t>(m));
-    for (const auto &[name, t] : feeds) {
-        const bool split = !t.shape().empty() && t.shape()[0] == batch;
-        for (int k = 0; k < m; ++k) {
-            if (!split) {
-                out[std::size_t(k)].emplace_back(name, t);
-                continue;
-            }
-            std::vector<std::int64_t> shape = t.shape();
-            shape[0] = batch / m;
-            Expected<RuntimeTensor> part = RuntimeTensor::allocate(t.dtype(), shape);
-            if (!part)
-                return part.status();
-            const std::size_t bytes = part->byteSize();
-            if (bytes)
-                std::memcpy(part->mutableBytes(), t.bytes() + std::size_t(k) * bytes, bytes);
-            out[std::size_t(k)].emplace_back(name, std::move(*part));
-        }
-    }
-    return out;
 }
 
 } // namespace opscope::dist

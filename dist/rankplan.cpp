@@ -133,14 +133,15 @@ Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector
                     kept.push_back({std::uint32_t(localQueue[r.queue]), r.step});
                     continue;
                 }
+                // Partitioning gives every value that crosses devices a Send/Recv, bodies' outer
+                // reads included: a wait for another rank's step that is not a Recv is a bug.
                 if (!transfers.receivesRemotely(step.node)) {
                     const Node &n = graph.node(step.node);
                     const Node &other = graph.node(global.queues[r.queue].steps[r.step].node);
-                    return Status::unsupported(
-                        "node '" + n.name + "' (" + n.opType + ") on rank " + std::to_string(rank) +
-                        " needs what '" + other.name + "' computes on another rank, with no Send/Recv between "
-                        "them (a body of an If/Loop/Scan reading an outer value): the " + global.name +
-                        " plan cannot run across ranks; profile this model in one process (without --ranks)");
+                    return Status::internal("node '" + n.name + "' (" + n.opType + ") on rank " +
+                                            std::to_string(rank) + " waits for '" + other.name +
+                                            "' on another rank with no Send/Recv between them: the " + global.name +
+                                            " plan cannot run across ranks");
                 }
             }
             step.waitFor = std::move(kept);

@@ -6,6 +6,7 @@
 #include "tracewire.h"
 #include "runtime/backend.h"
 #include "runtime/randominputs.h"
+#include "runtime/stagerunner.h"
 #include "schedule/memorycounters.h"
 #include "schedule/partition.h"
 #include "schedule/pipeline.h"
@@ -75,6 +76,18 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         result.notes.push_back("the link between ranks measured " + std::to_string(int(result.link.latencySeconds * 1e6)) +
                                " µs latency: a busy machine (ranks descheduled while measuring) makes the plans and "
                                "the merged trace's clock offsets doubtful");
+
+    // What each rank may hold: --memory-per-rank, or its host's (or cgroup's) free memory now, the
+    // model loaded. Gathered once: the placement and the check of every plan use it.
+    {
+        const std::uint64_t mine = options.memoryPerRank ? options.memoryPerRank : availableMemoryBytes();
+        Expected<std::vector<std::vector<std::byte>>> all = mpi.gather(packJson(json(mine)));
+        if (!all)
+            return all.status();
+        if (me == 0)
+            for (const auto &b : *all)
+                result.available.push_back(unpackJson(b).get<std::uint64_t>());
+    }
 
     // 3. The inputs: rank 0's, on every rank.
     Feeds feeds;
@@ -229,8 +242,11 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         std::vector<std::byte> planBytes;
         if (me == 0) {
             schedule::CostModel cost = schedule::calibratedCpuModel(devices, threads);
-            for (int d = 0; d < devices; ++d)
+            // A rank's devices share its memory: greedy keeps a device's share within its part.
+            for (int d = 0; d < devices; ++d) {
                 cost.devices[std::size_t(d)].name = deviceName(d / perRank, d % perRank);
+                cost.devices[std::size_t(d)].memoryBytes = result.available[std::size_t(d / perRank)] / std::uint64_t(perRank);
+            }
             cost.processOf = rankOfDevice;
             cost.remoteLink = result.link;
             cost.measuredSeconds = opSeconds;
@@ -251,7 +267,24 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                     if (strategy == Strategy::Pipeline && options.microbatches > 1)
                         plan->predictedMakespan =
                             schedule::predictPipeline(*plan, std::size_t(devices), options.microbatches).makespanSeconds;
-                    planBytes = packJson(encodePlan(*place, *plan, part->model.graph.nodeSlots()));
+                    // Refused up front when a rank's share would not fit: before any rank holds it.
+                    Expected<std::vector<RankMemory>> need = predictRankMemory(
+                        part->model, part->deviceOf, plan->plan, rankOfDevice, mpi.size(), threads,
+                        strategy == Strategy::Pipeline && options.microbatches > 1 ? microFeeds.front() : feeds);
+                    json encoded = encodePlan(*place, *plan, part->model.graph.nodeSlots());
+                    if (!need) {
+                        st = need.status();
+                    } else if (Status fits = checkRankMemory(name, *need, result.available, options.memoryPerRank != 0);
+                               !fits) {
+                        encoded = {{"refused", fits.message()}};
+                    } else {
+                        json perRankNeed = json::array();
+                        for (const RankMemory &m : *need)
+                            perRankNeed.push_back(
+                                {m.arenaBytes, m.outsideBytes, m.sendBytes, m.mappedBytes, m.embeddedBytes});
+                        encoded["memory"] = std::move(perRankNeed);
+                    }
+                    planBytes = packJson(encoded);
                 }
             } else {
                 st = plan.status();
@@ -264,7 +297,15 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         ExecutionPlan global;
         double predicted = 0.0;
         const json planJson = unpackJson(planBytes);
+        if (planJson.contains("refused")) {
+            result.refused.push_back(planJson["refused"].get<std::string>());
+            continue;
+        }
         decodePlan(planJson, place, global, predicted);
+        std::vector<RankMemory> planned;
+        for (const json &m : planJson.at("memory"))
+            planned.push_back({m[0].get<std::uint64_t>(), m[1].get<std::uint64_t>(), m[2].get<std::uint64_t>(),
+                               m[3].get<std::uint64_t>(), m[4].get<std::uint64_t>()});
         Expected<schedule::Partition> part = schedule::partitionForDevices(model, place);
         if (part && part->model.graph.nodeSlots() != planJson.at("slots").get<std::size_t>())
             part = Status::internal("its partition of the " + name + " placement differs from rank 0's");
@@ -292,6 +333,9 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         }
         SessionOptions so;
         so.threads = threads;
+        // The session's own check estimates the whole graph, every rank's share: rank 0 checked
+        // this rank's share against what it has above.
+        so.checkMemory = false;
         Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(part->model, so);
         OPSCOPE_TRY(mpi.agree(session ? Status::ok() : session.status()));
         std::vector<std::unique_ptr<Backend>> owned;
@@ -322,12 +366,27 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                           b.message());
             recorder.begin();
             std::vector<std::vector<RuntimeTensor>> outs;
-            for (std::size_t m = 0; m < batches.size(); ++m) {
+            // The rank's devices are stages too: each in a thread of its own, so a rank with K
+            // devices overlaps its micro-batches as the ranks do (MPI for the edges between ranks).
+            if (pipelined) {
+                PipelineOptions po;
+                po.threads = threads;
+                po.backends = exec.backends;
+                po.outer = transport.get();
+                po.onStep = [&recorder, &labels](const StepEvent &e, int m) {
+                    recorder.onStep(e, labels[std::size_t(m)]);
+                };
+                Expected<std::vector<std::vector<RuntimeTensor>>> piped =
+                    runPipelined(**session, *local, batches, po);
+                if (!piped)
+                    mpi.abort(name + ": " + piped.status().message());
+                outs = std::move(*piped);
+            }
+            for (std::size_t m = 0; m < batches.size() && !pipelined; ++m) {
                 recorder.setLabel(labels[m]);
                 Expected<std::vector<RuntimeTensor>> out = (*session)->run(batches[m], &*local, &exec);
                 if (!out)
-                    mpi.abort(name + (pipelined ? ", micro-batch " + std::to_string(m) : std::string()) + ": " +
-                              out.status().message());
+                    mpi.abort(name + ": " + out.status().message());
                 outs.push_back(std::move(*out));
             }
             if (Status done = transport->finishRun(); !done)
@@ -359,15 +418,20 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                                                          ? concatDim0(parts)
                                                          : Expected<RuntimeTensor>(Status::internal(
                                                                name + ": no rank computed output " + std::to_string(i)));
+                    // Micro-batches of a model that mixes a batch's samples compute something
+                    // else: the model's doing (exit 1), not a bug of the plan (exit 2).
+                    const std::string mixes = " (a model whose outputs mix the samples of a batch cannot be "
+                                              "split into micro-batches: profile it without --microbatches)";
                     if (!joined)
-                        same = joined.status();
-                    else if (Status d = schedule::sameWithinScale(*joined, reference[i]); !d)
-                        same = Status::internal(
-                            name + " across ranks computes a different output " + std::to_string(i) +
-                            " than serial: " + d.message() +
-                            (pipelined ? " (a model whose outputs mix the samples of a batch cannot be split "
-                                         "into micro-batches)"
-                                       : ""));
+                        same = pipelined && parts.size() == perBatch.size()
+                                   ? Status::invalid(name + ": output " + std::to_string(i) + ": " +
+                                                     joined.status().message() + mixes)
+                                   : joined.status();
+                    else if (Status d = schedule::sameWithinScale(*joined, reference[i]); !d) {
+                        const std::string what = name + " across ranks computes a different output " +
+                                                 std::to_string(i) + " than serial: " + d.message();
+                        same = pipelined ? Status::invalid(what + mixes) : Status::internal(what);
+                    }
                 }
             }
             OPSCOPE_TRY(mpi.agree(same));
@@ -398,6 +462,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             RankRunInfo info;
             info.crossRankEdges = edges.size();
             info.microbatches = int(batches.size());
+            info.memory = planned;
             std::vector<std::pair<double, int>> makespans;
             std::vector<json> times;
             for (const auto &b : *allTimes)
@@ -528,24 +593,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             // A pipeline's bubble: the share of its stages' time spent not computing, beside
             // GPipe's (S−1)/(M+S−1), and the makespan with that ideal bubble.
             const RankRunInfo &info = result.info[s.run];
-            if (s.labels.size() > 1) {
-                std::map<std::string, double> busy;
-                for (const trace::Lane &l : r.trace.lanes)
-                    if (l.device != "host")
-                        busy[l.device] += trace::laneStats(l, r.trace.duration()).busy;
-                int stages = 0;
-                double slowest = 0.0, all = 0.0;
-                for (const auto &[d, b] : busy)
-                    if (b > 0.0)
-                        ++stages, slowest = std::max(slowest, b), all += b;
-                const double span = r.trace.duration();
-                r.pipeline.microbatches = info.microbatches;
-                r.pipeline.stages = stages;
-                r.pipeline.bubble = span > 0 && stages > 0 ? 1.0 - all / (stages * span) : 0.0;
-                r.pipeline.idealBubble = schedule::idealBubble(info.microbatches, stages);
-                r.pipeline.idealMs =
-                    slowest * double(info.microbatches + stages - 1) / double(info.microbatches) * 1e3;
-            }
+            if (s.labels.size() > 1)
+                schedule::summarizePipeline(r, info.microbatches);
             for (int d = 0; d < devices; ++d) {
                 const std::string dn = deviceName(d / perRank, d % perRank);
                 // A device the plan left idle still has its lane: a rank with nothing to do

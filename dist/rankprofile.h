@@ -16,6 +16,7 @@
 
 #include "clocksync.h"
 #include "mpicontext.h"
+#include "rankmemory.h"
 #include "runtime/session.h"
 #include "schedule/profiler.h"
 
@@ -41,6 +42,8 @@ struct RankProfileOptions
     bool inProcess = false;
     // pipeline: each run is this many micro-batches (the inputs split along dim 0), GPipe-style.
     int microbatches = 1;
+    // What each rank's share of a spread plan may take; 0: what its host or cgroup has available.
+    std::uint64_t memoryPerRank = 0;
     std::function<void(const std::string &)> progress; // rank 0
 };
 
@@ -50,6 +53,7 @@ struct RankRunInfo
     std::uint64_t mpiMessages = 0;   // tensors sent over MPI per run, all ranks
     std::uint64_t mpiBytes = 0;      // their bytes per run
     int microbatches = 1;            // runs per iteration (a pipeline's micro-batches)
+    std::vector<RankMemory> memory;  // by rank: what its share was predicted to take (spread runs)
 };
 
 struct RankProfile
@@ -61,6 +65,9 @@ struct RankProfile
     std::vector<ClockOffset> clockStart, clockEnd; // rank 0: by rank
     double transferTimeoutSeconds = 0.0;
     std::vector<std::string> notes; // schedules skipped and why, doubtful measurements
+    // Schedules refused up front because a rank's share would not fit its memory, and why.
+    std::vector<std::string> refused;
+    std::vector<std::uint64_t> available; // by rank: the memory each may use (0: unknown)
 };
 
 // Collective: every rank calls it with the same model, loaded and optimized alike. Errors before

@@ -543,6 +543,70 @@ private slots:
         QVERIFY(list.out.contains("conv-bn-fusion") && list.out.contains("dead-code-elimination"));
     }
 
+    // The pipeline schedule with micro-batches in one process: each device a stage; the joined
+    // outputs are checked against serial's by profile itself (a difference is exit 2).
+    void profilePipelinesMicrobatchesInOneProcess()
+    {
+        Run r = cli({"profile", sample("transformer_block.onnx"), "--schedule", "serial,pipeline", "--devices",
+                     "cpu:2", "--microbatches", "4", "--dim", "batch=8", "--iterations", "2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonArray schedules = QJsonDocument::fromJson(r.out.toUtf8()).object()["schedules"].toArray();
+        QCOMPARE(schedules[1].toObject()["name"].toString(), QStringLiteral("pipeline, 4 micro-batches"));
+        QCOMPARE(schedules[1].toObject()["stages"].toInt(), 2);
+        QCOMPARE(schedules[1].toObject()["microbatches"].toInt(), 4);
+        QCOMPARE(schedules[1].toObject()["ideal_bubble"].toDouble(), 1.0 / 5.0);
+        // A batch the micro-batches do not divide: one message naming the --dim that sets it.
+        r = cli({"profile", sample("transformer_block.onnx"), "--schedule", "pipeline", "--devices", "cpu:2",
+                 "--microbatches", "3", "--dim", "batch=8"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("does not divide the batch of 8"), qPrintable(r.err));
+
+        // Only inputs whose dim 0 is the batch's symbol are split: k[K, 32] stays whole even when
+        // K = N (it was split by size, and the pipeline then computed another y). A model whose
+        // output mixes the batch's samples is the model's doing: exit 1, not an internal error.
+        QTemporaryDir tmp;
+        const auto symbolic = [](const std::string &name, const std::string &dim0) {
+            onnx::ValueInfoProto v = test::tensorInfo(name, onnx::TensorProto::FLOAT, {1, 32});
+            v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(dim0);
+            return v;
+        };
+        onnx::ModelProto two = test::emptyModel();
+        *two.mutable_graph()->add_input() = symbolic("x", "N");
+        *two.mutable_graph()->add_input() = symbolic("k", "K");
+        *two.mutable_graph()->add_node() = test::node("Transpose", {"k"}, {"kt"}, "transpose");
+        *two.mutable_graph()->add_node() = test::node("MatMul", {"kt", "k"}, {"g"}, "gram");
+        *two.mutable_graph()->add_node() = test::node("MatMul", {"x", "g"}, {"y"}, "project");
+        *two.mutable_graph()->add_output() = symbolic("y", "N");
+        test::writeProto(tmp.filePath("two.onnx").toStdString(), two);
+        r = cli({"profile", tmp.filePath("two.onnx"), "--schedule", "serial,pipeline", "--devices", "cpu:2",
+                 "--microbatches", "2", "--dim", "N=8", "--dim", "K=8", "--iterations", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+
+        onnx::ModelProto mix = test::emptyModel();
+        *mix.mutable_graph()->add_input() = symbolic("x", "N");
+        onnx::NodeProto mean = test::node("ReduceMean", {"x"}, {"m"}, "mean");
+        auto *axes = mean.add_attribute();
+        axes->set_name("axes");
+        axes->set_type(onnx::AttributeProto::INTS);
+        axes->add_ints(0);
+        *mix.mutable_graph()->add_node() = mean;
+        *mix.mutable_graph()->add_node() = test::node("Sub", {"x", "m"}, {"y"}, "centre");
+        *mix.mutable_graph()->add_output() = symbolic("y", "N");
+        test::writeProto(tmp.filePath("mix.onnx").toStdString(), mix);
+        r = cli({"profile", tmp.filePath("mix.onnx"), "--schedule", "serial,pipeline", "--devices", "cpu:2",
+                 "--microbatches", "2", "--dim", "N=8", "--iterations", "1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("mix the samples of a batch"), qPrintable(r.err));
+
+        // What applies only across ranks is refused without --ranks, not ignored.
+        for (const QStringList &extra : {QStringList{"--memory-per-rank", "1G"}, QStringList{"--in-process"},
+                                         QStringList{"--devices-per-rank", "cpu:2"}}) {
+            r = cli(QStringList{"profile", sample("transformer_block.onnx"), "--iterations", "1"} + extra);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("add --ranks"), qPrintable(r.err));
+        }
+    }
+
     void profileComparesSchedules()
     {
         QTemporaryDir tmp;

@@ -11,9 +11,12 @@
 #include "runtime/session.h"
 #include "schedule/partition.h"
 #include "testsupport.h"
+#include "util/systemmemory.h"
 
 #include <QTest>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 
@@ -469,6 +472,56 @@ private slots:
         QVERIFY(got);
         QCOMPARE(stats.elsewhere, std::size_t(1)); // t needed 64 rows where the plan had 2
         QVERIFY(sameBits(got->at(0), runOnce(m, nullptr, big, false).at(0)));
+    }
+
+    // What a container or batch job leaves a process: the least headroom of its memory cgroup and
+    // every cgroup above it, page cache counted as free (as MemAvailable does). Fake hierarchies
+    // in a folder, as the kernel lays them out; MemAvailable alone would let a run start that the
+    // kernel then kills at the job's limit.
+    void cgroupHeadroom_data()
+    {
+        QTest::addColumn<QString>("selfCgroup"); // /proc/self/cgroup
+        QTest::addColumn<QStringList>("files");  // path=content, under the fake /sys/fs/cgroup
+        QTest::addColumn<qulonglong>("expected");
+        const qulonglong gib = 1ull << 30, mib = 1ull << 20;
+        QTest::newRow("v2 job limit") << "0::/job/step" << QStringList{"cgroup.controllers=memory",
+                                  "job/step/memory.max=4294967296", "job/step/memory.current=1073741824",
+                                  "job/step/memory.stat=anon 5\ninactive_file 536870912"} << 3 * gib + 512 * mib;
+        QTest::newRow("v2 parent tighter") << "0::/job/step" << QStringList{"cgroup.controllers=memory",
+                                  "job/memory.max=2147483648", "job/memory.current=1610612736",
+                                  "job/step/memory.max=max", "job/step/memory.current=1"} << 512 * mib;
+        QTest::newRow("v2 no limit") << "0::/user.slice" << QStringList{"cgroup.controllers=memory",
+                                  "user.slice/memory.max=max", "user.slice/memory.current=100"} << 0ull;
+        QTest::newRow("v2 container root") << "0::/" << QStringList{"cgroup.controllers=memory",
+                                  "memory.max=1073741824", "memory.current=268435456"} << 768 * mib;
+        QTest::newRow("v1 limit") << "5:cpu,cpuacct:/\n4:memory:/docker/abc" << QStringList{
+                                  "memory/docker/abc/memory.limit_in_bytes=1073741824",
+                                  "memory/docker/abc/memory.usage_in_bytes=805306368",
+                                  "memory/docker/abc/memory.stat=cache 1\ntotal_inactive_file 268435456"} << 512 * mib;
+        QTest::newRow("v1 unlimited, path not visible") << "4:memory:/process_api/x" << QStringList{
+                                  "memory/memory.limit_in_bytes=9223372036854771712",
+                                  "memory/memory.usage_in_bytes=447410176"} << 0ull;
+        QTest::newRow("over the limit") << "0::/j" << QStringList{"cgroup.controllers=memory", "j/memory.max=1000",
+                                  "j/memory.current=5000"} << 1ull;
+        QTest::newRow("no cgroup file") << "" << QStringList{} << 0ull;
+    }
+    void cgroupHeadroom()
+    {
+        QFETCH(QString, selfCgroup);
+        QFETCH(QStringList, files);
+        QFETCH(qulonglong, expected);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::filesystem::path root = dir.path().toStdString();
+        const auto write = [](const std::filesystem::path &p, const QString &text) {
+            std::filesystem::create_directories(p.parent_path());
+            std::ofstream(p) << text.toStdString() << "\n";
+        };
+        if (!selfCgroup.isEmpty())
+            write(root / "self-cgroup", selfCgroup);
+        for (const QString &f : files)
+            write(root / "fs" / f.section('=', 0, 0).toStdString(), f.section('=', 1));
+        QCOMPARE(qulonglong(cgroupAvailableBytes((root / "self-cgroup").string(), (root / "fs").string())), expected);
     }
 };
 

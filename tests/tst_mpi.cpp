@@ -150,8 +150,8 @@ private slots:
             in->mutable_dim(0)->set_dim_value(2);
             test::writeProto(fs::path(m_dir.path().toStdString()) / "fixed2.onnx", m);
         }
-        // An If whose branches read two outer values, computed by nodes round-robin deals to
-        // different ranks.
+        // An If whose branches read three outer values (one two levels down, through a nested
+        // If), computed by nodes round-robin deals to different ranks.
         {
             onnx::ModelProto m = test::smallModel(); // y = Relu(x + bias), x float[2,3]
             onnx::GraphProto *g = m.mutable_graph();
@@ -159,6 +159,7 @@ private slots:
             g->clear_output();
             *g->add_node() = test::node("Relu", {"x"}, {"a"}, "relu");
             *g->add_node() = test::node("Tanh", {"x"}, {"b"}, "tanh");
+            *g->add_node() = test::node("Sigmoid", {"x"}, {"d"}, "sigmoid");
             onnx::NodeProto cond = test::node("Constant", {}, {"c"}, "cond");
             auto *value = cond.add_attribute();
             value->set_name("value");
@@ -167,7 +168,10 @@ private slots:
             value->mutable_t()->add_int32_data(1);
             *g->add_node() = cond;
             onnx::NodeProto branch = test::node("If", {"c"}, {"y"}, "branch");
-            test::addBody(branch, "then_branch", {test::node("Add", {"a", "b"}, {"t"})}, "t");
+            onnx::NodeProto inner = test::node("If", {"c"}, {"t1"}, "inner");
+            test::addBody(inner, "then_branch", {test::node("Mul", {"t0", "d"}, {"u"})}, "u");
+            test::addBody(inner, "else_branch", {test::node("Sub", {"t0", "d"}, {"w"})}, "w");
+            test::addBody(branch, "then_branch", {test::node("Add", {"a", "b"}, {"t0"}), inner}, "t1");
             test::addBody(branch, "else_branch", {test::node("Sub", {"a", "b"}, {"e"})}, "e");
             *g->add_node() = branch;
             *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
@@ -269,18 +273,24 @@ private slots:
         QTest::addColumn<int>("ranks");
         QTest::addColumn<int>("microbatches");
         QTest::addColumn<int>("batch");
-        QTest::newRow("2 ranks, 4 micro-batches") << 2 << 4 << 8;
-        QTest::newRow("3 ranks, 6 micro-batches") << 3 << 6 << 12;
-        QTest::newRow("2 ranks, 1 micro-batch") << 2 << 1 << 2;
+        QTest::addColumn<int>("perRank");
+        QTest::newRow("2 ranks, 4 micro-batches") << 2 << 4 << 8 << 1;
+        QTest::newRow("3 ranks, 6 micro-batches") << 3 << 6 << 12 << 1;
+        QTest::newRow("2 ranks, 1 micro-batch") << 2 << 1 << 2 << 1;
+        // Each rank's two devices are stages of their own (runtime/stagerunner.h).
+        QTest::newRow("2 ranks x 2 devices, 4 micro-batches") << 2 << 4 << 8 << 2;
     }
     void pipelineMicrobatchesMatchSerial()
     {
         QFETCH(int, ranks);
         QFETCH(int, microbatches);
         QFETCH(int, batch);
-        const QString trace = m_dir.path() + "/pipeline" + QString::number(ranks) + QString::number(microbatches) + ".json";
+        QFETCH(int, perRank);
+        const QString trace = m_dir.path() + "/pipeline" + QString::number(ranks) + QString::number(microbatches) +
+                              QString::number(perRank) + ".json";
         const Run r = launch(ranks, {"profile", QString::fromStdString(test::samplePath("transformer_block.onnx").string()),
-                                     "--ranks", "--schedule", "serial,pipeline", "--microbatches",
+                                     "--ranks", "--devices-per-rank", "cpu:" + QString::number(perRank),
+                                     "--schedule", "serial,pipeline", "--microbatches",
                                      QString::number(microbatches), "--dim", "batch=" + QString::number(batch),
                                      "--iterations", "2", "--json", "--trace", trace});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
@@ -294,9 +304,10 @@ private slots:
         QCOMPARE(p["mpi_messages"].toInt(), edges * microbatches);
         if (microbatches > 1) {
             QCOMPARE(p["microbatches"].toInt(), microbatches);
-            QCOMPARE(p["stages"].toInt(), ranks);
+            const int stages = ranks * perRank;
+            QCOMPARE(p["stages"].toInt(), stages);
             QVERIFY(p["bubble"].toDouble() >= 0.0 && p["bubble"].toDouble() < 1.0);
-            QCOMPARE(p["ideal_bubble"].toDouble(), double(ranks - 1) / double(microbatches + ranks - 1));
+            QCOMPARE(p["ideal_bubble"].toDouble(), double(stages - 1) / double(microbatches + stages - 1));
             QVERIFY(p["ideal_ms"].toDouble() > 0.0);
         }
         // A flow per micro-batch and cross-rank edge.
@@ -412,19 +423,110 @@ private slots:
         QCOMPARE(r.err.count(message), 1); // said once, by rank 0, not once per rank
     }
 
-    // A plan with a body reading a value of another rank has no transfer to wait for: that
-    // schedule is skipped with a note saying why, and the others still run.
-    void aScheduleThatCannotCrossRanksIsSkipped()
+    // A body reading a value another rank computes gets it through a Send/Recv like any input
+    // (nested bodies too): round-robin puts the If and its outer values on different ranks, the
+    // outputs equal serial's (profile checks them) and every such read crossed over MPI. Such
+    // plans were skipped before.
+    void bodiesReadOtherRanksValuesThroughMpi_data()
     {
-        const Run r = launch(2, {"profile", m_dir.path() + "/capture.onnx", "--ranks", "--schedule",
-                                 "serial,round-robin", "--optimize", "none", "--iterations", "2", "--json"});
+        QTest::addColumn<int>("ranks");
+        QTest::newRow("2 ranks") << 2;
+        QTest::newRow("3 ranks") << 3;
+    }
+    void bodiesReadOtherRanksValuesThroughMpi()
+    {
+        QFETCH(int, ranks);
+        const Run r = launch(ranks, {"profile", m_dir.path() + "/capture.onnx", "--ranks", "--schedule",
+                                     "serial,round-robin", "--optimize", "none", "--iterations", "2", "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QJsonObject j = json(r);
-        QCOMPARE(j["schedules"].toArray().size(), 1);
-        QCOMPARE(j["schedules"].toArray()[0].toObject()["name"].toString(), QStringLiteral("serial"));
-        const QString notes = QJsonDocument(j["notes"].toArray()).toJson();
-        QVERIFY2(notes.contains("round-robin was skipped") && notes.contains("cannot run across ranks"),
-                 qPrintable(notes));
+        const QJsonArray runs = j["schedules"].toArray();
+        QCOMPARE(runs.size(), 2);
+        const QJsonObject spread = runs[1].toObject();
+        QCOMPARE(spread["name"].toString(), QStringLiteral("round-robin"));
+        QVERIFY(spread["cross_rank_transfers"].toInt() >= 2);
+        QCOMPARE(spread["mpi_messages"].toInt(), spread["cross_rank_transfers"].toInt());
+        QVERIFY2(j["notes"].toArray().isEmpty() || !QJsonDocument(j["notes"].toArray()).toJson().contains("skipped"),
+                 qPrintable(QJsonDocument(j["notes"].toArray()).toJson()));
+    }
+
+    // Every spread plan's share per rank is predicted before any rank runs it (a sizing run on
+    // rank 0): intermediates from the memory plan, the send buffers MPI keeps, the weights each
+    // rank holds. Against a budget (--memory-per-rank) the embedded weights count: every rank
+    // loads the whole model.
+    void eachRanksShareIsPredicted()
+    {
+        const Run r = launch(2, {"profile", QString::fromStdString(test::samplePath("inception_block.onnx").string()),
+                                 "--ranks", "--schedule", "greedy,round-robin", "--iterations", "2",
+                                 "--memory-per-rank", "1GiB", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QVERIFY(j["refused"].toArray().isEmpty());
+        for (const QJsonValue &v : j["schedules"].toArray()) {
+            const QJsonObject s = v.toObject();
+            const QJsonArray ranks = s["rank_memory"].toArray();
+            QCOMPARE(ranks.size(), 2);
+            qint64 embedded = -1;
+            for (const QJsonValue &m : ranks) {
+                const QJsonObject o = m.toObject();
+                QCOMPARE(o["available_bytes"].toInteger(), qint64(1) << 30);
+                QCOMPARE(o["needs_bytes"].toInteger(),
+                         o["intermediate_bytes"].toInteger() + o["send_buffer_bytes"].toInteger() +
+                             o["mapped_weight_bytes"].toInteger() + o["embedded_weight_bytes"].toInteger());
+                QVERIFY(o["intermediate_bytes"].toInteger() > 0);
+                // round-robin crosses ranks everywhere: both ranks send.
+                if (s["name"].toString() == "round-robin")
+                    QVERIFY(o["send_buffer_bytes"].toInteger() > 0);
+                // The sample's weights are inside the file: every rank holds all of them.
+                QVERIFY(o["embedded_weight_bytes"].toInteger() > 0);
+                QVERIFY(embedded < 0 || embedded == o["embedded_weight_bytes"].toInteger());
+                embedded = o["embedded_weight_bytes"].toInteger();
+            }
+        }
+    }
+
+    // A plan whose share does not fit a rank is refused before any rank runs it, naming the
+    // schedule and the rank; the rows that fit (here serial) are still reported; exit 1.
+    void aShareThatDoesNotFitIsRefusedUpFront_data()
+    {
+        QTest::addColumn<QString>("budget");
+        QTest::addColumn<QString>("schedules");
+        QTest::addColumn<int>("refused");
+        QTest::newRow("greedy and round-robin, 4 KiB") << "4K" << "serial,greedy,round-robin" << 2;
+        QTest::newRow("round-robin alone, 1000 B") << "1000" << "round-robin" << 1;
+    }
+    void aShareThatDoesNotFitIsRefusedUpFront()
+    {
+        QFETCH(QString, budget);
+        QFETCH(QString, schedules);
+        QFETCH(int, refused);
+        const Run r = launch(2, {"profile", QString::fromStdString(test::samplePath("inception_block.onnx").string()),
+                                 "--ranks", "--schedule", schedules, "--iterations", "2", "--memory-per-rank", budget,
+                                 "--json"});
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(int(r.err.count("does not fit rank")), refused); // said once each, by rank 0
+        QVERIFY2(r.err.contains("allowed by --memory-per-rank"), qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QCOMPARE(j["refused"].toArray().size(), refused);
+        const QJsonArray runs = j["schedules"].toArray();
+        QCOMPARE(runs.size(), schedules.startsWith("serial") ? 1 : 0);
+    }
+
+    void aBadMemoryBudgetIsOneMessage_data()
+    {
+        QTest::addColumn<QString>("budget");
+        QTest::newRow("unit") << "1.5X";
+        QTest::newRow("zero") << "0";
+        QTest::newRow("negative") << "-1G";
+        QTest::newRow("too large") << "10000000TB";
+    }
+    void aBadMemoryBudgetIsOneMessage()
+    {
+        QFETCH(QString, budget);
+        const Run r = launch(2, {"profile", QString::fromStdString(test::samplePath("inception_block.onnx").string()),
+                                 "--ranks", "--memory-per-rank", budget});
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(int(r.err.count("--memory-per-rank")), 1);
     }
 
     // Under mpirun without --ranks every rank would profile alone: refused once.

@@ -158,6 +158,7 @@ struct ProfileArgs
     double transferTimeout = 0.0; // seconds a receive may wait before the job is ended; 0: automatic
     bool inProcess = false;       // also each spread plan in rank 0's process alone
     int microbatches = 1;         // pipeline across ranks: micro-batches per run
+    std::string memoryPerRank;    // what each rank's share may take ("2G"); empty: what it has free
     bool devicesGiven = false;    // --devices on the command line (meaningless with --ranks)
 };
 int runProfile(const ProfileArgs &args);

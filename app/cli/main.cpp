@@ -165,9 +165,13 @@ int main(int argc, char **argv)
         ->default_val(0.0)
         ->check(CLI::NonNegativeNumber);
     profileCmd->add_option("--microbatches", profile.microbatches,
-                           "pipeline with --ranks (or --simulate): the batch (dim 0) as M micro-batches, GPipe-style")
+                           "pipeline: the batch (dim 0) as M micro-batches, GPipe-style: each device (or rank) a stage "
+                           "working on one micro-batch while the next works on the one before")
         ->default_val(1)
         ->check(CLI::Range(1, 4096));
+    profileCmd->add_option("--memory-per-rank", profile.memoryPerRank,
+                           "With --ranks: what each rank's share may take (e.g. 2G, 512MiB; default: the memory "
+                           "free on its host or in its cgroup); a schedule whose share does not fit is refused");
     profileCmd->add_flag("--in-process", profile.inProcess,
                          "With --ranks: also run each spread plan in rank 0's process alone (what MPI costs)");
 

@@ -94,9 +94,10 @@ void printProfileTable(const ProfileArgs &args, const std::vector<schedule::Prof
     }
     for (const schedule::ProfileRun &r : reports)
         if (r.pipeline.stages > 0)
-            std::printf("%s: %d stages, %.0f%% of their time idle (GPipe's ideal (S-1)/(M+S-1) = %.0f%%), "
+            std::printf("%s: %d %s, %.0f%% of their time idle (GPipe's ideal (S-1)/(M+S-1) = %.0f%%), "
                         "makespan %.3f ms against %.3f ms with that bubble\n",
-                        r.name.c_str(), r.pipeline.stages, r.pipeline.bubble * 100, r.pipeline.idealBubble * 100,
+                        r.name.c_str(), r.pipeline.stages, r.pipeline.stages == 1 ? "stage" : "stages",
+                        r.pipeline.bubble * 100, r.pipeline.idealBubble * 100,
                         r.makespanMs, r.pipeline.idealMs);
 }
 
@@ -104,6 +105,14 @@ int runProfile(const ProfileArgs &args)
 {
     if (args.ranks)
         return runProfileRanks(args);
+    // Options of --ranks alone would be ignored: said, not silently dropped.
+    for (const auto &[given, option] : {std::pair{!args.memoryPerRank.empty(), "--memory-per-rank"},
+                                        std::pair{args.devicesPerRank != "cpu:1", "--devices-per-rank"},
+                                        std::pair{args.inProcess, "--in-process"},
+                                        std::pair{args.transferTimeout > 0, "--transfer-timeout"}})
+        if (given)
+            return reportError(Status::invalid(std::string(option) + " applies to runs across MPI ranks: add --ranks "
+                                               "and start it with mpirun, or leave it out"));
     // Under mpirun without --ranks every rank would profile alone, all at once on the same cores,
     // each printing its own table: said once, by rank 0.
     if (const char *size = std::getenv("OMPI_COMM_WORLD_SIZE"); size && std::atoi(size) > 1) {
@@ -114,10 +123,6 @@ int runProfile(const ProfileArgs &args)
                                                "--ranks to run the schedules across them"));
         return ExitUserError;
     }
-    if (args.microbatches > 1 && args.simulate.empty())
-        return reportError(Status::invalid("--microbatches pipelines micro-batches across MPI ranks: run under "
-                                           "mpirun with --ranks --schedule pipeline, or predict with --simulate "
-                                           "(in one process a run executes one batch at a time)"));
     if (args.microbatches > 1 &&
         std::find(args.schedules.begin(), args.schedules.end(), "pipeline") == args.schedules.end())
         return reportError(Status::invalid("--microbatches splits the batch for the pipeline schedule: add "

@@ -8,6 +8,7 @@
 #include "runtime/randominputs.h"
 #include "trace/chrometrace.h"
 #include "util/systemload.h"
+#include "util/systemmemory.h"
 
 #ifdef OPSCOPE_HAVE_MPI
 #include "rankprofile.h"
@@ -84,6 +85,12 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     p.options.transferTimeoutSeconds = args.transferTimeout;
     p.options.inProcess = args.inProcess;
     p.options.microbatches = args.microbatches;
+    if (!args.memoryPerRank.empty()) {
+        Expected<std::uint64_t> bytes = parseByteSize(args.memoryPerRank);
+        if (!bytes)
+            return bytes.status().withContext("--memory-per-rank");
+        p.options.memoryPerRank = *bytes;
+    }
     if (args.microbatches > 1 && std::find(p.options.strategies.begin(), p.options.strategies.end(),
                                            schedule::Strategy::Pipeline) == p.options.strategies.end())
         return Status::invalid("--microbatches splits the batch for the pipeline schedule: add --schedule pipeline");
@@ -154,6 +161,7 @@ int runProfileRanks(const ProfileArgs &args)
     if (!root)
         return ExitOk;
     const std::vector<schedule::ProfileRun> &reports = profile->runs;
+    const bool limitGiven = prepared->options.memoryPerRank != 0;
     std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
     notes.insert(notes.begin(), profile->notes.begin(), profile->notes.end());
     if (!args.trace.empty())
@@ -186,14 +194,32 @@ int runProfileRanks(const ProfileArgs &args)
             j["schedules"][i]["cross_rank_transfers"] = profile->info[i].crossRankEdges;
             j["schedules"][i]["mpi_messages"] = profile->info[i].mpiMessages;
             j["schedules"][i]["mpi_bytes"] = profile->info[i].mpiBytes;
-
+            if (!profile->info[i].memory.empty()) {
+                nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+                for (std::size_t r = 0; r < profile->info[i].memory.size(); ++r) {
+                    const dist::RankMemory &m = profile->info[i].memory[r];
+                    ranks.push_back({{"rank", r},
+                                     {"needs_bytes", m.total(limitGiven)},
+                                     {"intermediate_bytes", m.arenaBytes + m.outsideBytes},
+                                     {"send_buffer_bytes", m.sendBytes},
+                                     {"mapped_weight_bytes", m.mappedBytes},
+                                     {"embedded_weight_bytes", m.embeddedBytes},
+                                     {"available_bytes", r < profile->available.size() ? profile->available[r] : 0}});
+                }
+                j["schedules"][i]["rank_memory"] = std::move(ranks);
+            }
         }
+        j["memory_per_rank"] = limitGiven ? "given" : "free memory";
+        j["refused"] = profile->refused;
         std::cout << j.dump(2) << '\n';
         for (const std::string &n : notes)
             std::cerr << "opscope-cli: note: " << n << '\n';
-        return ExitOk;
+        for (const std::string &r : profile->refused)
+            reportError(Status::unsupported(r));
+        return profile->refused.empty() ? ExitOk : ExitUserError;
     }
-    printProfileTable(args, reports, devices, prepared->options.threadsPerDevice);
+    if (!reports.empty())
+        printProfileTable(args, reports, devices, prepared->options.threadsPerDevice);
     if (profile->ranks > 1)
         std::printf("\nbetween ranks: %s latency, %.2f GB/s (ping-pong, rank 0 ↔ 1); clocks within %s, drift %.1f "
                     "ppm\n",
@@ -205,9 +231,27 @@ int runProfileRanks(const ProfileArgs &args)
                         count(profile->info[i].crossRankEdges, "cross-rank transfer", "cross-rank transfers").c_str(),
                         count(profile->info[i].mpiMessages, "tensor", "tensors").c_str(),
                         double(profile->info[i].mpiBytes) * 1e-6);
+    // What each rank's share was predicted to take (the check that refuses plans that do not fit).
+    for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i) {
+        const std::vector<dist::RankMemory> &memory = profile->info[i].memory;
+        if (memory.empty())
+            continue;
+        std::string need, have;
+        for (std::size_t r = 0; r < memory.size(); ++r) {
+            need += (r ? ", " : "") + bytesText(memory[r].total(limitGiven));
+            have += (r ? ", " : "") + (r < profile->available.size() && profile->available[r]
+                                           ? bytesText(profile->available[r])
+                                           : std::string("unknown"));
+        }
+        std::printf("%s: each rank's share needs %s (of %s %s)\n", reports[i].name.c_str(), need.c_str(),
+                    have.c_str(), limitGiven ? "allowed by --memory-per-rank" : "free");
+    }
     for (const std::string &n : notes)
         std::cerr << "opscope-cli: note: " << n << '\n';
-    return ExitOk;
+    // A schedule that did not fit is an error: the rows above ran, the one asked for did not.
+    for (const std::string &r : profile->refused)
+        reportError(Status::unsupported(r));
+    return profile->refused.empty() ? ExitOk : ExitUserError;
 }
 
 #endif

@@ -86,6 +86,46 @@ bool nameUsedInTree(const Graph &graph, const std::string &name)
     return anySubgraph(graph, [&](const Graph &sub) { return nameUsedInTree(sub, name); });
 }
 
+namespace {
+
+std::size_t renameReadsIn(Graph &sub, const std::string &from, const std::string &to)
+{
+    std::size_t renamed = 0;
+    const ValueId local = sub.findValue(from);
+    if (local.valid()) {
+        if (!sub.value(local).outerScope)
+            return 0; // defined here: neither this graph nor what it nests reads the outer one
+        if (sub.renameValue(local, to))
+            ++renamed;
+    }
+    // Nested graphs look the name up through this one (or past it, when this graph does not
+    // read it itself): they are renamed alike.
+    for (NodeId n : sub.nodeIds())
+        for (Attribute &a : sub.node(n).attributes) {
+            if (a.g)
+                renamed += renameReadsIn(*a.g, from, to);
+            for (ClonePtr<Graph> &g : a.graphs)
+                if (g)
+                    renamed += renameReadsIn(*g, from, to);
+        }
+    return renamed;
+}
+
+} // namespace
+
+std::size_t renameSubgraphReads(Graph &graph, NodeId id, const std::string &from, const std::string &to)
+{
+    std::size_t renamed = 0;
+    for (Attribute &a : graph.node(id).attributes) {
+        if (a.g)
+            renamed += renameReadsIn(*a.g, from, to);
+        for (ClonePtr<Graph> &g : a.graphs)
+            if (g)
+                renamed += renameReadsIn(*g, from, to);
+    }
+    return renamed;
+}
+
 std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id)
 {
     std::set<std::string> names;

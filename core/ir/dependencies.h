@@ -25,6 +25,13 @@ bool readBySubgraph(const Graph &graph, ValueId v);
 // readBySubgraph for every value slot of `graph`, in one walk.
 std::vector<bool> subgraphReads(const Graph &graph);
 
+// Makes the subgraphs of node `id` read `to` wherever they read `from` from outside themselves, at
+// any depth (a graph that defines `from` itself keeps it, and so does what is nested below it).
+// Partitioning uses it when a body's outer value arrives on the body's device through a Recv: the
+// body must read the received copy, which lives under another name. `to` must be a name no graph
+// of the tree uses. Returns how many outer-scope references were renamed.
+std::size_t renameSubgraphReads(Graph &graph, NodeId id, const std::string &from, const std::string &to);
+
 // Whether `name` is the name of a value of `graph` or of any graph nested in it (live nodes only).
 bool nameUsedInTree(const Graph &graph, const std::string &name);
 

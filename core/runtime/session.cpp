@@ -1,5 +1,7 @@
 #include "runtime/session.h"
 
+#include "util/systemmemory.h"
+
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -13,10 +15,15 @@ std::uint64_t availableMemoryBytes()
     std::string key;
     std::uint64_t kib = 0;
     std::string unit;
+    std::uint64_t bytes = 0;
     while (in >> key >> kib >> unit)
-        if (key == "MemAvailable:")
-            return kib * 1024;
-    return 0;
+        if (key == "MemAvailable:") {
+            bytes = kib * 1024;
+            break;
+        }
+    // A container's or a batch job's limit may be far below what the machine has free.
+    const std::uint64_t cgroup = cgroupAvailableBytes();
+    return cgroup && (bytes == 0 || cgroup < bytes) ? cgroup : bytes;
 }
 
 std::uint64_t recentAvailableMemoryBytes()

@@ -98,7 +98,8 @@ std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> 
 std::vector<std::string> declaredOutputMismatches(const std::vector<IoInfo> &declared,
                                                   const std::vector<RuntimeTensor> &outputs);
 
-// Bytes of memory available to a new allocation now (MemAvailable), or 0 when unknown.
+// Bytes of memory available to a new allocation now: MemAvailable, or less where this process's
+// cgroup (a container, a batch job) allows less; 0 when unknown.
 std::uint64_t availableMemoryBytes();
 // The same, read at most every 200 ms (a read of /proc/meminfo costs ~10 µs: a small model's run).
 std::uint64_t recentAvailableMemoryBytes();

@@ -1,5 +1,6 @@
 #include "schedule/partition.h"
 
+#include "ir/dependencies.h"
 #include "passes/passutil.h"
 
 #include <limits>
@@ -26,18 +27,29 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
     Graph &g = p.model.graph;
     p.deviceOf.resize(g.nodeSlots(), -1);
     const std::vector<NodeId> nodes = g.nodeIds();
+    // If/Loop/Scan nodes whose bodies read a value by name, by value: such a read crosses devices
+    // like an input does. In one process the body could read the producer's buffer anyway, but
+    // not on a GPU or in another rank, and the plan would order it after a step it has no
+    // transfer from.
+    std::vector<std::vector<NodeId>> bodyReaders(g.valueSlots());
+    for (NodeId n : nodes)
+        if (g.node(n).hasSubgraphs())
+            for (ValueId v : implicitInputs(g, n))
+                bodyReaders[v.index].push_back(n);
     for (NodeId producer : nodes) {
         const int from = p.deviceOf[producer.index];
         for (ValueId out : std::vector<ValueId>(g.node(producer).outputs)) {
             if (!out.valid())
                 continue;
-            // Consumers by destination device.
-            std::map<int, std::vector<Use>> byDevice;
-            for (const Use &u : g.uses(out)) {
-                const int to = u.node.index < p.deviceOf.size() ? p.deviceOf[u.node.index] : from;
-                if (to >= 0 && to != from)
-                    byDevice[to].push_back(u);
-            }
+            // Consumers by destination device: inputs, and bodies reading it from outside.
+            std::map<int, std::pair<std::vector<Use>, std::vector<NodeId>>> byDevice;
+            const auto deviceOfNode = [&](NodeId n) { return n.index < p.deviceOf.size() ? p.deviceOf[n.index] : from; };
+            for (const Use &u : g.uses(out))
+                if (const int to = deviceOfNode(u.node); to >= 0 && to != from)
+                    byDevice[to].first.push_back(u);
+            for (NodeId reader : bodyReaders[out.index])
+                if (const int to = deviceOfNode(reader); to >= 0 && to != from)
+                    byDevice[to].second.push_back(reader);
             if (byDevice.empty())
                 continue;
             const std::string name = g.value(out).name;
@@ -51,7 +63,7 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
             p.deviceOf[send->index] = from;
             if (placement && producer.index < placement->start.size())
                 keyAt(*send, placement->start[producer.index]);
-            for (auto &[to, uses] : byDevice) {
+            for (auto &[to, readers] : byDevice) {
                 Expected<NodeId> recv = passes::addNodeWithOutputs(
                     g, "Recv", {sent}, 1, "Recv_" + name + "_dev" + std::to_string(to),
                     {Attribute::makeInt("from", from), Attribute::makeInt("to", to)}, passes::kOpscopeDomain);
@@ -67,8 +79,11 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
                                      ? copy->second
                                      : std::numeric_limits<double>::quiet_NaN());
                 }
-                for (const Use &u : uses)
+                for (const Use &u : readers.first)
                     g.setNodeInput(u.node, u.inputIndex, received);
+                // The bodies read the received copy by its name (fresh in the whole tree).
+                for (NodeId reader : readers.second)
+                    renameSubgraphReads(g, reader, name, g.value(received).name);
                 ++p.transfers;
             }
             g.node(*send).attributes = {Attribute::makeInt("from", from)};

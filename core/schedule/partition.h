@@ -6,6 +6,11 @@
 //
 //     a(dev0) ──► t ──► b(dev1)      →      a ──► t ──► Send(0→1) ──► Recv(0→1) ──► b
 //
+// An If/Loop/Scan body that reads t from outside (by name, at any depth) is a consumer too: its
+// node's device gets the Recv, and the body reads the Recv's output, renamed to it:
+//
+//     If(dev1) { … t … }             →      t ──► Send ──► Recv ──► r;  If(dev1) { … r … }
+//
 // On CPU devices Recv copies the tensor into memory the destination device allocated; on GPUs
 // (later) the pair is a device-to-device copy.
 

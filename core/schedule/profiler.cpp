@@ -2,9 +2,12 @@
 
 #include "schedule/memorycounters.h"
 
+#include "runtime/backend.h"
 #include "runtime/conformance.h"
+#include "runtime/microbatches.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
+#include "runtime/stagerunner.h"
 #include "schedule/partition.h"
 #include "schedule/pipeline.h"
 
@@ -210,6 +213,96 @@ Status sameWithinScale(const RuntimeTensor &got, const RuntimeTensor &want)
     return Status::ok();
 }
 
+void summarizePipeline(ProfileRun &r, int microbatches)
+{
+    std::map<std::string, double> busy;
+    for (const trace::Lane &l : r.trace.lanes)
+        if (l.device != "host")
+            busy[l.device] += trace::laneStats(l, r.trace.duration()).busy;
+    int stages = 0;
+    double slowest = 0.0, all = 0.0;
+    for (const auto &[d, b] : busy)
+        if (b > 0.0)
+            ++stages, slowest = std::max(slowest, b), all += b;
+    const double span = r.trace.duration();
+    r.pipeline.microbatches = microbatches;
+    r.pipeline.stages = stages;
+    r.pipeline.bubble = span > 0 && stages > 0 ? 1.0 - all / (stages * span) : 0.0;
+    r.pipeline.idealBubble = idealBubble(microbatches, stages);
+    r.pipeline.idealMs = slowest * double(microbatches + stages - 1) / double(microbatches) * 1e3;
+}
+
+namespace {
+
+// The pipeline schedule with micro-batches, in this process: each device a stage in a thread of
+// its own (runtime/stagerunner.h), the batch split along dim 0, the joined outputs checked against
+// the reference like any schedule's.
+Status measurePipelined(const InferenceSession &session, const ExecutionPlan &plan, const Feeds &feeds,
+                        const ProfileOptions &options, int threads, ProfileRun &r,
+                        std::vector<RuntimeTensor> &reference)
+{
+    Expected<std::vector<Feeds>> split = splitFeeds(feeds, options.microbatches, session);
+    if (!split)
+        return split.status();
+    std::vector<std::unique_ptr<Backend>> owned;
+    PipelineOptions po;
+    po.threads = threads;
+    po.cancel = options.cancel;
+    for (std::size_t d = 0; d < plan.devices.size(); ++d) {
+        owned.push_back(std::make_unique<CpuBackend>(int(d), threads));
+        po.backends.push_back(owned.back().get());
+    }
+    r.name += ", " + std::to_string(options.microbatches) + " micro-batches";
+    Expected<std::vector<std::vector<RuntimeTensor>>> out = runPipelined(session, plan, *split, po); // warm-up
+    if (!out)
+        return out.status().withContext(r.name);
+    trace::Recorder recorder(plan.devices);
+    po.onStep = [&recorder](const StepEvent &e, int m) { recorder.onStep(e, " #" + std::to_string(m)); };
+    std::vector<std::pair<double, trace::Trace>> timed;
+    for (int i = 0; i < std::max(1, options.iterations); ++i) {
+        if (options.progress)
+            options.progress(r.name + " " + std::to_string(i + 1) + "/" + std::to_string(options.iterations));
+        recorder.begin();
+        out = runPipelined(session, plan, *split, po);
+        if (!out)
+            return out.status().withContext(r.name);
+        trace::Trace t = recorder.finish(r.name);
+        timed.emplace_back(t.duration(), std::move(t));
+    }
+    // The micro-batches' outputs joined into the batch's, against the reference.
+    // A model whose outputs mix the batch's samples (a reduction or softmax over dim 0, an output
+    // without the batch) computes something else per micro-batch: the user's model, not a bug.
+    const std::string mixes = " (a model whose outputs mix the samples of a batch cannot be split into "
+                              "micro-batches: profile it without --microbatches)";
+    std::vector<RuntimeTensor> joined;
+    for (std::size_t i = 0; i < out->front().size(); ++i) {
+        std::vector<RuntimeTensor> parts;
+        for (const std::vector<RuntimeTensor> &batch : *out)
+            parts.push_back(batch[i]);
+        Expected<RuntimeTensor> whole = concatDim0(parts);
+        if (!whole)
+            return Status::invalid(r.name + ": output " + std::to_string(i) + ": " + whole.status().message() + mixes);
+        joined.push_back(std::move(*whole));
+    }
+    if (reference.empty())
+        reference = joined;
+    for (std::size_t i = 0; i < reference.size() && i < joined.size(); ++i)
+        if (Status same = sameWithinScale(joined[i], reference[i]); !same)
+            return Status::invalid(r.name + " computes a different output " + std::to_string(i) + " than serial: " +
+                                   same.message() + mixes);
+    std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    r.makespanMs = timed[timed.size() / 2].first * 1e3;
+    r.minMs = timed.front().first * 1e3;
+    r.maxMs = timed.back().first * 1e3;
+    r.trace = std::move(timed[timed.size() / 2].second);
+    r.measured = true;
+    summarizeRun(r);
+    summarizePipeline(r, options.microbatches);
+    return Status::ok();
+}
+
+} // namespace
+
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options)
 {
     const int threads = std::max(1, options.threadsPerDevice);
@@ -284,6 +377,18 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             if (!f)
                 return f.status();
             feeds = std::move(*f);
+        }
+        if (strategy == Strategy::Pipeline && options.microbatches > 1) {
+            const double predicted =
+                predictPipeline(*plan, cost.devices.size(), options.microbatches).makespanSeconds * 1e3;
+            OPSCOPE_TRY(measurePipelined(**session, plan->plan, feeds, options, threads, r, reference));
+            r.predictedMs = predicted;
+            for (const auto &device : cost.devices)
+                if (std::none_of(r.utilization.begin(), r.utilization.end(),
+                                 [&](const auto &u) { return u.first == device.name; }))
+                    r.utilization.emplace_back(device.name, 0.0);
+            runs.push_back(std::move(r));
+            continue;
         }
         trace::Recorder recorder(plan->plan.devices);
         ExecOptions exec;

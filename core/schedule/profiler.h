@@ -37,8 +37,8 @@ struct ProfileOptions
     bool measuredCosts = true;
     // parallel: workers share one queue (false: a fixed queue per worker, as GPU streams run).
     bool sharedQueue = true;
-    // pipeline, when simulating: the batch as this many micro-batches, GPipe-style (running them
-    // needs several processes: dist/).
+    // pipeline: the batch as this many micro-batches, GPipe-style — each device a stage running in
+    // a thread of its own (runtime/stagerunner.h), or predicted when simulating.
     int microbatches = 1;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> progress; // "greedy 3/10"
@@ -86,6 +86,9 @@ std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace);
 
 // Makespan, utilization, idle time and overlap of a trace (fills those fields of `run`).
 void summarizeRun(ProfileRun &run);
+// A pipeline run's bubble from its trace: the share of its stages' (devices with work) time spent
+// not computing, beside GPipe's ideal (S−1)/(M+S−1), and the makespan that ideal would give.
+void summarizePipeline(ProfileRun &run, int microbatches);
 
 // Every run in one trace, devices prefixed with the run's name ("greedy/cpu:1").
 trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::string &name);

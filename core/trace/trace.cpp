@@ -64,6 +64,16 @@ void Recorder::begin()
 
 void Recorder::onStep(const StepEvent &event)
 {
+    std::string label;
+    {
+        const std::lock_guard lock(m_mutex);
+        label = m_label;
+    }
+    onStep(event, label);
+}
+
+void Recorder::onStep(const StepEvent &event, const std::string &label)
+{
     const Node &n = event.graph->node(event.node);
     std::uint64_t bytes = event.outputBytes;
     if (bytes == 0 && n.opType == "Recv" && !n.outputs.empty() && n.outputs[0].valid()) {
@@ -76,7 +86,7 @@ void Recorder::onStep(const StepEvent &event)
         }
     }
     const std::lock_guard lock(m_mutex);
-    m_events.push_back({event, m_label.empty() ? n.name : n.name + m_label, n.opType, n.domain, bytes, m_label});
+    m_events.push_back({event, label.empty() ? n.name : n.name + label, n.opType, n.domain, bytes, label});
 }
 
 void Recorder::setLabel(std::string label)

@@ -75,6 +75,9 @@ public:
     // When begin() was called: what puts traces of several processes on one clock (dist/).
     std::chrono::steady_clock::time_point zero() const { return m_zero; }
     void onStep(const StepEvent &event);
+    // With a label of its own instead of setLabel's: runs that overlap (pipeline stages working
+    // on different micro-batches at once) each name their own.
+    void onStep(const StepEvent &event, const std::string &label);
     // Appended to the names of the spans recorded from now on: several runs in one trace (the
     // micro-batches of a pipeline, " #2") stay apart.
     void setLabel(std::string label);
