@@ -152,31 +152,7 @@ private slots:
         }
         // An If whose branches read three outer values (one two levels down, through a nested
         // If), computed by nodes round-robin deals to different ranks.
-        {
-            onnx::ModelProto m = test::smallModel(); // y = Relu(x + bias), x float[2,3]
-            onnx::GraphProto *g = m.mutable_graph();
-            g->clear_node();
-            g->clear_output();
-            *g->add_node() = test::node("Relu", {"x"}, {"a"}, "relu");
-            *g->add_node() = test::node("Tanh", {"x"}, {"b"}, "tanh");
-            *g->add_node() = test::node("Sigmoid", {"x"}, {"d"}, "sigmoid");
-            onnx::NodeProto cond = test::node("Constant", {}, {"c"}, "cond");
-            auto *value = cond.add_attribute();
-            value->set_name("value");
-            value->set_type(onnx::AttributeProto::TENSOR);
-            value->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
-            value->mutable_t()->add_int32_data(1);
-            *g->add_node() = cond;
-            onnx::NodeProto branch = test::node("If", {"c"}, {"y"}, "branch");
-            onnx::NodeProto inner = test::node("If", {"c"}, {"t1"}, "inner");
-            test::addBody(inner, "then_branch", {test::node("Mul", {"t0", "d"}, {"u"})}, "u");
-            test::addBody(inner, "else_branch", {test::node("Sub", {"t0", "d"}, {"w"})}, "w");
-            test::addBody(branch, "then_branch", {test::node("Add", {"a", "b"}, {"t0"}), inner}, "t1");
-            test::addBody(branch, "else_branch", {test::node("Sub", {"a", "b"}, {"e"})}, "e");
-            *g->add_node() = branch;
-            *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
-            test::writeProto(fs::path(m_dir.path().toStdString()) / "capture.onnx", m);
-        }
+        test::writeProto(fs::path(m_dir.path().toStdString()) / "capture.onnx", test::nestedCaptureModel());
         for (unsigned seed : {1u, 2u, 3u})
             writeRandomDag(fs::path(m_dir.path().toStdString()) / ("dag" + std::to_string(seed) + ".onnx"), 40, seed);
     }

@@ -113,6 +113,17 @@ Model batchedChain(int layers)
     return m;
 }
 
+// Options for runPipelined on `n` CPU devices of one thread, the backends kept in `owned`.
+PipelineOptions pipelineOn(int n, std::vector<std::unique_ptr<CpuBackend>> &owned)
+{
+    PipelineOptions po;
+    for (int d = 0; d < n; ++d) {
+        owned.push_back(std::make_unique<CpuBackend>(d, 1));
+        po.backends.push_back(owned.back().get());
+    }
+    return po;
+}
+
 } // namespace
 
 class TestSchedule : public QObject
@@ -243,31 +254,7 @@ private slots:
     {
         QFETCH(QVector<int>, deviceOf);
         QFETCH(int, transfers);
-        // then: If(c) { Mul(a + b, d) } else { Sub(a + b, d) } — d and c read two levels down;
-        // else: a - b.
-        onnx::ModelProto proto = test::smallModel();
-        onnx::GraphProto *g = proto.mutable_graph();
-        g->clear_node();
-        g->clear_output();
-        g->clear_initializer();
-        *g->add_node() = test::node("Relu", {"x"}, {"a"}, "relu");
-        *g->add_node() = test::node("Tanh", {"x"}, {"b"}, "tanh");
-        *g->add_node() = test::node("Sigmoid", {"x"}, {"d"}, "sigmoid");
-        onnx::NodeProto cond = test::node("Constant", {}, {"c"}, "cond");
-        auto *value = cond.add_attribute();
-        value->set_name("value");
-        value->set_type(onnx::AttributeProto::TENSOR);
-        value->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
-        value->mutable_t()->add_int32_data(1);
-        *g->add_node() = cond;
-        onnx::NodeProto inner = test::node("If", {"c"}, {"t1"}, "inner");
-        test::addBody(inner, "then_branch", {test::node("Mul", {"t0", "d"}, {"u"})}, "u");
-        test::addBody(inner, "else_branch", {test::node("Sub", {"t0", "d"}, {"w"})}, "w");
-        onnx::NodeProto branch = test::node("If", {"c"}, {"y"}, "branch");
-        test::addBody(branch, "then_branch", {test::node("Add", {"a", "b"}, {"t0"}), inner}, "t1");
-        test::addBody(branch, "else_branch", {test::node("Sub", {"a", "b"}, {"e"})}, "e");
-        *g->add_node() = branch;
-        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        const onnx::ModelProto proto = test::nestedCaptureModel();
         const Model m = test::modelOrFail(proto);
         QCOMPARE(m.graph.nodeCount(), std::size_t(5));
 
@@ -338,11 +325,7 @@ private slots:
         QVERIFY(micro);
 
         std::vector<std::unique_ptr<CpuBackend>> backends;
-        PipelineOptions po;
-        for (int d = 0; d < 3; ++d) {
-            backends.push_back(std::make_unique<CpuBackend>(d, 1));
-            po.backends.push_back(backends.back().get());
-        }
+        PipelineOptions po = pipelineOn(3, backends);
         std::mutex mutex;
         std::condition_variable started;
         bool firstStageOnBatch1 = false, lastStageWaited = false, overlapped = false;
@@ -400,11 +383,7 @@ private slots:
         const Feeds bad{{"x", RuntimeTensor::fromValues(DataType::Float, {4, 6}, std::vector<float>(24, 1.0f))},
                         {"shape", RuntimeTensor::fromValues(DataType::Int64, {2}, std::vector<std::int64_t>{5, 5})}};
         std::vector<std::unique_ptr<CpuBackend>> backends;
-        PipelineOptions po;
-        for (int d = 0; d < 3; ++d) {
-            backends.push_back(std::make_unique<CpuBackend>(d, 1));
-            po.backends.push_back(backends.back().get());
-        }
+        PipelineOptions po = pipelineOn(3, backends);
         const auto start = std::chrono::steady_clock::now();
         Expected<std::vector<std::vector<RuntimeTensor>>> out = runPipelined(**s, plan->plan, {bad, bad}, po);
         QVERIFY(!out);

@@ -88,6 +88,8 @@ bool nameUsedInTree(const Graph &graph, const std::string &name)
 
 namespace {
 
+std::size_t renameInBodiesOf(Node &node, const std::string &from, const std::string &to);
+
 std::size_t renameReadsIn(Graph &sub, const std::string &from, const std::string &to)
 {
     std::size_t renamed = 0;
@@ -101,22 +103,14 @@ std::size_t renameReadsIn(Graph &sub, const std::string &from, const std::string
     // Nested graphs look the name up through this one (or past it, when this graph does not
     // read it itself): they are renamed alike.
     for (NodeId n : sub.nodeIds())
-        for (Attribute &a : sub.node(n).attributes) {
-            if (a.g)
-                renamed += renameReadsIn(*a.g, from, to);
-            for (ClonePtr<Graph> &g : a.graphs)
-                if (g)
-                    renamed += renameReadsIn(*g, from, to);
-        }
+        renamed += renameInBodiesOf(sub.node(n), from, to);
     return renamed;
 }
 
-} // namespace
-
-std::size_t renameSubgraphReads(Graph &graph, NodeId id, const std::string &from, const std::string &to)
+std::size_t renameInBodiesOf(Node &node, const std::string &from, const std::string &to)
 {
     std::size_t renamed = 0;
-    for (Attribute &a : graph.node(id).attributes) {
+    for (Attribute &a : node.attributes) {
         if (a.g)
             renamed += renameReadsIn(*a.g, from, to);
         for (ClonePtr<Graph> &g : a.graphs)
@@ -124,6 +118,13 @@ std::size_t renameSubgraphReads(Graph &graph, NodeId id, const std::string &from
                 renamed += renameReadsIn(*g, from, to);
     }
     return renamed;
+}
+
+} // namespace
+
+std::size_t renameSubgraphReads(Graph &graph, NodeId id, const std::string &from, const std::string &to)
+{
+    return renameInBodiesOf(graph.node(id), from, to);
 }
 
 std::vector<ValueId> implicitInputs(const Graph &graph, NodeId id)

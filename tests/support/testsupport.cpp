@@ -95,6 +95,34 @@ void writeBytes(const std::filesystem::path &path, const std::string &bytes)
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+onnx::ModelProto nestedCaptureModel()
+{
+    onnx::ModelProto m = smallModel();
+    onnx::GraphProto *g = m.mutable_graph();
+    g->clear_node();
+    g->clear_output();
+    g->clear_initializer();
+    *g->add_node() = node("Relu", {"x"}, {"a"}, "relu");
+    *g->add_node() = node("Tanh", {"x"}, {"b"}, "tanh");
+    *g->add_node() = node("Sigmoid", {"x"}, {"d"}, "sigmoid");
+    onnx::NodeProto cond = node("Constant", {}, {"c"}, "cond");
+    auto *value = cond.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    value->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    value->mutable_t()->add_int32_data(1);
+    *g->add_node() = cond;
+    onnx::NodeProto inner = node("If", {"c"}, {"t1"}, "inner");
+    addBody(inner, "then_branch", {node("Mul", {"t0", "d"}, {"u"})}, "u");
+    addBody(inner, "else_branch", {node("Sub", {"t0", "d"}, {"w"})}, "w");
+    onnx::NodeProto branch = node("If", {"c"}, {"y"}, "branch");
+    addBody(branch, "then_branch", {node("Add", {"a", "b"}, {"t0"}), inner}, "t1");
+    addBody(branch, "else_branch", {node("Sub", {"a", "b"}, {"e"})}, "e");
+    *g->add_node() = branch;
+    *g->add_output() = tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+    return m;
+}
+
 onnx::ModelProto emptyModel()
 {
     onnx::ModelProto m = smallModel();

@@ -28,6 +28,10 @@ onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inpu
 // define come from the enclosing graphs.
 void addBody(onnx::NodeProto &owner, const std::string &attr, const std::vector<onnx::NodeProto> &nodes,
              const std::string &output, const std::vector<std::int64_t> &dims = {2, 3});
+// x float[2,3]; a = Relu(x), b = Tanh(x), d = Sigmoid(x), c = true; y = If(c) then
+// If(c) { Mul(a + b, d) } else { Sub(a + b, d) } else a - b: bodies reading four outer values,
+// two of them two levels down (partitioning across devices and ranks).
+onnx::ModelProto nestedCaptureModel();
 // A valid model: y = Relu(x + bias), x float[2,3], opset 13.
 onnx::ModelProto smallModel();
 // smallModel()'s opsets and metadata around an empty graph (no inputs, weights, nodes or outputs).
