@@ -109,44 +109,12 @@ void decodePlan(const json &j, schedule::Placement &place, ExecutionPlan &plan, 
 }
 
 Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector<int> &rankOfDevice, int rank,
-                                  const MpiTransfers &transfers, const Graph &graph)
+                                  const Graph &graph)
 {
-    ExecutionPlan local;
-    local.name = global.name;
-    std::vector<int> localDevice(global.devices.size(), -1), localQueue(global.queues.size(), -1);
-    for (std::size_t d = 0; d < global.devices.size(); ++d)
-        if (rankOfDevice[d] == rank) {
-            localDevice[d] = int(local.devices.size());
-            local.devices.push_back(global.devices[d]);
-        }
-    for (std::size_t q = 0; q < global.queues.size(); ++q)
-        if (localDevice[std::size_t(global.queues[q].device)] >= 0) {
-            localQueue[q] = int(local.queues.size());
-            local.queues.push_back(global.queues[q]);
-            local.queues.back().device = localDevice[std::size_t(global.queues[q].device)];
-        }
-    for (PlanQueue &q : local.queues)
-        for (PlanStep &step : q.steps) {
-            std::vector<StepRef> kept;
-            for (const StepRef &r : step.waitFor) {
-                if (localQueue[r.queue] >= 0) {
-                    kept.push_back({std::uint32_t(localQueue[r.queue]), r.step});
-                    continue;
-                }
-                // Partitioning gives every value that crosses devices a Send/Recv, bodies' outer
-                // reads included: a wait for another rank's step that is not a Recv is a bug.
-                if (!transfers.receivesRemotely(step.node)) {
-                    const Node &n = graph.node(step.node);
-                    const Node &other = graph.node(global.queues[r.queue].steps[r.step].node);
-                    return Status::internal("node '" + n.name + "' (" + n.opType + ") on rank " +
-                                            std::to_string(rank) + " waits for '" + other.name +
-                                            "' on another rank with no Send/Recv between them: the " + global.name +
-                                            " plan cannot run across ranks");
-                }
-            }
-            step.waitFor = std::move(kept);
-        }
-    return local;
+    std::vector<bool> mine(global.devices.size(), false);
+    for (std::size_t d = 0; d < global.devices.size() && d < rankOfDevice.size(); ++d)
+        mine[d] = rankOfDevice[d] == rank;
+    return subPlan(global, mine, graph);
 }
 
 } // namespace opscope::dist

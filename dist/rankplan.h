@@ -28,10 +28,9 @@ Expected<RuntimeTensor> tensorFromJson(const nlohmann::json &j);
 nlohmann::json encodePlan(const schedule::Placement &place, const schedule::Schedule &s, std::size_t slots);
 void decodePlan(const nlohmann::json &j, schedule::Placement &place, ExecutionPlan &plan, double &predicted);
 
-// This rank's queues of a plan over every rank's devices. A step waiting for another rank's step
-// must be a Recv of a cross-rank edge: its data arrives over MPI instead. Anything else (an
-// If/Loop body reading a value of another rank) has no transfer to wait for: an error.
+// This rank's queues of a plan over every rank's devices (subPlan): a step waiting for another
+// rank's step is a Recv of a cross-rank edge, its data arriving over MPI instead.
 Expected<ExecutionPlan> localPlan(const ExecutionPlan &global, const std::vector<int> &rankOfDevice, int rank,
-                                  const MpiTransfers &transfers, const Graph &graph);
+                                  const Graph &graph);
 
 } // namespace opscope::dist

@@ -322,15 +322,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         } freeComm{comm};
         auto transport = std::make_unique<MpiTransfers>(comm, me, edges,
                                                         std::chrono::duration<double>(result.transferTimeoutSeconds));
-        Expected<ExecutionPlan> local = localPlan(global, rankOfDevice, me, *transport, graph);
-        // A plan that cannot run across ranks (a body reading another rank's value) is skipped,
-        // not the whole profile: the other schedules may well run.
-        if (Status agreed = mpi.agree(local ? Status::ok() : local.status()); !agreed) {
-            if (agreed.kind() != ErrorKind::Unsupported)
-                return agreed;
-            result.notes.push_back(name + " was skipped: " + agreed.message());
-            continue;
-        }
+        Expected<ExecutionPlan> local = localPlan(global, rankOfDevice, me, graph);
+        OPSCOPE_TRY(mpi.agree(local ? Status::ok() : local.status()));
         SessionOptions so;
         so.threads = threads;
         // The session's own check estimates the whole graph, every rank's share: rank 0 checked

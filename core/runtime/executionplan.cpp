@@ -70,4 +70,49 @@ Status validatePlan(const Graph &graph, const ExecutionPlan &plan)
     return Status::ok();
 }
 
+Expected<ExecutionPlan> subPlan(const ExecutionPlan &plan, const std::vector<bool> &keep, const Graph &graph,
+                                std::vector<std::uint32_t> *queueOf)
+{
+    ExecutionPlan part;
+    part.name = plan.name;
+    std::vector<int> device(plan.devices.size(), -1), queue(plan.queues.size(), -1);
+    for (std::size_t d = 0; d < plan.devices.size(); ++d)
+        if (d < keep.size() && keep[d]) {
+            device[d] = int(part.devices.size());
+            part.devices.push_back(plan.devices[d]);
+        }
+    if (queueOf)
+        queueOf->clear();
+    for (std::size_t q = 0; q < plan.queues.size(); ++q)
+        if (device[std::size_t(plan.queues[q].device)] >= 0) {
+            queue[q] = int(part.queues.size());
+            part.queues.push_back(plan.queues[q]);
+            part.queues.back().device = device[std::size_t(plan.queues[q].device)];
+            if (queueOf)
+                queueOf->push_back(std::uint32_t(q));
+        }
+    for (PlanQueue &q : part.queues)
+        for (PlanStep &step : q.steps) {
+            std::vector<StepRef> kept;
+            for (const StepRef &r : step.waitFor) {
+                if (queue[r.queue] >= 0) {
+                    kept.push_back({std::uint32_t(queue[r.queue]), r.step});
+                    continue;
+                }
+                // Partitioning puts a Send/Recv on every edge between devices (bodies' outer
+                // reads included): any other wait across the cut is a bug.
+                if (graph.node(step.node).opType != "Recv") {
+                    const PlanQueue &other = plan.queues[r.queue];
+                    return Status::internal("'" + graph.node(step.node).name + "' waits for '" +
+                                            graph.node(other.steps[r.step].node).name + "' on " +
+                                            plan.devices[std::size_t(other.device)] +
+                                            " with no Send/Recv between them: the " + plan.name +
+                                            " plan cannot be run in parts");
+                }
+            }
+            step.waitFor = std::move(kept);
+        }
+    return part;
+}
+
 } // namespace opscope

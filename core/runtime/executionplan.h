@@ -44,6 +44,14 @@ struct ExecutionPlan
 
 Expected<ExecutionPlan> serialPlan(const Graph &graph, const std::string &device = "cpu:0");
 
+// The part of a plan some devices run on their own (an MPI rank's devices, a pipeline stage's
+// device): the queues of the devices `keep` selects (by plan device), devices and queues
+// renumbered in order. A wait on a queue left out is dropped where the waiting step is a Recv —
+// the tensor's arrival carries the dependency; any other such wait has no transfer to wait for
+// and is an error naming both steps. `queueOf`, if given, maps each kept queue to the plan's.
+Expected<ExecutionPlan> subPlan(const ExecutionPlan &plan, const std::vector<bool> &keep, const Graph &graph,
+                                std::vector<std::uint32_t> *queueOf = nullptr);
+
 // Every live node exactly once; every dependency either earlier in the same queue or waited for.
 Status validatePlan(const Graph &graph, const ExecutionPlan &plan);
 

@@ -130,41 +130,16 @@ Expected<std::vector<std::vector<RuntimeTensor>>> runPipelined(const InferenceSe
     std::vector<std::vector<std::uint32_t>> stageQueues; // stage queue → plan queue
     std::vector<int> stageDevice;
     for (std::size_t d = 0; d < plan.devices.size(); ++d) {
-        ExecutionPlan stage;
-        stage.name = plan.name;
-        stage.devices = {plan.devices[d]};
-        std::vector<int> local(plan.queues.size(), -1);
-        std::vector<std::uint32_t> mine;
-        for (std::size_t q = 0; q < plan.queues.size(); ++q)
-            if (plan.queues[q].device == int(d)) {
-                local[q] = int(stage.queues.size());
-                stage.queues.push_back(plan.queues[q]);
-                stage.queues.back().device = 0;
-                mine.push_back(std::uint32_t(q));
-            }
-        if (stage.queues.empty())
+        std::vector<bool> keep(plan.devices.size(), false);
+        keep[d] = true;
+        std::vector<std::uint32_t> queues;
+        Expected<ExecutionPlan> stage = subPlan(plan, keep, graph, &queues);
+        if (!stage)
+            return stage.status();
+        if (stage->queues.empty())
             continue;
-        for (PlanQueue &q : stage.queues)
-            for (PlanStep &st : q.steps) {
-                std::vector<StepRef> kept;
-                for (const StepRef &r : st.waitFor) {
-                    if (local[r.queue] >= 0) {
-                        kept.push_back({std::uint32_t(local[r.queue]), r.step});
-                        continue;
-                    }
-                    // Partitioning puts a Send/Recv on every edge between devices (bodies'
-                    // outer reads included): any other wait across devices is a bug.
-                    if (graph.node(st.node).opType != "Recv")
-                        return Status::internal(
-                            "'" + graph.node(st.node).name + "' on " + plan.devices[d] + " waits for '" +
-                            graph.node(plan.queues[r.queue].steps[r.step].node).name + "' on " +
-                            plan.devices[std::size_t(plan.queues[r.queue].device)] +
-                            " with no Send/Recv between them: the plan cannot run as pipeline stages");
-                }
-                st.waitFor = std::move(kept);
-            }
-        stages.push_back(std::move(stage));
-        stageQueues.push_back(std::move(mine));
+        stages.push_back(std::move(*stage));
+        stageQueues.push_back(std::move(queues));
         stageDevice.push_back(int(d));
     }
     StageTransfers transfers(graph, deviceOf, options.outer);
