@@ -170,8 +170,9 @@ int main(int argc, char **argv)
         ->default_val(1)
         ->check(CLI::Range(1, 4096));
     profileCmd->add_option("--memory-per-rank", profile.memoryPerRank,
-                           "With --ranks: what each rank's share may take (e.g. 2G, 512MiB; default: the memory "
-                           "free on its host or in its cgroup); a schedule whose share does not fit is refused");
+                           "With --ranks: what each rank's share may take (e.g. 2G, 512MiB: K/M/G/T and KiB… are "
+                           "powers of 1024, KB/MB/GB of 1000; default: the memory free on its host or in its cgroup); "
+                           "a schedule whose share does not fit is refused");
     profileCmd->add_flag("--in-process", profile.inProcess,
                          "With --ranks: also run each spread plan in rank 0's process alone (what MPI costs)");
 
