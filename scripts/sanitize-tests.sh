@@ -14,7 +14,7 @@ case "$mode" in
     flags=(-DOPSCOPE_SANITIZE=address,undefined)
     tests=(tst_graph tst_onnxio tst_cli tst_robustness tst_runtime tst_probe tst_passes tst_presentation tst_schedule
            tst_fusions tst_transformerfusions tst_extendedfusions tst_attention tst_layout tst_workerpool
-           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered tst_quantized tst_memoryplan tst_mpi tst_pooling)
+           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered tst_quantized tst_memoryplan tst_mpi tst_pooling tst_partsofplans)
     # Script tests (no target of their own): the kernels' fast paths, run by the ASan CLI.
     scripted=(kernel_parity)
     # Leaks are reported for opscope's code; libonnx's schema registry, Qt's and fontconfig's
@@ -28,7 +28,7 @@ case "$mode" in
   tsan)
     dir=build-tsan
     flags=(-DOPSCOPE_SANITIZE=thread)
-    tests=(tst_workerpool tst_schedule tst_runtime tst_memoryplan)
+    tests=(tst_workerpool tst_schedule tst_partsofplans tst_runtime tst_memoryplan)
     scripted=()
     # libgomp is not built with TSan: its barriers look like races. The tests use our worker pool.
     export OMP_NUM_THREADS=1

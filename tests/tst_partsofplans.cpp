@@ -1,0 +1,257 @@
+// Plans run in parts: partitioning gives bodies' outer reads a Send/Recv like any input (so a body
+// on one device or rank reads a received copy), and runPipelined runs each device of a plan as a
+// pipeline stage of its own, overlapping micro-batches, ending cleanly when one stage fails.
+
+#include "ir/dependencies.h"
+#include "ir/verifier.h"
+#include "passes/passutil.h"
+#include "runtime/backend.h"
+#include "runtime/conformance.h"
+#include "runtime/microbatches.h"
+#include "runtime/randominputs.h"
+#include "runtime/session.h"
+#include "runtime/stagerunner.h"
+#include "schedule/partition.h"
+#include "schedule/pipeline.h"
+#include "schedule/scheduler.h"
+#include "testsupport.h"
+
+#include <QTest>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <random>
+
+using namespace opscope;
+using namespace opscope::schedule;
+
+namespace {
+
+CostModel devices(int n)
+{
+    CostModel m;
+    for (int i = 0; i < n; ++i)
+        m.devices.push_back({"cpu:" + std::to_string(i), 1e10, 1e10, 2e-6, 0});
+    m.link = {1e-6, 5e9};
+    return m;
+}
+
+std::vector<RuntimeTensor> runWith(const Model &model, const ExecutionPlan *plan, const Feeds &feeds)
+{
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+    if (!s) {
+        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
+        return {};
+    }
+    Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, plan);
+    if (!out) {
+        QTest::qFail(out.status().message().c_str(), __FILE__, __LINE__);
+        return {};
+    }
+    return *out;
+}
+
+// x [N, 64] through `layers` MatMul + Tanh pairs: a chain with a batch to split into micro-batches.
+Model batchedChain(int layers)
+{
+    Model m;
+    m.opsets = {{"", 17}};
+    Graph &g = m.graph;
+    Shape shape;
+    shape.dims = {Dim::symbolic("N"), Dim{64, {}, {}}};
+    ValueId at = g.addInput("x", TypeInfo::tensor(DataType::Float, shape));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-0.2f, 0.2f);
+    for (int i = 0; i < layers; ++i) {
+        std::vector<float> w(64 * 64);
+        for (float &v : w)
+            v = u(rng);
+        const ValueId weight = g.addInitializer("w" + std::to_string(i), passes::floatTensor({64, 64}, w));
+        const ValueId mm = *g.createValue("mm" + std::to_string(i));
+        (void)g.addNode("MatMul", {at, weight}, {mm}, {}, "matmul" + std::to_string(i));
+        at = *g.createValue("t" + std::to_string(i));
+        (void)g.addNode("Tanh", {mm}, {at}, {}, "tanh" + std::to_string(i));
+    }
+    g.addOutput(at);
+    return m;
+}
+
+// Options for runPipelined on `n` CPU devices of one thread, the backends kept in `owned`.
+PipelineOptions pipelineOn(int n, std::vector<std::unique_ptr<CpuBackend>> &owned)
+{
+    PipelineOptions po;
+    for (int d = 0; d < n; ++d) {
+        owned.push_back(std::make_unique<CpuBackend>(d, 1));
+        po.backends.push_back(owned.back().get());
+    }
+    return po;
+}
+
+} // namespace
+
+class TestPartsOfPlans : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // A body reading an outer value by name is a consumer on its node's device: partitioning gives
+    // it a Send/Recv like an input, and the body (at any depth) reads the received copy. Before,
+    // bodies read the producer's buffer on another device — wrong on a GPU, impossible across
+    // ranks (profile --ranks skipped such plans).
+    void bodiesReadOtherDevicesThroughRecv_data()
+    {
+        QTest::addColumn<QVector<int>>("deviceOf"); // relu, tanh, sigmoid, cond, If
+        QTest::addColumn<int>("transfers");
+        QTest::newRow("a and cond local, b and d remote") << QVector<int>{0, 1, 1, 0, 0} << 2;
+        QTest::newRow("everything but b remote") << QVector<int>{1, 0, 1, 1, 0} << 3;
+        QTest::newRow("every outer read remote") << QVector<int>{0, 0, 0, 0, 1} << 4;
+        QTest::newRow("three devices") << QVector<int>{0, 1, 2, 2, 0} << 3;
+        QTest::newRow("all on one device") << QVector<int>{1, 1, 1, 1, 1} << 0;
+    }
+    void bodiesReadOtherDevicesThroughRecv()
+    {
+        QFETCH(QVector<int>, deviceOf);
+        QFETCH(int, transfers);
+        const onnx::ModelProto proto = test::nestedCaptureModel();
+        const Model m = test::modelOrFail(proto);
+        QCOMPARE(m.graph.nodeCount(), std::size_t(5));
+
+        std::vector<int> placement(m.graph.nodeSlots(), -1);
+        int used = 0;
+        for (NodeId n : m.graph.nodeIds()) {
+            placement[n.index] = deviceOf[int(n.index)];
+            used = std::max(used, placement[n.index] + 1);
+        }
+        Expected<Partition> part = partitionForDevices(m, placement);
+        QVERIFY2(part, part ? "" : part.status().message().c_str());
+        QCOMPARE(int(part->transfers), transfers);
+        const Graph &pg = part->model.graph;
+        QVERIFY(verifyGraph(pg));
+        // Every value a node reads, explicitly or from its bodies, is computed on its device.
+        for (NodeId n : pg.nodeIds()) {
+            std::vector<ValueId> reads = pg.node(n).inputs;
+            for (ValueId v : implicitInputs(pg, n))
+                reads.push_back(v);
+            for (ValueId v : reads) {
+                const NodeId p = pg.producer(v);
+                if (p.valid() && pg.node(n).opType != "Recv")
+                    QVERIFY2(part->deviceOf[p.index] == part->deviceOf[n.index],
+                             qPrintable(QString::fromStdString(pg.node(n).name + " reads " + pg.value(v).name +
+                                                               " from another device")));
+            }
+        }
+        // The same outputs as the model in one piece, under the plan that runs it on the devices.
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY(s);
+        Expected<Feeds> feeds = randomFeeds(**s, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        const std::vector<RuntimeTensor> reference = runWith(m, nullptr, *feeds);
+        ScheduleOptions o;
+        o.workers = std::max(used, 2);
+        Expected<Schedule> plan = makeSchedule(pg, Strategy::Greedy, devices(o.workers), o, &part->deviceOf);
+        QVERIFY2(plan, plan ? "" : plan.status().message().c_str());
+        QVERIFY(validatePlan(pg, plan->plan));
+        const std::vector<RuntimeTensor> out = runWith(part->model, &plan->plan, *feeds);
+        QCOMPARE(out.size(), reference.size());
+        double diff = 0.0;
+        QVERIFY(compareTensors(out[0], reference[0], 0.0, 0.0, diff));
+    }
+
+    // Pipelined in one process (runtime/stagerunner.h): each device a stage in a thread of its
+    // own. The last stage is held inside micro-batch 0 until the first stage has started
+    // micro-batch 1 — which never happens if the stages run one micro-batch at a time, as
+    // they did. The joined outputs equal one run of the whole batch.
+    void stagesOverlapMicrobatches()
+    {
+        const Model m = batchedChain(6);
+        const CostModel cost = devices(3);
+        Expected<Placement> place = placePipeline(m.graph, cost);
+        QVERIFY(place);
+        Expected<Partition> part = partitionForDevices(m, *place);
+        QVERIFY(part);
+        ScheduleOptions o;
+        o.workers = 3;
+        Expected<Schedule> plan = makeSchedule(part->model.graph, Strategy::Pipeline, cost, o, &part->deviceOf);
+        QVERIFY(plan);
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(part->model);
+        QVERIFY(s);
+        RandomInputOptions ro;
+        ro.dims = {{"N", 8}};
+        Expected<Feeds> feeds = randomFeeds(**s, {}, ro);
+        QVERIFY(feeds);
+        Expected<std::vector<Feeds>> micro = splitFeeds(*feeds, 4, **s);
+        QVERIFY(micro);
+
+        std::vector<std::unique_ptr<CpuBackend>> backends;
+        PipelineOptions po = pipelineOn(3, backends);
+        std::mutex mutex;
+        std::condition_variable started;
+        bool firstStageOnBatch1 = false, lastStageWaited = false, overlapped = false;
+        po.onStep = [&](const StepEvent &e, int microbatch) {
+            std::unique_lock lock(mutex);
+            if (e.device == 0 && microbatch == 1) {
+                firstStageOnBatch1 = true;
+                started.notify_all();
+            }
+            if (e.device == 2 && microbatch == 0 && !lastStageWaited) {
+                lastStageWaited = true;
+                overlapped = started.wait_for(lock, std::chrono::seconds(20), [&] { return firstStageOnBatch1; });
+            }
+        };
+        Expected<std::vector<std::vector<RuntimeTensor>>> out = runPipelined(**s, plan->plan, *micro, po);
+        QVERIFY2(out, out ? "" : out.status().message().c_str());
+        QVERIFY(lastStageWaited);
+        QVERIFY2(overlapped, "the first stage did not start micro-batch 1 while the last one was in micro-batch 0");
+        QCOMPARE(out->size(), std::size_t(4));
+        std::vector<RuntimeTensor> parts;
+        for (const auto &batch : *out)
+            parts.push_back(batch.at(0));
+        Expected<RuntimeTensor> joined = concatDim0(parts);
+        QVERIFY(joined);
+        const std::vector<RuntimeTensor> whole = runWith(m, nullptr, *feeds);
+        double diff = 0.0;
+        QVERIFY(compareTensors(*joined, whole.at(0), 1e-5, 1e-6, diff));
+    }
+
+    // A stage that fails ends the pipelined run with its error; the stages waiting for its
+    // tensors are woken, not left waiting for ever.
+    void aFailingStageEndsThePipeline()
+    {
+        Model m;
+        m.opsets = {{"", 17}};
+        Graph &g = m.graph;
+        const ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({4, 6})));
+        const ValueId shape = g.addInput("shape", TypeInfo::tensor(DataType::Int64, Shape::fromSizes({2})));
+        const ValueId a = *g.createValue("a"), b = *g.createValue("b"), y = *g.createValue("y");
+        (void)g.addNode("Relu", {x}, {a}, {}, "relu");
+        (void)g.addNode("Reshape", {a, shape}, {b}, {}, "reshape");
+        (void)g.addNode("Tanh", {b}, {y}, {}, "tanh");
+        g.addOutput(y);
+        std::vector<int> placement(g.nodeSlots(), -1);
+        for (NodeId n : g.nodeIds())
+            placement[n.index] = int(n.index);
+        Expected<Partition> part = partitionForDevices(m, placement);
+        QVERIFY(part);
+        ScheduleOptions o;
+        o.workers = 3;
+        Expected<Schedule> plan = makeSchedule(part->model.graph, Strategy::Pipeline, devices(3), o, &part->deviceOf);
+        QVERIFY(plan);
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(part->model);
+        QVERIFY(s);
+        const Feeds bad{{"x", RuntimeTensor::fromValues(DataType::Float, {4, 6}, std::vector<float>(24, 1.0f))},
+                        {"shape", RuntimeTensor::fromValues(DataType::Int64, {2}, std::vector<std::int64_t>{5, 5})}};
+        std::vector<std::unique_ptr<CpuBackend>> backends;
+        PipelineOptions po = pipelineOn(3, backends);
+        const auto start = std::chrono::steady_clock::now();
+        Expected<std::vector<std::vector<RuntimeTensor>>> out = runPipelined(**s, plan->plan, {bad, bad}, po);
+        QVERIFY(!out);
+        QVERIFY2(QString::fromStdString(out.status().message()).contains("cpu:1, micro-batch 0"),
+                 out.status().message().c_str());
+        QVERIFY(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestPartsOfPlans)
+#include "tst_partsofplans.moc"
