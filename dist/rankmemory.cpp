@@ -1,5 +1,7 @@
 #include "rankmemory.h"
 
+#include "mpitransfers.h"
+
 #include "ir/dependencies.h"
 #include "runtime/backend.h"
 #include "runtime/memoryplan.h"
@@ -74,19 +76,12 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
                 bytesOf[t.value.index] = t.bytes;
     }
     // A Send to another rank keeps a copy of its tensor, reused run after run.
-    for (NodeId n : g.nodeIds()) {
-        const Node &node = g.node(n);
-        if (node.opType != "Recv" || node.inputs.empty())
+    for (const CrossRankEdge &e : crossRankEdges(g, deviceOf, rankOfDevice)) {
+        const Node &send = g.node(e.send);
+        if (send.inputs.empty())
             continue;
-        const NodeId send = g.producer(node.inputs[0]);
-        if (!send.valid() || g.node(send).inputs.empty())
-            continue;
-        const int from = rankOfNode(send), to = rankOfNode(n);
-        if (from >= 0 && to >= 0 && from != to) {
-            const auto b = bytesOf.find(g.node(send).inputs[0].index);
-            if (b != bytesOf.end())
-                need[std::size_t(from)].sendBytes += b->second;
-        }
+        if (const auto b = bytesOf.find(send.inputs[0].index); b != bytesOf.end())
+            need[std::size_t(e.fromRank)].sendBytes += b->second;
     }
     return need;
 }

@@ -359,8 +359,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                           b.message());
             recorder.begin();
             std::vector<std::vector<RuntimeTensor>> outs;
-            // The rank's devices are stages too: each in a thread of its own, so a rank with K
-            // devices overlaps its micro-batches as the ranks do (MPI for the edges between ranks).
+            // A pipeline: the rank's devices are stages too, each in a thread of its own, so a rank
+            // with K devices overlaps its micro-batches as the ranks do (MPI between ranks).
             if (pipelined) {
                 PipelineOptions po;
                 po.threads = threads;
@@ -374,10 +374,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 if (!piped)
                     mpi.abort(name + ": " + piped.status().message());
                 outs = std::move(*piped);
-            }
-            for (std::size_t m = 0; m < batches.size() && !pipelined; ++m) {
-                recorder.setLabel(labels[m]);
-                Expected<std::vector<RuntimeTensor>> out = (*session)->run(batches[m], &*local, &exec);
+            } else {
+                Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &*local, &exec);
                 if (!out)
                     mpi.abort(name + ": " + out.status().message());
                 outs.push_back(std::move(*out));
@@ -402,30 +400,17 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                             return t.status();
                         perBatch.at(e[1].get<std::size_t>()).at(e[0].get<std::size_t>()) = std::move(*t);
                     }
-                for (std::size_t i = 0; i < reference.size() && same.isOk(); ++i) {
-                    std::vector<RuntimeTensor> parts;
-                    for (const auto &outs : perBatch)
-                        if (i < outs.size() && outs[i].isValid())
-                            parts.push_back(outs[i]);
-                    Expected<RuntimeTensor> joined = parts.size() == perBatch.size()
-                                                         ? concatDim0(parts)
-                                                         : Expected<RuntimeTensor>(Status::internal(
-                                                               name + ": no rank computed output " + std::to_string(i)));
-                    // Micro-batches of a model that mixes a batch's samples compute something
-                    // else: the model's doing (exit 1), not a bug of the plan (exit 2).
-                    const std::string mixes = " (a model whose outputs mix the samples of a batch cannot be "
-                                              "split into micro-batches: profile it without --microbatches)";
-                    if (!joined)
-                        same = pipelined && parts.size() == perBatch.size()
-                                   ? Status::invalid(name + ": output " + std::to_string(i) + ": " +
-                                                     joined.status().message() + mixes)
-                                   : joined.status();
-                    else if (Status d = schedule::sameWithinScale(*joined, reference[i]); !d) {
+                // Micro-batches of a model that mixes a batch's samples compute something else:
+                // the model's doing (exit 1), not a bug of the plan (exit 2).
+                Expected<std::vector<RuntimeTensor>> joined = joinMicrobatches(perBatch);
+                if (!joined)
+                    same = joined.status().withContext(name + " across ranks");
+                for (std::size_t i = 0; joined && i < reference.size() && same.isOk(); ++i)
+                    if (Status d = schedule::sameWithinScale((*joined)[i], reference[i]); !d) {
                         const std::string what = name + " across ranks computes a different output " +
                                                  std::to_string(i) + " than serial: " + d.message();
-                        same = pipelined ? Status::invalid(what + mixes) : Status::internal(what);
+                        same = pipelined ? Status::invalid(what + kMixesSamples) : Status::internal(what);
                     }
-                }
             }
             OPSCOPE_TRY(mpi.agree(same));
         }
@@ -545,16 +530,11 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                         }
                     }
                     if (oneRun.isOk()) {
-                        std::sort(timed.begin(), timed.end(),
-                                  [](const auto &a, const auto &b) { return a.first < b.first; });
                         ProfileRun r;
                         r.name = name + ", one process";
                         r.measured = true;
                         r.predictedMs = predicted * 1e3;
-                        r.makespanMs = timed[timed.size() / 2].first * 1e3;
-                        r.minMs = timed.front().first * 1e3;
-                        r.maxMs = timed.back().first * 1e3;
-                        r.trace = std::move(timed[timed.size() / 2].second);
+                        schedule::keepMedianRun(timed, r);
                         schedule::summarizeRun(r);
                         result.runs.push_back(std::move(r));
                         result.info.push_back({});

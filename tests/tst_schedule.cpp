@@ -15,6 +15,7 @@
 #include "schedule/pipeline.h"
 #include "schedule/profiler.h"
 #include "schedule/scheduler.h"
+#include "scheduletest.h"
 #include "testsupport.h"
 #include "trace/chrometrace.h"
 
@@ -58,29 +59,8 @@ Model randomDag(int nodes, std::uint32_t seed)
     return m;
 }
 
-CostModel devices(int n)
-{
-    CostModel m;
-    for (int i = 0; i < n; ++i)
-        m.devices.push_back({"cpu:" + std::to_string(i), 1e10, 1e10, 2e-6, 0});
-    m.link = {1e-6, 5e9};
-    return m;
-}
-
-std::vector<RuntimeTensor> runWith(const Model &model, const ExecutionPlan *plan, const Feeds &feeds)
-{
-    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
-    if (!s) {
-        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
-        return {};
-    }
-    Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, plan);
-    if (!out) {
-        QTest::qFail(out.status().message().c_str(), __FILE__, __LINE__);
-        return {};
-    }
-    return *out;
-}
+using test::devices;
+using test::runWith;
 
 } // namespace
 

@@ -162,6 +162,15 @@ int runProfileRanks(const ProfileArgs &args)
         return ExitOk;
     const std::vector<schedule::ProfileRun> &reports = profile->runs;
     const bool limitGiven = prepared->options.memoryPerRank != 0;
+    // After the table or the JSON: the notes, then the schedules refused for memory, which are
+    // errors — the rows printed ran, the ones refused did not.
+    const auto finish = [&](const std::vector<std::string> &notes) {
+        for (const std::string &n : notes)
+            std::cerr << "opscope-cli: note: " << n << '\n';
+        for (const std::string &r : profile->refused)
+            reportError(Status::unsupported(r));
+        return profile->refused.empty() ? ExitOk : ExitUserError;
+    };
     std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
     notes.insert(notes.begin(), profile->notes.begin(), profile->notes.end());
     if (!args.trace.empty())
@@ -212,11 +221,7 @@ int runProfileRanks(const ProfileArgs &args)
         j["memory_per_rank"] = limitGiven ? "given" : "free memory";
         j["refused"] = profile->refused;
         std::cout << j.dump(2) << '\n';
-        for (const std::string &n : notes)
-            std::cerr << "opscope-cli: note: " << n << '\n';
-        for (const std::string &r : profile->refused)
-            reportError(Status::unsupported(r));
-        return profile->refused.empty() ? ExitOk : ExitUserError;
+        return finish(notes);
     }
     if (!reports.empty())
         printProfileTable(args, reports, devices, prepared->options.threadsPerDevice);
@@ -246,12 +251,7 @@ int runProfileRanks(const ProfileArgs &args)
         std::printf("%s: each rank's share needs %s (of %s %s)\n", reports[i].name.c_str(), need.c_str(),
                     have.c_str(), limitGiven ? "allowed by --memory-per-rank" : "free");
     }
-    for (const std::string &n : notes)
-        std::cerr << "opscope-cli: note: " << n << '\n';
-    // A schedule that did not fit is an error: the rows above ran, the one asked for did not.
-    for (const std::string &r : profile->refused)
-        reportError(Status::unsupported(r));
-    return profile->refused.empty() ? ExitOk : ExitUserError;
+    return finish(notes);
 }
 
 #endif

@@ -32,6 +32,25 @@ Expected<RuntimeTensor> concatDim0(const std::vector<RuntimeTensor> &parts)
     return out;
 }
 
+Expected<std::vector<RuntimeTensor>> joinMicrobatches(const std::vector<std::vector<RuntimeTensor>> &perBatch)
+{
+    std::vector<RuntimeTensor> joined;
+    const std::size_t outputs = perBatch.empty() ? 0 : perBatch.front().size();
+    for (std::size_t i = 0; i < outputs; ++i) {
+        std::vector<RuntimeTensor> parts;
+        for (const std::vector<RuntimeTensor> &batch : perBatch) {
+            if (i >= batch.size() || !batch[i].isValid())
+                return Status::internal("no run computed output " + std::to_string(i));
+            parts.push_back(batch[i]);
+        }
+        Expected<RuntimeTensor> whole = concatDim0(parts);
+        if (!whole)
+            return Status::invalid("output " + std::to_string(i) + ": " + whole.status().message() + kMixesSamples);
+        joined.push_back(std::move(*whole));
+    }
+    return joined;
+}
+
 Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const InferenceSession &session)
 {
     if (feeds.empty() || feeds[0].second.shape().empty())

@@ -11,6 +11,15 @@ namespace opscope {
 // Tensors of one type one after another along dim 0 (micro-batches back into a batch).
 Expected<RuntimeTensor> concatDim0(const std::vector<RuntimeTensor> &parts);
 
+// Every output joined from the micro-batches' (perBatch[m][i], m in order) along dim 0. An output
+// no run computed is an internal error; one that does not join (its shape lost the batch) is the
+// model's doing: invalid, with kMixesSamples.
+Expected<std::vector<RuntimeTensor>> joinMicrobatches(const std::vector<std::vector<RuntimeTensor>> &perBatch);
+
+// Why a model's joined outputs differ from one run of the whole batch: said with every such error.
+inline constexpr const char *kMixesSamples = " (a model whose outputs mix the samples of a batch cannot be split "
+                                             "into micro-batches: profile it without --microbatches)";
+
 // Feeds split along dim 0 into `m` micro-batches: every input whose dim 0 is the batch (the first
 // input's dim 0: the same symbol, or the same size where the model declares no shape) is split,
 // the others go whole to each. Refused: a batch m does not divide, a batch the model fixes.

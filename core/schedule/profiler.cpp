@@ -213,6 +213,15 @@ Status sameWithinScale(const RuntimeTensor &got, const RuntimeTensor &want)
     return Status::ok();
 }
 
+void keepMedianRun(std::vector<std::pair<double, trace::Trace>> &timed, ProfileRun &r)
+{
+    std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    r.makespanMs = timed[timed.size() / 2].first * 1e3;
+    r.minMs = timed.front().first * 1e3;
+    r.maxMs = timed.back().first * 1e3;
+    r.trace = std::move(timed[timed.size() / 2].second);
+}
+
 void summarizePipeline(ProfileRun &r, int microbatches)
 {
     std::map<std::string, double> busy;
@@ -233,6 +242,16 @@ void summarizePipeline(ProfileRun &r, int microbatches)
 }
 
 namespace {
+
+// Every device of the model is listed, the ones a run left idle at 0 %: otherwise serial on
+// cpu:2 reads as if the second device did not exist.
+void listEveryDevice(ProfileRun &r, const CostModel &cost)
+{
+    for (const auto &device : cost.devices)
+        if (std::none_of(r.utilization.begin(), r.utilization.end(),
+                         [&](const auto &u) { return u.first == device.name; }))
+            r.utilization.emplace_back(device.name, 0.0);
+}
 
 // The pipeline schedule with micro-batches, in this process: each device a stage in a thread of
 // its own (runtime/stagerunner.h), the batch split along dim 0, the joined outputs checked against
@@ -269,32 +288,19 @@ Status measurePipelined(const InferenceSession &session, const ExecutionPlan &pl
         trace::Trace t = recorder.finish(r.name);
         timed.emplace_back(t.duration(), std::move(t));
     }
-    // The micro-batches' outputs joined into the batch's, against the reference.
-    // A model whose outputs mix the batch's samples (a reduction or softmax over dim 0, an output
-    // without the batch) computes something else per micro-batch: the user's model, not a bug.
-    const std::string mixes = " (a model whose outputs mix the samples of a batch cannot be split into "
-                              "micro-batches: profile it without --microbatches)";
-    std::vector<RuntimeTensor> joined;
-    for (std::size_t i = 0; i < out->front().size(); ++i) {
-        std::vector<RuntimeTensor> parts;
-        for (const std::vector<RuntimeTensor> &batch : *out)
-            parts.push_back(batch[i]);
-        Expected<RuntimeTensor> whole = concatDim0(parts);
-        if (!whole)
-            return Status::invalid(r.name + ": output " + std::to_string(i) + ": " + whole.status().message() + mixes);
-        joined.push_back(std::move(*whole));
-    }
+    // The micro-batches' outputs joined into the batch's, against the reference. A model whose
+    // outputs mix the batch's samples (a reduction or softmax over dim 0, an output without the
+    // batch) computes something else per micro-batch: the user's model, not a bug.
+    Expected<std::vector<RuntimeTensor>> joined = joinMicrobatches(*out);
+    if (!joined)
+        return joined.status().withContext(r.name);
     if (reference.empty())
-        reference = joined;
-    for (std::size_t i = 0; i < reference.size() && i < joined.size(); ++i)
-        if (Status same = sameWithinScale(joined[i], reference[i]); !same)
+        reference = *joined;
+    for (std::size_t i = 0; i < reference.size() && i < joined->size(); ++i)
+        if (Status same = sameWithinScale((*joined)[i], reference[i]); !same)
             return Status::invalid(r.name + " computes a different output " + std::to_string(i) + " than serial: " +
-                                   same.message() + mixes);
-    std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    r.makespanMs = timed[timed.size() / 2].first * 1e3;
-    r.minMs = timed.front().first * 1e3;
-    r.maxMs = timed.back().first * 1e3;
-    r.trace = std::move(timed[timed.size() / 2].second);
+                                   same.message() + kMixesSamples);
+    keepMedianRun(timed, r);
     r.measured = true;
     summarizeRun(r);
     summarizePipeline(r, options.microbatches);
@@ -383,10 +389,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                 predictPipeline(*plan, cost.devices.size(), options.microbatches).makespanSeconds * 1e3;
             OPSCOPE_TRY(measurePipelined(**session, plan->plan, feeds, options, threads, r, reference));
             r.predictedMs = predicted;
-            for (const auto &device : cost.devices)
-                if (std::none_of(r.utilization.begin(), r.utilization.end(),
-                                 [&](const auto &u) { return u.first == device.name; }))
-                    r.utilization.emplace_back(device.name, 0.0);
+            listEveryDevice(r, cost);
             runs.push_back(std::move(r));
             continue;
         }
@@ -410,7 +413,6 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             trace::Trace t = recorder.finish(r.name);
             timed.emplace_back(t.duration(), std::move(t));
         }
-        std::sort(timed.begin(), timed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
         if (strategy == Strategy::Serial) {
             // Each op's median over the timed runs: steadier than any one run's times.
             std::unordered_map<std::string, std::vector<double>> samples;
@@ -422,11 +424,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                 r.opSeconds[name] = v[v.size() / 2];
             }
         }
-        auto &median = timed[timed.size() / 2];
-        r.makespanMs = median.first * 1e3;
-        r.minMs = timed.front().first * 1e3;
-        r.maxMs = timed.back().first * 1e3;
-        r.trace = std::move(median.second);
+        keepMedianRun(timed, r);
         if (const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &plan->plan)) {
             addMemoryCounters(runModel.graph, *memory, r.trace);
             for (const DeviceMemory &dm : memory->devices)
@@ -442,12 +440,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
                                             ": " + same.message());
         }
         summarizeRun(r);
-        // Every device of the plan is listed, the ones it left idle at 0 %: otherwise serial on
-        // cpu:2 reads as if the second device did not exist.
-        for (const auto &device : cost.devices)
-            if (std::none_of(r.utilization.begin(), r.utilization.end(),
-                             [&](const auto &u) { return u.first == device.name; }))
-                r.utilization.emplace_back(device.name, 0.0);
+        listEveryDevice(r, cost);
         if (options.measuredCosts && strategy == Strategy::Serial && cost.measuredSeconds.empty()) {
             cost.measuredSeconds = r.opSeconds;
             // Predictions from here on use measured op times: serial's too, to compare like with like

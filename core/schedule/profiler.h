@@ -86,6 +86,9 @@ std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace);
 
 // Makespan, utilization, idle time and overlap of a trace (fills those fields of `run`).
 void summarizeRun(ProfileRun &run);
+// Keeps the median of timed runs (duration, trace) as the run's makespan and trace, with the
+// fastest and slowest beside it. `timed` is sorted and its median trace moved out.
+void keepMedianRun(std::vector<std::pair<double, trace::Trace>> &timed, ProfileRun &run);
 // A pipeline run's bubble from its trace: the share of its stages' (devices with work) time spent
 // not computing, beside GPipe's ideal (S−1)/(M+S−1), and the makespan that ideal would give.
 void summarizePipeline(ProfileRun &run, int microbatches);

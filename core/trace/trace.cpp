@@ -62,17 +62,11 @@ void Recorder::begin()
     m_zero = std::chrono::steady_clock::now();
 }
 
-void Recorder::onStep(const StepEvent &event)
-{
-    std::string label;
-    {
-        const std::lock_guard lock(m_mutex);
-        label = m_label;
-    }
-    onStep(event, label);
-}
+void Recorder::onStep(const StepEvent &event) { record(event, nullptr); }
 
-void Recorder::onStep(const StepEvent &event, const std::string &label)
+void Recorder::onStep(const StepEvent &event, const std::string &label) { record(event, &label); }
+
+void Recorder::record(const StepEvent &event, const std::string *given)
 {
     const Node &n = event.graph->node(event.node);
     std::uint64_t bytes = event.outputBytes;
@@ -85,7 +79,9 @@ void Recorder::onStep(const StepEvent &event, const std::string &label)
             bytes = count * dataTypeSize(v.type.elemType);
         }
     }
+    // One lock per step, as before labels could be given: this runs on every queue's thread.
     const std::lock_guard lock(m_mutex);
+    const std::string &label = given ? *given : m_label;
     m_events.push_back({event, label.empty() ? n.name : n.name + label, n.opType, n.domain, bytes, label});
 }
 

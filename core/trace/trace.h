@@ -85,6 +85,8 @@ public:
     Trace finish(const std::string &name);
 
 private:
+    void record(const StepEvent &event, const std::string *label); // null: setLabel's
+
     struct Event
     {
         StepEvent step;
