@@ -98,8 +98,7 @@ Status checkRankMemory(const std::string &schedule, const std::vector<RankMemory
             bytesText(m.total(limitGiven)) + " (intermediate tensors " + bytesText(m.arenaBytes + m.outsideBytes) +
             ", weights " + bytesText(m.mappedBytes + (limitGiven ? m.embeddedBytes : 0)) + ", send buffers " +
             bytesText(m.sendBytes) + ") but " + bytesText(available[r]) +
-            (limitGiven ? " is allowed by --memory-per-rank" : " is free there") +
-            "; start more ranks, give the ranks more memory, or try another schedule (greedy places by memory too)");
+            (limitGiven ? " is allowed by --memory-per-rank" : " is free there"));
     }
     return Status::ok();
 }

@@ -45,7 +45,8 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
                                                     const Feeds &feeds);
 
 // The first rank whose share does not fit what it has (`available`, by rank; 0: unknown, never
-// refused), as a message naming the rank, what it needs and what it has; ok when all fit.
+// refused), as a message naming the rank, what it needs and what it has (the caller says what to
+// do about it); ok when all fit.
 // `limitGiven`: the limits are --memory-per-rank's whole budgets, not free memory measured.
 Status checkRankMemory(const std::string &schedule, const std::vector<RankMemory> &need,
                        const std::vector<std::uint64_t> &available, bool limitGiven);

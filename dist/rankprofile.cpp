@@ -3,6 +3,7 @@
 #include "batches.h"
 #include "mpitransfers.h"
 #include "rankplan.h"
+#include "rankplanning.h"
 #include "tracewire.h"
 #include "runtime/backend.h"
 #include "runtime/randominputs.h"
@@ -241,53 +242,35 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         Status st;
         std::vector<std::byte> planBytes;
         if (me == 0) {
-            schedule::CostModel cost = schedule::calibratedCpuModel(devices, threads);
+            RankPlanRequest request;
+            request.strategy = strategy;
+            request.name = name;
+            request.cost = schedule::calibratedCpuModel(devices, threads);
             // A rank's devices share its memory: greedy keeps a device's share within its part.
             for (int d = 0; d < devices; ++d) {
-                cost.devices[std::size_t(d)].name = deviceName(d / perRank, d % perRank);
-                cost.devices[std::size_t(d)].memoryBytes = result.available[std::size_t(d / perRank)] / std::uint64_t(perRank);
+                request.cost.devices[std::size_t(d)].name = deviceName(d / perRank, d % perRank);
+                request.cost.devices[std::size_t(d)].memoryBytes =
+                    result.available[std::size_t(d / perRank)] / std::uint64_t(perRank);
             }
-            cost.processOf = rankOfDevice;
-            cost.remoteLink = result.link;
-            cost.measuredSeconds = opSeconds;
-            schedule::ScheduleOptions so;
-            so.workers = devices;
-            Expected<schedule::Placement> place = schedule::placeFor(model.graph, strategy, cost);
-            Expected<schedule::Partition> part =
-                place ? schedule::partitionForDevices(model, *place) : Expected<schedule::Partition>(place.status());
-            Expected<schedule::Schedule> plan =
-                part ? schedule::makeSchedule(part->model.graph, strategy, cost, so, &part->deviceOf, &part->start)
-                     : Expected<schedule::Schedule>(part.status());
-            if (plan) {
-                if (Status valid = validatePlan(part->model.graph, plan->plan); !valid)
-                    st = Status::internal("the " + name + " plan is invalid: " + valid.message());
-                else {
-                    // A pipeline of M micro-batches: each stage's share of the batch M times, the
-                    // slowest stage setting the pace once the pipeline is full.
-                    if (strategy == Strategy::Pipeline && options.microbatches > 1)
-                        plan->predictedMakespan =
-                            schedule::predictPipeline(*plan, std::size_t(devices), options.microbatches).makespanSeconds;
-                    // Refused up front when a rank's share would not fit: before any rank holds it.
-                    Expected<std::vector<RankMemory>> need = predictRankMemory(
-                        part->model, part->deviceOf, plan->plan, rankOfDevice, mpi.size(), threads,
-                        strategy == Strategy::Pipeline && options.microbatches > 1 ? microFeeds.front() : feeds);
-                    json encoded = encodePlan(*place, *plan, part->model.graph.nodeSlots());
-                    if (!need) {
-                        st = need.status();
-                    } else if (Status fits = checkRankMemory(name, *need, result.available, options.memoryPerRank != 0);
-                               !fits) {
-                        encoded = {{"refused", fits.message()}};
-                    } else {
-                        json perRankNeed = json::array();
-                        for (const RankMemory &m : *need)
-                            perRankNeed.push_back(
-                                {m.arenaBytes, m.outsideBytes, m.sendBytes, m.mappedBytes, m.embeddedBytes});
-                        encoded["memory"] = std::move(perRankNeed);
-                    }
-                    planBytes = packJson(encoded);
-                }
+            request.cost.processOf = rankOfDevice;
+            request.cost.remoteLink = result.link;
+            request.cost.measuredSeconds = opSeconds;
+            request.rankOfDevice = rankOfDevice;
+            request.ranks = mpi.size();
+            request.threads = threads;
+            request.microbatches = options.microbatches;
+            request.available = result.available;
+            request.limitGiven = options.memoryPerRank != 0;
+            const bool pipelined = strategy == Strategy::Pipeline && options.microbatches > 1;
+            Expected<RankPlanOutcome> planned =
+                planAcrossRanks(model, std::move(request), pipelined ? microFeeds.front() : feeds);
+            if (planned) {
+                if (planned->placements > 1 && !planned->encoded.contains("refused"))
+                    result.notes.push_back(name + " was placed " + std::to_string(planned->placements) +
+                                           " times to fit each rank's memory: its first placement did not");
+                planBytes = packJson(planned->encoded);
             } else {
-                st = plan.status();
+                st = planned.status();
             }
         }
         OPSCOPE_TRY(mpi.agree(st, rankZeroAlone()));

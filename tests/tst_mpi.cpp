@@ -6,6 +6,10 @@
 // transfer; a killed or stopped rank ends the job within seconds with a message naming it; bad
 // arguments are one message and exit 1 on every rank.
 
+#include "onnx/modelio.h"
+#include "rankplanning.h"
+#include "runtime/randominputs.h"
+#include "scheduletest.h"
 #include "testsupport.h"
 
 #include <QJsonArray>
@@ -89,6 +93,35 @@ void writeRandomDag(const fs::path &path, int nodes, unsigned seed)
         if (uses[i] == 0)
             *g->add_output() = test::tensorInfo(values[i], onnx::TensorProto::FLOAT, {1, 128});
     test::writeProto(path, m);
+}
+
+// x [1, width] through `layers` MatMul + Tanh pairs, every weight [width, width] in an external
+// data file next to the model: a chain whose memory is its weights, mapped where read.
+fs::path writeWeightChain(const fs::path &path, int layers, int width)
+{
+    onnx::ModelProto m = test::emptyModel();
+    onnx::GraphProto *g = m.mutable_graph();
+    *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, width});
+    std::mt19937 rng(3);
+    std::string at = "x";
+    for (int i = 0; i < layers; ++i) {
+        std::vector<float> w(std::size_t(width) * std::size_t(width));
+        for (float &v : w)
+            v = std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng);
+        const std::string weight = "w" + std::to_string(i), mm = "mm" + std::to_string(i),
+                          out = "t" + std::to_string(i);
+        *g->add_initializer() = test::floatTensor(weight, {width, width}, w);
+        *g->add_node() = test::node("MatMul", {at, weight}, {mm});
+        *g->add_node() = test::node("Tanh", {mm}, {out});
+        at = out;
+    }
+    *g->add_output() = test::tensorInfo(at, onnx::TensorProto::FLOAT, {1, width});
+    SaveOptions so;
+    so.mode = ExternalDataMode::External;
+    Expected<SaveResult> saved = saveModel(test::modelOrFail(m), path, so);
+    if (!saved)
+        QTest::qFail(saved.status().message().c_str(), __FILE__, __LINE__);
+    return path;
 }
 
 QJsonObject json(const Run &r)
@@ -459,6 +492,86 @@ private slots:
                 embedded = o["embedded_weight_bytes"].toInteger();
             }
         }
+    }
+
+    // greedy places within each rank's memory: the first placement's share is predicted and,
+    // where a rank's is over its budget, that rank's caps are scaled by what was predicted and
+    // greedy places again. Here the devices start uncapped, so the first placement puts the
+    // whole chain on one rank (transfers cost more than they gain) and only the second fits.
+    void greedyPlacesAgainUntilEachRankFits()
+    {
+        const fs::path path = writeWeightChain(fs::path(m_dir.path().toStdString()) / "planchain.onnx", 10, 128);
+        Expected<ImportResult> loaded = loadModel(path);
+        QVERIFY2(loaded, loaded ? "" : loaded.status().message().c_str());
+        const Model &model = loaded->model;
+        Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model);
+        QVERIFY(session);
+        Expected<Feeds> feeds = randomFeeds(**session, {}, RandomInputOptions{});
+        QVERIFY(feeds);
+        const std::uint64_t weights = 10ull * 128 * 128 * 4;
+        dist::RankPlanRequest request;
+        request.strategy = schedule::Strategy::Greedy;
+        request.name = "greedy";
+        request.cost = test::devices(2);
+        request.cost.processOf = {0, 1};
+        request.rankOfDevice = {0, 1};
+        request.ranks = 2;
+        request.available = {weights * 7 / 10, weights * 7 / 10};
+        request.limitGiven = true;
+        Expected<dist::RankPlanOutcome> outcome = dist::planAcrossRanks(model, request, *feeds);
+        QVERIFY2(outcome, outcome ? "" : outcome.status().message().c_str());
+        QVERIFY2(!outcome->encoded.contains("refused"),
+                 outcome->encoded.value("refused", std::string()).c_str());
+        QVERIFY(outcome->placements >= 2);
+        const auto &memory = outcome->encoded.at("memory");
+        QCOMPARE(memory.size(), std::size_t(2));
+        for (const auto &m : memory) {
+            std::uint64_t total = 0;
+            for (const auto &part : m)
+                total += part.get<std::uint64_t>();
+            QVERIFY(total <= request.available[0]);
+            QVERIFY(m[3].get<std::uint64_t>() > 0); // each rank maps some of the weights
+        }
+        // The same budget for a schedule that does not place by memory: refused, pointing at greedy.
+        request.strategy = schedule::Strategy::Pipeline;
+        request.name = "pipeline";
+        request.available = {weights / 4, weights / 4};
+        outcome = dist::planAcrossRanks(model, request, *feeds);
+        QVERIFY(outcome && outcome->encoded.contains("refused"));
+        QVERIFY(QString::fromStdString(outcome->encoded["refused"].get<std::string>()).contains("try greedy"));
+        // A budget nothing fits: greedy says how often it tried.
+        request.strategy = schedule::Strategy::Greedy;
+        request.name = "greedy";
+        outcome = dist::planAcrossRanks(model, request, *feeds);
+        QVERIFY(outcome && outcome->encoded.contains("refused"));
+        QVERIFY2(QString::fromStdString(outcome->encoded["refused"].get<std::string>()).contains("greedy found no placement"),
+                 outcome->encoded["refused"].get<std::string>().c_str());
+    }
+
+    // As a user runs it: a chain of external weights whose whole does not fit one rank's budget
+    // runs under greedy across 2 ranks, each rank mapping its part. Before, greedy counted only
+    // outputs, put the chain on one rank and the job was refused.
+    void greedyFitsRanksByTheWeightsTheyRead()
+    {
+        const fs::path path = writeWeightChain(fs::path(m_dir.path().toStdString()) / "chain.onnx", 10, 256);
+        const qint64 weights = 10ll * 256 * 256 * 4;
+        const Run r = launch(2, {"profile", QString::fromStdString(path.string()), "--ranks", "--schedule", "greedy",
+                                 "--iterations", "2", "--memory-per-rank", QString::number(weights * 7 / 10),
+                                 "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QVERIFY(j["refused"].toArray().isEmpty());
+        const QJsonArray runs = j["schedules"].toArray();
+        QCOMPARE(runs.size(), 1);
+        qint64 mapped = 0;
+        for (const QJsonValue &m : runs[0].toObject()["rank_memory"].toArray()) {
+            const QJsonObject o = m.toObject();
+            QVERIFY(o["needs_bytes"].toInteger() <= o["available_bytes"].toInteger());
+            QVERIFY(o["mapped_weight_bytes"].toInteger() > 0);
+            QCOMPARE(o["embedded_weight_bytes"].toInteger(), 0);
+            mapped += o["mapped_weight_bytes"].toInteger();
+        }
+        QCOMPARE(mapped, weights); // each weight on one rank
     }
 
     // A plan whose share does not fit a rank is refused before any rank runs it, naming the

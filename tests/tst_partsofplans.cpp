@@ -13,6 +13,7 @@
 #include "runtime/stagerunner.h"
 #include "schedule/partition.h"
 #include "schedule/pipeline.h"
+#include "schedule/placement.h"
 #include "schedule/scheduler.h"
 #include "scheduletest.h"
 #include "testsupport.h"
@@ -23,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 
 using namespace opscope;
 using namespace opscope::schedule;
@@ -136,6 +138,61 @@ private slots:
         QCOMPARE(out.size(), reference.size());
         double diff = 0.0;
         QVERIFY(compareTensors(out[0], reference[0], 0.0, 0.0, diff));
+    }
+
+    // greedy under per-device memory caps (DeviceModel::memoryBytes, what profile --ranks gives
+    // each rank's devices): a device holds the weights its nodes read, once each, and the cap
+    // counts them. Before, it counted outputs alone, so a weight-heavy chain went to one device
+    // whatever its cap. A cap nothing fits still places every node, where it overflows least.
+    void greedyPlacesWithinEachDevicesMemory_data()
+    {
+        QTest::addColumn<int>("deviceCount");
+        QTest::addColumn<double>("capOfWeights"); // each device's cap, a fraction of all weights; 0: none
+        QTest::addColumn<int>("used");
+        QTest::addColumn<bool>("fits");
+        QTest::newRow("no caps: the chain on one device") << 2 << 0.0 << 1 << true;
+        QTest::newRow("2 devices at 60%") << 2 << 0.6 << 2 << true;
+        QTest::newRow("3 devices at 45%") << 3 << 0.45 << 3 << true;
+        QTest::newRow("2 devices at 10%: nothing fits") << 2 << 0.1 << 2 << false;
+    }
+    void greedyPlacesWithinEachDevicesMemory()
+    {
+        QFETCH(int, deviceCount);
+        QFETCH(double, capOfWeights);
+        QFETCH(int, used);
+        QFETCH(bool, fits);
+        const Model m = batchedChain(10);
+        const Graph &g = m.graph;
+        double weights = 0.0;
+        for (ValueId v : g.initializers())
+            weights += double(g.value(v).initializer->byteSize());
+        CostModel cost = devices(deviceCount);
+        for (auto &d : cost.devices)
+            d.memoryBytes = std::uint64_t(capOfWeights * weights);
+        Expected<Placement> place = placeGreedy(g, cost);
+        QVERIFY2(place, place ? "" : place.status().message().c_str());
+        QCOMPARE(place->memory.size(), std::size_t(deviceCount));
+        std::vector<std::set<std::uint32_t>> held(static_cast<std::size_t>(deviceCount));
+        std::set<int> usedDevices;
+        for (NodeId n : g.nodeIds()) {
+            const int d = place->device[n.index];
+            QVERIFY(d >= 0 && d < deviceCount);
+            usedDevices.insert(d);
+            for (ValueId v : g.node(n).inputs)
+                if (g.value(v).initializer)
+                    held[std::size_t(d)].insert(v.index);
+        }
+        QCOMPARE(int(usedDevices.size()), used);
+        for (std::size_t d = 0; d < held.size(); ++d) {
+            double bytes = 0.0;
+            for (std::uint32_t v : held[d])
+                bytes += double(g.value(ValueId{v}).initializer->byteSize());
+            QVERIFY(bytes <= place->memory[d]); // the count covers the weights it holds
+            if (fits && capOfWeights > 0)
+                QVERIFY2(place->memory[d] <= capOfWeights * weights,
+                         qPrintable(QStringLiteral("device %1 counts %2 B over its cap %3 B")
+                                        .arg(d).arg(place->memory[d]).arg(capOfWeights * weights)));
+        }
     }
 
     // Pipelined in one process (runtime/stagerunner.h): each device a stage in a thread of its

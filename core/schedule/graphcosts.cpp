@@ -25,10 +25,23 @@ Expected<GraphCosts> graphCosts(const Graph &graph, const CostModel &model)
             c.succs[p.index].push_back(n);
     c.seconds.assign(graph.nodeSlots(), std::vector<double>(model.devices.size(), 0.0));
     c.outputBytes.assign(graph.nodeSlots(), 0.0);
+    c.weights.assign(graph.nodeSlots(), {});
     for (NodeId n : c.order) {
         const OpCost cost = estimateCost(graph, n);
         c.outputBytes[n.index] = cost.outputBytes;
         const Node &node = graph.node(n);
+        const auto readsWeight = [&](ValueId v) {
+            if (!v.valid() || !graph.value(v).initializer)
+                return;
+            auto &w = c.weights[n.index];
+            if (std::none_of(w.begin(), w.end(), [&](const auto &e) { return e.first == v.index; }))
+                w.emplace_back(v.index, double(graph.value(v).initializer->byteSize()));
+        };
+        for (ValueId v : node.inputs)
+            readsWeight(v);
+        if (node.hasSubgraphs())
+            for (ValueId v : implicitInputs(graph, n))
+                readsWeight(v);
         const bool ours = node.domain == "ai.opscope";
         for (std::size_t d = 0; d < model.devices.size(); ++d) {
             if (ours && node.opType == "Send") {

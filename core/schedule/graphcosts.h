@@ -1,10 +1,12 @@
 #pragma once
 // Per-node cost tables the scheduler and the placement share: predicted seconds per device,
-// output bytes (what a transfer moves), predecessors/successors and a dependency order.
+// output bytes (what a transfer moves), the weights each node reads, predecessors/successors and a dependency order.
 
 #include "schedule/costmodel.h"
 
+#include <cstdint>
 #include <queue>
+#include <utility>
 #include <vector>
 
 namespace opscope::schedule {
@@ -13,6 +15,9 @@ struct GraphCosts
 {
     std::vector<std::vector<double>> seconds; // [node slot][device]
     std::vector<double> outputBytes;          // [node slot]
+    // The initializers a node reads, its bodies' reads included: (value slot, bytes). A device
+    // holds a weight once, however many of its nodes read it.
+    std::vector<std::vector<std::pair<std::uint32_t, double>>> weights; // [node slot]
     std::vector<std::vector<NodeId>> preds, succs;
     std::vector<NodeId> order; // dependency order of the live nodes
     std::vector<int> position; // [node slot] → index in `order` (-1: not live)

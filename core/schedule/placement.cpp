@@ -41,7 +41,12 @@ void occupy(std::vector<Interval> &busy, double start, double finish)
 class Heft
 {
 public:
-    Heft(const GraphCosts &c, const CostModel &model) : m_c(c), m_model(model) {}
+    Heft(const GraphCosts &c, const CostModel &model) : m_c(c), m_model(model)
+    {
+        for (const auto &reads : c.weights)
+            for (const auto &[value, bytes] : reads)
+                m_valueSlots = std::max<std::size_t>(m_valueSlots, value + 1);
+    }
 
     Placement run(const std::vector<double> &priority)
     {
@@ -51,9 +56,11 @@ public:
         m_p.start.assign(slots, 0.0);
         m_finish.assign(slots, 0.0);
         m_memory.assign(devices, 0.0);
+        m_holds.assign(devices, std::vector<char>(m_valueSlots, 0));
         m_busy.assign(devices, {});
         m_copyBusy.assign(devices, {});
         visitByPriority(m_c, priority, [this](NodeId n) { place(n); });
+        m_p.memory = m_memory;
         return std::move(m_p);
     }
 
@@ -88,11 +95,20 @@ private:
     {
         const std::size_t devices = m_model.devices.size();
         double bestFinish = std::numeric_limits<double>::infinity();
-        std::size_t best = devices - 1; // takes what no device has room for
+        std::size_t best = devices;
+        // Where no device has room, the node goes where it overflows the cap least (in proportion).
+        double leastOverflow = std::numeric_limits<double>::infinity();
+        std::size_t roomiest = 0;
         for (std::size_t d = 0; d < devices; ++d) {
             const std::uint64_t cap = m_model.devices[d].memoryBytes;
-            if (cap && m_memory[d] + m_c.outputBytes[n.index] > double(cap) && d + 1 < devices)
+            const double after = m_memory[d] + bytesOn(n, d);
+            if (cap && after > double(cap)) {
+                if (after / double(cap) < leastOverflow) {
+                    leastOverflow = after / double(cap);
+                    roomiest = d;
+                }
                 continue;
+            }
             const double length = m_c.seconds[n.index][d];
             const double finish = earliestGap(m_busy[d], readyOn(n, d), length) + length;
             if (finish < bestFinish) {
@@ -100,6 +116,11 @@ private:
                 best = d;
             }
         }
+        if (best == devices)
+            best = roomiest;
+        m_memory[best] += bytesOn(n, best);
+        for (const auto &[value, bytes] : m_c.weights[n.index])
+            m_holds[best][value] = 1;
         // Commit the new copies into `best` (earliest inputs first), then the node itself.
         std::vector<NodeId> copies;
         for (NodeId q : m_c.preds[n.index])
@@ -120,14 +141,29 @@ private:
         m_p.start[n.index] = start;
         m_finish[n.index] = start + length;
         occupy(m_busy[best], start, start + length);
-        m_memory[best] += m_c.outputBytes[n.index];
         m_p.makespan = std::max(m_p.makespan, start + length);
+    }
+
+    // What placing n on d adds to d: its outputs, the weights d does not hold yet, and the copies
+    // of inputs made elsewhere that d has not received yet.
+    double bytesOn(NodeId n, std::size_t d) const
+    {
+        double bytes = m_c.outputBytes[n.index];
+        for (const auto &[value, size] : m_c.weights[n.index])
+            if (!m_holds[d][value])
+                bytes += size;
+        for (NodeId q : m_c.preds[n.index])
+            if (std::size_t(m_p.device[q.index]) != d && !m_p.recvStart.count({q.index, int(d)}))
+                bytes += m_c.outputBytes[q.index];
+        return bytes;
     }
 
     const GraphCosts &m_c;
     const CostModel &m_model;
+    std::size_t m_valueSlots = 0;
     Placement m_p;
     std::vector<double> m_finish, m_memory;
+    std::vector<std::vector<char>> m_holds; // [device][value slot]: the weight is on the device
     std::vector<std::vector<Interval>> m_busy, m_copyBusy;
 };
 
@@ -163,8 +199,17 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
     // Where transfers cost more than concurrency gains (small models), one device is best: the
     // fastest one, running everything in dependency order.
     double bytes = 0.0;
-    for (NodeId n : c.order)
+    std::vector<char> counted;
+    for (NodeId n : c.order) {
         bytes += c.outputBytes[n.index];
+        for (const auto &[value, size] : c.weights[n.index]) {
+            if (counted.size() <= value)
+                counted.resize(value + 1, 0);
+            if (!counted[value])
+                bytes += size;
+            counted[value] = 1;
+        }
+    }
     std::size_t fastest = 0;
     double alone = std::numeric_limits<double>::infinity();
     for (std::size_t d = 0; d < model.devices.size(); ++d) {
@@ -188,6 +233,8 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
             t += c.seconds[n.index][fastest];
         }
         single.makespan = t;
+        single.memory.assign(model.devices.size(), 0.0);
+        single.memory[fastest] = bytes;
         best = std::move(single);
     }
     return best;

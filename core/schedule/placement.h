@@ -3,7 +3,9 @@
 //
 // greedy is HEFT with insertion: nodes by upward rank (critical path first), each on the device
 // where it finishes earliest — counting the transfers of its inputs and fitting into an idle gap
-// of that device when one is long enough — under a per-device memory cap. Transfers are modelled
+// of that device when one is long enough — under a per-device memory cap (the weights its nodes
+// read, each once, their outputs and the copies it receives; a node no device has room for goes
+// where it overflows the cap least). Transfers are modelled
 // as the partitioned plan runs them: one copy per (tensor, destination device), shared by the
 // consumers there, occupying the destination device (a CPU worker copies) or its copy queue (a
 // GPU's copy engine, DeviceModel::copiesOverlap). One HEFT pass commits
@@ -30,6 +32,10 @@ struct Placement
     // seconds. Partitioning turns each into a Recv, ordered on its device by this time.
     std::map<std::pair<std::uint32_t, int>, double> recvStart;
     double makespan = 0.0; // predicted, seconds
+    // By device: the bytes counted against its cap (DeviceModel::memoryBytes) — each weight its
+    // nodes read once, their outputs and the copies it receives, never freed: an upper bound of
+    // what the device holds that a caller can scale against what a real run measured.
+    std::vector<double> memory;
 };
 
 struct PlacementOptions

@@ -1,0 +1,99 @@
+#include "rankplanning.h"
+
+#include "rankplan.h"
+#include "schedule/partition.h"
+#include "schedule/pipeline.h"
+#include "util/systemmemory.h"
+
+#include <algorithm>
+
+namespace opscope::dist {
+
+namespace {
+
+// Enough to converge where the first placement missed by a misestimate of reuse; more rarely
+// helps and each try runs the whole model once.
+constexpr int kMaxPlacements = 4;
+// Aim below the budget: a placement's share is not exactly proportional to its caps.
+constexpr double kHeadroom = 0.9;
+
+std::uint64_t fixedBytes(const RankMemory &m, bool limitGiven) { return limitGiven ? m.embeddedBytes : 0; }
+
+} // namespace
+
+Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest request, const Feeds &sizing)
+{
+    using schedule::Strategy;
+    RankPlanOutcome outcome;
+    const bool greedy = request.strategy == Strategy::Greedy;
+    for (int attempt = 1;; ++attempt) {
+        Expected<schedule::Placement> place = schedule::placeFor(model.graph, request.strategy, request.cost);
+        if (!place)
+            return place.status();
+        Expected<schedule::Partition> part = schedule::partitionForDevices(model, *place);
+        if (!part)
+            return part.status();
+        schedule::ScheduleOptions so;
+        so.workers = int(request.cost.devices.size());
+        Expected<schedule::Schedule> plan = schedule::makeSchedule(part->model.graph, request.strategy, request.cost,
+                                                                   so, &part->deviceOf, &part->start);
+        if (!plan)
+            return plan.status();
+        if (Status valid = validatePlan(part->model.graph, plan->plan); !valid)
+            return Status::internal("the " + request.name + " plan is invalid: " + valid.message());
+        // A pipeline of M micro-batches: each stage's share of the batch M times, the slowest
+        // stage setting the pace once the pipeline is full.
+        if (request.strategy == Strategy::Pipeline && request.microbatches > 1)
+            plan->predictedMakespan =
+                schedule::predictPipeline(*plan, request.cost.devices.size(), request.microbatches).makespanSeconds;
+        Expected<std::vector<RankMemory>> need =
+            predictRankMemory(part->model, part->deviceOf, plan->plan, request.rankOfDevice, request.ranks,
+                              request.threads, sizing);
+        if (!need)
+            return need.status();
+        const Status fits = checkRankMemory(request.name, *need, request.available, request.limitGiven);
+        if (fits) {
+            outcome.encoded = encodePlan(*place, *plan, part->model.graph.nodeSlots());
+            nlohmann::json perRank = nlohmann::json::array();
+            for (const RankMemory &m : *need)
+                perRank.push_back({m.arenaBytes, m.outsideBytes, m.sendBytes, m.mappedBytes, m.embeddedBytes});
+            outcome.encoded["memory"] = std::move(perRank);
+            outcome.placements = attempt;
+            return outcome;
+        }
+        const auto refuse = [&](const std::string &why) {
+            outcome.encoded = {{"refused", fits.message() + why}};
+            outcome.placements = attempt;
+            return outcome;
+        };
+        if (!greedy)
+            return refuse("; start more ranks, give the ranks more memory, or try greedy, which places within "
+                          "each rank's memory");
+        // Tighten the caps of the ranks over budget by what their share measured against the
+        // caps' count, and place again.
+        bool tightened = false;
+        for (std::size_t r = 0; r < need->size() && r < request.available.size(); ++r) {
+            const RankMemory &m = (*need)[r];
+            const std::uint64_t total = m.total(request.limitGiven), budget = request.available[r];
+            if (budget == 0 || total <= budget)
+                continue;
+            const std::uint64_t fixed = fixedBytes(m, request.limitGiven);
+            if (fixed >= budget)
+                return refuse("; the weights inside the model file alone take " + bytesText(fixed) +
+                              " on every rank, wherever its nodes run: with external weights (`opscope-cli "
+                              "convert MODEL OUT.onnx --external-data`) each rank maps only the ones its nodes read");
+            const double scale = double(budget - fixed) / double(std::max<std::uint64_t>(1, total - fixed)) * kHeadroom;
+            for (std::size_t d = 0; d < request.rankOfDevice.size() && d < place->memory.size(); ++d)
+                if (request.rankOfDevice[d] == int(r)) {
+                    const double cap = std::max(1.0, place->memory[d] * scale);
+                    request.cost.devices[d].memoryBytes = std::uint64_t(cap);
+                    tightened = true;
+                }
+        }
+        if (!tightened || attempt == kMaxPlacements)
+            return refuse("; greedy found no placement within it in " + std::to_string(attempt) +
+                          (attempt == 1 ? " try" : " tries") + ": start more ranks or give the ranks more memory");
+    }
+}
+
+} // namespace opscope::dist

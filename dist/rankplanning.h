@@ -1,0 +1,47 @@
+#pragma once
+// Rank 0's plan of one schedule over every rank's devices, refused up front where a rank's share
+// would not fit its memory.
+//
+// greedy places within the ranks' memory: its placement caps what each device is given (the
+// weights its nodes read, their outputs and the copies it receives: an upper bound, since the
+// memory planner reuses buffers). The real share of each rank is then predicted by running the
+// partitioned plan once (predictRankMemory); where a rank's share is still over its budget, that
+// rank's caps are scaled by what was measured against what it may hold, and greedy places again —
+// a few times at most. The other schedules place by their own rule and are only checked.
+
+#include "rankmemory.h"
+#include "schedule/costmodel.h"
+#include "schedule/scheduler.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace opscope::dist {
+
+struct RankPlanRequest
+{
+    schedule::Strategy strategy = schedule::Strategy::Greedy;
+    std::string name;           // as reported: "greedy", "pipeline, 4 micro-batches"
+    schedule::CostModel cost;   // every rank's devices, named, capped, with processOf and links
+    std::vector<int> rankOfDevice;
+    int ranks = 1;
+    int threads = 1;
+    int microbatches = 1;       // a pipeline's, for its predicted makespan
+    std::vector<std::uint64_t> available; // by rank (0: unknown)
+    bool limitGiven = false;    // `available` is --memory-per-rank's whole budget
+};
+
+struct RankPlanOutcome
+{
+    // encodePlan's plan with "memory" (each rank's predicted share), or {"refused": why}.
+    nlohmann::json encoded;
+    int placements = 1; // greedy: how many placements it took to fit
+};
+
+// Rank 0 only. `sizing`: the feeds one run of the plan takes (a micro-batch's for a pipeline).
+// Errors are faults of the model or of opscope; a plan that does not fit is an outcome.
+Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest request, const Feeds &sizing);
+
+} // namespace opscope::dist
