@@ -2,7 +2,9 @@
 
 #include "cudaexec.h"
 #include "cudalibs.h"
+#include "indexing.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -110,6 +112,7 @@ struct CudaDeviceState
 {
     int device = 0;
     cudaStream_t stream = nullptr;
+    std::size_t maxPitch = 0; // cudaDevAttrMaxPitch: cudaMemcpy2D refuses wider pitches
     ~CudaDeviceState()
     {
         if (!stream)
@@ -311,6 +314,29 @@ Expected<void *> CudaExec::scratch(std::size_t bytes)
     return static_cast<void *>(scratchBlock.mutableBytes());
 }
 
+Status CudaExec::copyRows(std::byte *dst, std::size_t dstPitch, const std::byte *src, std::size_t srcPitch,
+                          std::size_t width, std::size_t rows, const char *what)
+{
+    switch (planRowCopy(dstPitch, srcPitch, width, rows, maxPitch)) {
+    case RowCopy::Nothing: return Status::ok();
+    case RowCopy::Flat:
+        return cudaCheck(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDeviceToDevice, stream), what);
+    case RowCopy::Strided:
+        return cudaCheck(cudaMemcpy2DAsync(dst, dstPitch, src, srcPitch, width, rows, cudaMemcpyDeviceToDevice, stream),
+                         what);
+    case RowCopy::ByRow:
+        for (std::size_t r = 0; r < rows; ++r)
+            OPSCOPE_TRY(cudaCheck(cudaMemcpyAsync(dst + r * dstPitch, src + r * srcPitch, width,
+                                                  cudaMemcpyDeviceToDevice, stream),
+                                  what));
+        return Status::ok();
+    case RowCopy::TooMany: break;
+    }
+    return Status::unsupported(std::string(what) + ": " + std::to_string(rows) + " rows " +
+                               std::to_string(std::max(dstPitch, srcPitch)) +
+                               " bytes apart, past the device's copy pitch limit of " + std::to_string(maxPitch));
+}
+
 Status CudaExec::finish(KernelContext &ctx, std::size_t i, RuntimeTensor t, cudaError_t launch, const char *what)
 {
     OPSCOPE_TRY(cudaCheck(launch, what));
@@ -360,6 +386,9 @@ public:
         m_state = std::make_shared<CudaDeviceState>();
         m_state->device = m_device;
         OPSCOPE_TRY(cudaCheck(cudaStreamCreateWithFlags(&m_state->stream, cudaStreamNonBlocking), "creating a stream"));
+        int maxPitch = 0;
+        OPSCOPE_TRY(cudaCheck(cudaDeviceGetAttribute(&maxPitch, cudaDevAttrMaxPitch, m_device), "the copy pitch limit"));
+        m_state->maxPitch = std::size_t(std::max(0, maxPitch));
         // Freed blocks stay in the pool: after the first run no cudaMalloc happens in a run.
         cudaMemPool_t pool = nullptr;
         OPSCOPE_TRY(cudaCheck(cudaDeviceGetDefaultMemPool(&pool, m_device), "the device's memory pool"));
@@ -406,7 +435,7 @@ public:
 
     HostInputs hostInputs(const KernelContext &ctx) const override
     {
-        switch (placement(ctx)) {
+        switch (placement(ctx).place) {
         case Place::Device: return HostInputs::None;
         case Place::View: return HostInputs::AllButFirst;
         case Place::Host:
@@ -417,18 +446,21 @@ public:
 
     Status run(const PreparedNode &node, KernelContext &ctx) override
     {
-        const Place place = placement(ctx);
-        if (place != Place::Device) {
-            if (place == Place::Host)
-                countFallback(ctx.node());
+        const Placed placed = placement(ctx);
+        if (placed.place != Place::Device) {
+            if (placed.place == Place::Host)
+                countFallback(ctx.node(), placed.why);
             return node.kernel(ctx);
         }
         Status st = runOnDevice(node, ctx);
         // accepts() looks at shapes and attributes only; the kernel can still find that the
-        // device cannot do it (no cuDNN algorithm, a broadcast beyond the kernels' rank). Valid
-        // input is never refused for that: the host runs the node, counted as a fallback.
-        if (st.kind() == ErrorKind::Unsupported)
+        // device cannot do it (no cuDNN algorithm, a broadcast beyond the kernels' rank, cuDNN
+        // not installed). Valid input is never refused for that: the host runs the node, counted
+        // as a fallback with the kernel's reason, which `run` prints.
+        if (st.kind() == ErrorKind::Unsupported) {
+            countFallback(ctx.node(), st.message());
             return runOnHost(node, ctx);
+        }
         if (!st)
             return st.withContext("cuda:" + std::to_string(m_device) + ", node '" + ctx.node().name + "' (" +
                                   ctx.node().opType + ")");
@@ -443,23 +475,33 @@ public:
         return cudaCheck(cudaStreamSynchronize(m_state->stream), "running the queued kernels");
     }
 
-    std::vector<std::pair<std::string, std::uint64_t>> hostFallbacks() const override
+    std::vector<HostFallback> hostFallbacks() const override
     {
         std::lock_guard lock(m_fallbackMutex);
-        return {m_fallbacks.begin(), m_fallbacks.end()};
+        std::vector<HostFallback> all;
+        for (const auto &[op, f] : m_fallbacks)
+            all.push_back(f);
+        return all;
     }
 
 private:
     // Host: no kernel here for the op or its types (a fallback, counted); ShapeArithmetic: small
     // integer work that belongs on the host anyway (not counted).
     enum class Place { Device, View, Host, ShapeArithmetic };
+    struct Placed
+    {
+        Place place;
+        const char *why = ""; // Host: for the fallback list
+    };
 
-    Place placement(const KernelContext &ctx) const
+    // Asked twice per node (hostInputs, then run): a table lookup and the op's accepts(), which
+    // reads shapes and attributes only — cheaper than carrying the answer between the calls.
+    Placed placement(const KernelContext &ctx) const
     {
         const Node &n = ctx.node();
         const CudaOp *op = cudaOps().find(n.domain, n.opType);
         if (op && op->view)
-            return Place::View;
+            return {Place::View};
         // Shape arithmetic stays on the host: integer tensors that are all there already (Shape →
         // Gather → Concat → Reshape, Range, ConstantOfShape) would only make the GPU wait for
         // copies back. Control flow is never that: its bodies run on this device.
@@ -468,10 +510,12 @@ private:
             if (const RuntimeTensor *t = ctx.input(i))
                 allHostIntegers = t->onHost() && !isFloatType(t->dtype()) && t->dtype() != DataType::Double;
         if (allHostIntegers)
-            return Place::ShapeArithmetic;
-        if (!op || (op->accepts && !op->accepts(ctx)))
-            return Place::Host;
-        return Place::Device;
+            return {Place::ShapeArithmetic};
+        if (!op)
+            return {Place::Host, "no CUDA kernel for the op"};
+        if (op->accepts && !op->accepts(ctx))
+            return {Place::Host, "the CUDA kernel does not take these types, shapes or attributes"};
+        return {Place::Device};
     }
 
     Status runOnDevice(const PreparedNode &node, KernelContext &ctx)
@@ -484,6 +528,7 @@ private:
         exec.stream = m_state->stream;
         exec.blas = m_blas;
         exec.allowTf32 = m_options.allowTf32;
+        exec.maxPitch = m_state->maxPitch;
         exec.state = m_state;
         exec.caches = &m_caches;
         exec.nodeCache = node.cache;
@@ -501,7 +546,6 @@ private:
     // The node's host kernel on host copies of its inputs, after the device kernel declined.
     Status runOnHost(const PreparedNode &node, KernelContext &ctx)
     {
-        countFallback(ctx.node());
         std::vector<RuntimeTensor> copies(ctx.inputCount());
         std::vector<const RuntimeTensor *> inputs(ctx.inputCount());
         for (std::size_t i = 0; i < ctx.inputCount(); ++i) {
@@ -519,17 +563,23 @@ private:
             -> Expected<std::vector<RuntimeTensor>> { return Status::internal("a body in a device fallback"); };
         std::vector<RuntimeTensor> outputs(ctx.outputCount());
         KernelContext host(node, inputs, outputs, m_threads, noBodies);
+        // A sizing run's workspaces are per call here too: nothing left behind for the plan.
+        host.setWorkspacePerCall(ctx.workspacePerCall());
         OPSCOPE_TRY(node.kernel(host));
         for (std::size_t i = 0; i < outputs.size(); ++i)
             ctx.setOutput(i, std::move(outputs[i]));
         return Status::ok();
     }
 
-    void countFallback(const Node &n)
+    void countFallback(const Node &n, const std::string &why)
     {
         const std::string key = n.domain.empty() || n.domain == "ai.onnx" ? n.opType : n.domain + "::" + n.opType;
         std::lock_guard lock(m_fallbackMutex);
-        ++m_fallbacks[key];
+        HostFallback &f = m_fallbacks[key];
+        if (f.calls++ == 0) {
+            f.op = key;
+            f.reason = why;
+        }
     }
 
     int m_device;
@@ -545,7 +595,7 @@ private:
     std::mutex m_launchMutex;
     bool m_syncEachNode = false;
     mutable std::mutex m_fallbackMutex;
-    std::map<std::string, std::uint64_t> m_fallbacks;
+    std::map<std::string, HostFallback> m_fallbacks;
 };
 
 } // namespace

@@ -39,6 +39,7 @@ public:
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
     bool allowTf32 = false;
+    std::size_t maxPitch = 0; // cudaDevAttrMaxPitch
 
     // cuDNN's handle, made on first use (its libraries load only then).
     Expected<cudnnHandle_t> dnn();
@@ -49,6 +50,11 @@ public:
     Expected<RuntimeTensor> input(const KernelContext &ctx, std::size_t i);
     // Device bytes for this call only (cuDNN's workspace), stream-ordered like every allocation.
     Expected<void *> scratch(std::size_t bytes);
+    // Copies `rows` rows of `width` bytes, device to device on this stream, between rows
+    // `dstPitch` and `srcPitch` bytes apart (planRowCopy: past the device's pitch limit, flat or
+    // row by row, else Unsupported so the host runs the node).
+    Status copyRows(std::byte *dst, std::size_t dstPitch, const std::byte *src, std::size_t srcPitch,
+                    std::size_t width, std::size_t rows, const char *what);
     // Sets output i and checks the launch.
     Status finish(KernelContext &ctx, std::size_t i, RuntimeTensor t, cudaError_t launch, const char *what);
 

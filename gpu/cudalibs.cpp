@@ -118,21 +118,24 @@ Library load(const std::string &soname, const std::string &what, const std::stri
 enum CublasSlot { OPSCOPE_CUBLAS_FUNCTIONS(OPSCOPE_ENUM) };
 enum CudnnSlot { OPSCOPE_CUDNN_FUNCTIONS(OPSCOPE_ENUM) };
 
+// Leaked on purpose: a backend destroyed by another static's destructor at exit (a cached
+// session, a test fixture) still calls cublasDestroy/cudnnDestroy through these tables, which
+// must not have been destroyed before it. The libraries stay loaded until exit anyway.
 const Library &cublas()
 {
-    static const Library lib = load("libcublas.so.13", "cuBLAS 13",
+    static const Library &lib = *new Library(load("libcublas.so.13", "cuBLAS 13",
                                     "Install CUDA 13's cuBLAS (the CUDA toolkit, or the nvidia-cublas wheel) and "
                                     "put its folder on LD_LIBRARY_PATH.",
-                                    {OPSCOPE_CUBLAS_FUNCTIONS(OPSCOPE_NAME)});
+                                    {OPSCOPE_CUBLAS_FUNCTIONS(OPSCOPE_NAME)}));
     return lib;
 }
 
 const Library &cudnn()
 {
-    static const Library lib = load("libcudnn.so.9", "cuDNN 9",
+    static const Library &lib = *new Library(load("libcudnn.so.9", "cuDNN 9",
                                     "Install cuDNN 9 for CUDA 13 (NVIDIA's cudnn9-cuda-13 package, or the "
                                     "nvidia-cudnn wheel) and put its folder on LD_LIBRARY_PATH.",
-                                    {OPSCOPE_CUDNN_FUNCTIONS(OPSCOPE_NAME)});
+                                    {OPSCOPE_CUDNN_FUNCTIONS(OPSCOPE_NAME)}));
     return lib;
 }
 #undef OPSCOPE_ENUM

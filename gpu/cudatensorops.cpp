@@ -171,10 +171,8 @@ Status concatKernel(CudaExec &e, KernelContext &ctx)
     std::size_t offset = 0;
     for (const RuntimeTensor &t : in) {
         const std::size_t width = std::size_t(t.elementCount() / std::max<std::int64_t>(rc.rows, 1)) * elem;
-        if (width && rc.rows)
-            OPSCOPE_TRY(cudaCheck(cudaMemcpy2DAsync(y->mutableBytes() + offset, dstPitch, t.bytes(), width, width,
-                                                    std::size_t(rc.rows), cudaMemcpyDeviceToDevice, e.stream),
-                                  "Concat copy"));
+        OPSCOPE_TRY(e.copyRows(y->mutableBytes() + offset, dstPitch, t.bytes(), width, width, std::size_t(rc.rows),
+                               "Concat copy"));
         offset += width;
     }
     ctx.setOutput(0, std::move(*y));
@@ -233,10 +231,8 @@ Status splitKernel(CudaExec &e, KernelContext &ctx)
             Expected<RuntimeTensor> y = e.allocate(x->dtype(), shape);
             if (!y)
                 return y.status();
-            if (width && rc.rows)
-                OPSCOPE_TRY(cudaCheck(cudaMemcpy2DAsync(y->mutableBytes(), width, x->bytes() + offset, srcPitch, width,
-                                                        std::size_t(rc.rows), cudaMemcpyDeviceToDevice, e.stream),
-                                      "Split copy"));
+            OPSCOPE_TRY(e.copyRows(y->mutableBytes(), width, x->bytes() + offset, srcPitch, width,
+                                   std::size_t(rc.rows), "Split copy"));
             ctx.setOutput(o, std::move(*y));
         }
         offset += width;

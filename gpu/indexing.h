@@ -4,6 +4,7 @@
 // runtime's results (no GPU needed to test broadcasting, transposes or concatenation offsets).
 // C++17 and no core headers: nvcc compiles this.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,32 @@ OPSCOPE_HD inline std::int64_t mapIndex(const IndexMap &m, std::int64_t index)
         offset += c * m.inStrides[d];
     }
     return offset;
+}
+
+// How Concat and Split move `rows` rows of `width` bytes between buffers whose rows lie
+// `dstPitch` and `srcPitch` bytes apart. cudaMemcpy2D refuses a pitch above the device's
+// cudaDevAttrMaxPitch (2^31−1 bytes on current GPUs: a Concat of rows wider than 2 GiB), so such
+// a copy is one flat block where the rows are contiguous, one copy per row where there are few
+// rows, and else not the device's to do (the node runs on the host).
+enum class RowCopy
+{
+    Nothing, // no bytes
+    Flat,    // one contiguous block of width × rows
+    Strided, // one cudaMemcpy2D
+    ByRow,   // a cudaMemcpy per row
+    TooMany, // pitches past the limit and too many rows to copy one by one
+};
+
+inline RowCopy planRowCopy(std::size_t dstPitch, std::size_t srcPitch, std::size_t width, std::size_t rows,
+                           std::size_t maxPitch, std::size_t maxRowCopies = 4096)
+{
+    if (width == 0 || rows == 0)
+        return RowCopy::Nothing;
+    if (rows == 1 || (dstPitch == width && srcPitch == width))
+        return RowCopy::Flat;
+    if (dstPitch <= maxPitch && srcPitch <= maxPitch)
+        return RowCopy::Strided;
+    return rows <= maxRowCopies ? RowCopy::ByRow : RowCopy::TooMany;
 }
 
 inline std::vector<std::int64_t> rowMajorStrides(const std::vector<std::int64_t> &shape)

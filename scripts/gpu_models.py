@@ -82,7 +82,7 @@ def main():
                     rel = max(rel, float(np.nanmax(np.abs(a - b))) / span)
             worst = max(worst, rel)
             c, g = cpu["latency_ms"]["median"], gpu["latency_ms"]["median"]
-            fb = ", ".join(f"{k}×{v}" for k, v in gpu.get("host_fallbacks", {}).items()) or "none"
+            fb = ", ".join(f"{k}×{v['calls']}" for k, v in gpu.get("host_fallbacks", {}).items()) or "none"
             flag = "" if rel < 1e-3 else "  MISMATCH"
             failures += rel >= 1e-3
             o, provider = ort_ms(m, threads)

@@ -134,6 +134,40 @@ private slots:
         QCOMPARE(rowsCols({7}, 0).cols, std::int64_t(7));
     }
 
+    // Concat and Split copy rows with cudaMemcpy2D, which refuses pitches above the device's
+    // limit (2^31−1 B on current GPUs): a concatenation of rows wider than that failed with
+    // cudaErrorInvalidPitchValue. Contiguous rows are one flat copy, few rows one copy each, and
+    // only many rows past the limit are left to the host.
+    void rowCopies_data()
+    {
+        QTest::addColumn<quint64>("dstPitch");
+        QTest::addColumn<quint64>("srcPitch");
+        QTest::addColumn<quint64>("width");
+        QTest::addColumn<quint64>("rows");
+        QTest::addColumn<int>("plan");
+        const quint64 limit = (quint64(1) << 31) - 1, big = quint64(3) << 30;
+        QTest::newRow("nothing to copy") << quint64(64) << quint64(32) << quint64(0) << quint64(4)
+                                         << int(RowCopy::Nothing);
+        QTest::newRow("one row past the limit") << big << big << big << quint64(1) << int(RowCopy::Flat);
+        QTest::newRow("contiguous rows past the limit") << big << big << big << quint64(3) << int(RowCopy::Flat);
+        QTest::newRow("strided within the limit") << quint64(64) << quint64(32) << quint64(32) << quint64(1000)
+                                                  << int(RowCopy::Strided);
+        QTest::newRow("at the limit") << limit << quint64(32) << quint64(32) << quint64(2) << int(RowCopy::Strided);
+        QTest::newRow("few rows past the limit") << big << quint64(1) << quint64(1) << quint64(8) << int(RowCopy::ByRow);
+        QTest::newRow("many rows past the limit") << big << quint64(1) << quint64(1) << quint64(100000)
+                                                  << int(RowCopy::TooMany);
+    }
+    void rowCopies()
+    {
+        QFETCH(quint64, dstPitch);
+        QFETCH(quint64, srcPitch);
+        QFETCH(quint64, width);
+        QFETCH(quint64, rows);
+        QFETCH(int, plan);
+        const std::size_t limit = (std::size_t(1) << 31) - 1;
+        QCOMPARE(int(planRowCopy(dstPitch, srcPitch, width, rows, limit)), plan);
+    }
+
     void randomBroadcastsMatchTheReference()
     {
         std::mt19937 rng(7);

@@ -34,8 +34,8 @@ int runConformance(const ConformanceArgs &args)
     const auto fallbackCalls = [&device] {
         std::uint64_t n = 0;
         if (device)
-            for (const auto &[op, calls] : device->hostFallbacks())
-                n += calls;
+            for (const HostFallback &f : device->hostFallbacks())
+                n += f.calls;
         return n;
     };
     int passed = 0, failed = 0, skipped = 0, passedOnHost = 0;

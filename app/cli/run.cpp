@@ -200,20 +200,19 @@ int runModel(const RunArgs &args)
             std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
                       << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
     }
-    // What a device ran on the host instead (no kernel of its own for those ops or types).
-    std::vector<std::pair<std::string, std::uint64_t>> fallbacks;
+    // What a device ran on the host instead, and why (no kernel there for those ops or types, or
+    // a library it needs that did not load: that reason names the library and what to install).
+    std::vector<HostFallback> fallbacks;
     if (device)
         fallbacks = device->hostFallbacks();
     j["device"] = args.device;
     j["host_fallbacks"] = nlohmann::ordered_json::object();
-    for (const auto &[op, calls] : fallbacks)
-        j["host_fallbacks"][op] = calls;
+    for (const HostFallback &f : fallbacks)
+        j["host_fallbacks"][f.op] = {{"calls", f.calls}, {"reason", f.reason}};
     if (!fallbacks.empty() && !args.json) {
-        std::string list;
-        for (const auto &[op, calls] : fallbacks)
-            list += (list.empty() ? "" : ", ") + op + " ×" + std::to_string(calls);
-        std::cerr << "opscope-cli: note: on the host CPU instead of " << args.device << " (no kernel there): " << list
-                  << '\n';
+        std::cerr << "opscope-cli: note: on the host CPU instead of " << args.device << ":\n";
+        for (const HostFallback &f : fallbacks)
+            std::cerr << "  " << f.op << " ×" << f.calls << ": " << f.reason << '\n';
     }
     j["optimize"] = {{"level", level},
                      {"ms", *optimizeMs},

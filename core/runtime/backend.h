@@ -13,6 +13,14 @@
 
 namespace opscope {
 
+struct HostFallback
+{
+    std::string op;          // "Conv", or "domain::Op" outside the ONNX domain
+    std::uint64_t calls = 0; // since the backend was made
+    std::string reason;      // the first call's
+    bool operator==(const HostFallback &) const = default;
+};
+
 class Backend
 {
 public:
@@ -49,9 +57,10 @@ public:
     // executor then gives it no host arena, and copies its tensors to the host before a host
     // backend's kernel reads them.
     virtual bool hostMemory() const { return true; }
-    // Ops this device handed to the CPU runtime because it has no kernel of its own for them (or
-    // none for those types), with how many calls: what `run` lists as fallbacks.
-    virtual std::vector<std::pair<std::string, std::uint64_t>> hostFallbacks() const { return {}; }
+    // Ops this device handed to the CPU runtime, with how many calls and why (no kernel of its
+    // own for them or for those types, or its library could not run them: a missing cuDNN says
+    // so here, once per op, instead of every Conv quietly running on the host).
+    virtual std::vector<HostFallback> hostFallbacks() const { return {}; }
 };
 
 class CpuBackend final : public Backend

@@ -112,6 +112,7 @@ public:
     // A sizing run's: unplanned workspaces are this call's own, freed when it ends, so that the
     // run that measures memory does not leave per-thread buffers behind for the planned ones.
     void setWorkspacePerCall(bool on) { m_workspacePerCall = on; }
+    bool workspacePerCall() const { return m_workspacePerCall; }
     // Output i after it was allocated or set (nullptr before): for kernels that post-process.
     RuntimeTensor *output(std::size_t i)
     {

@@ -92,7 +92,11 @@ public:
     std::vector<std::string> &mutableStrings() { return *m_strings; }
 
     // Element i converted to double / int64 (any numeric dtype); for shape inputs and tests. On a
-    // device tensor these copy it to the host first (slow, but never a wild read).
+    // device tensor these copy it to the host first (slow, but never a wild read); no kernel
+    // reads a device tensor through them (the CUDA kernels take such inputs only on the host),
+    // so a failed copy here, which reads as zeros, is never a silent result: the device's error
+    // is sticky and fails the run at its next launch or synchronization. Code that can report
+    // should call toHost().
     double valueAsDouble(std::int64_t i) const;
     std::int64_t valueAsInt(std::int64_t i) const;
     std::vector<std::int64_t> toInt64Vector() const;
