@@ -69,9 +69,11 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
         if (!greedy)
             return refuse("; start more ranks, give the ranks more memory, or try greedy, which places within "
                           "each rank's memory");
-        // Tighten the caps of the ranks over budget by what their share measured against the
-        // caps' count, and place again.
-        bool tightened = false;
+        // The placement's count converted to real bytes: the most real bytes per counted byte among
+        // the ranks over budget. Every device's cap becomes its rank's budget in counted bytes at
+        // that rate (never above the cap it had), so the next placement can neither refill the rank
+        // that was over nor move everything to another rank whose cap still reads in the old units.
+        double realPerCounted = 0.0;
         for (std::size_t r = 0; r < need->size() && r < request.available.size(); ++r) {
             const RankMemory &m = (*need)[r];
             const std::uint64_t total = m.total(request.limitGiven), budget = request.available[r];
@@ -82,13 +84,33 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
                 return refuse("; the weights inside the model file alone take " + bytesText(fixed) +
                               " on every rank, wherever its nodes run: with external weights (`opscope-cli "
                               "convert MODEL OUT.onnx --external-data`) each rank maps only the ones its nodes read");
-            const double scale = double(budget - fixed) / double(std::max<std::uint64_t>(1, total - fixed)) * kHeadroom;
+            double counted = 0.0;
             for (std::size_t d = 0; d < request.rankOfDevice.size() && d < place->memory.size(); ++d)
-                if (request.rankOfDevice[d] == int(r)) {
-                    const double cap = std::max(1.0, place->memory[d] * scale);
-                    request.cost.devices[d].memoryBytes = std::uint64_t(cap);
+                if (request.rankOfDevice[d] == int(r))
+                    counted += place->memory[d];
+            if (counted > 0.0)
+                realPerCounted = std::max(realPerCounted, double(total - fixed) / counted);
+        }
+        bool tightened = false;
+        if (realPerCounted > 0.0) {
+            std::vector<int> devicesOf(request.available.size(), 0);
+            for (int r : request.rankOfDevice)
+                if (r >= 0 && std::size_t(r) < devicesOf.size())
+                    ++devicesOf[std::size_t(r)];
+            for (std::size_t d = 0; d < request.rankOfDevice.size() && d < request.cost.devices.size(); ++d) {
+                const auto r = std::size_t(request.rankOfDevice[d]);
+                if (r >= request.available.size() || request.available[r] == 0)
+                    continue;
+                const std::uint64_t fixed = fixedBytes((*need)[r], request.limitGiven);
+                const double room = request.available[r] > fixed ? double(request.available[r] - fixed) : 0.0;
+                double cap = std::max(1.0, room / realPerCounted * kHeadroom / std::max(1, devicesOf[r]));
+                std::uint64_t &old = request.cost.devices[d].memoryBytes;
+                if (old)
+                    cap = std::min(cap, double(old));
+                if (std::uint64_t(cap) != old)
                     tightened = true;
-                }
+                old = std::uint64_t(cap);
+            }
         }
         if (!tightened || attempt == kMaxPlacements)
             return refuse("; greedy found no placement within it in " + std::to_string(attempt) +

@@ -3,11 +3,11 @@
 // would not fit its memory.
 //
 // greedy places within the ranks' memory: its placement caps what each device is given (the
-// weights its nodes read, their outputs and the copies it receives: an upper bound, since the
-// memory planner reuses buffers). The real share of each rank is then predicted by running the
-// partitioned plan once (predictRankMemory); where a rank's share is still over its budget, that
-// rank's caps are scaled by what was measured against what it may hold, and greedy places again —
-// a few times at most. The other schedules place by their own rule and are only checked.
+// weights its nodes read, their outputs and the copies it receives — not a run's bytes: buffers
+// are reused, send copies and workspaces are not counted). The real share of each rank is then
+// predicted by running the partitioned plan once (predictRankMemory); where a rank's share is
+// still over its budget, every device's cap is converted to counted bytes at the worst rate of
+// real to counted bytes seen (never raised), and greedy places again — a few times at most. The other schedules place by their own rule and are only checked.
 
 #include "rankmemory.h"
 #include "schedule/costmodel.h"

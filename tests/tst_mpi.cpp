@@ -532,6 +532,24 @@ private slots:
             QVERIFY(total <= request.available[0]);
             QVERIFY(m[3].get<std::uint64_t>() > 0); // each rank maps some of the weights
         }
+        // 4 ranks, capped from the start as profile --ranks caps them, the budget a third of the
+        // weights: fits, and no re-placement raises a cap or moves the chain to one rank.
+        {
+            dist::RankPlanRequest four = request;
+            four.cost = test::devices(4);
+            four.cost.processOf = four.rankOfDevice = {0, 1, 2, 3};
+            four.ranks = 4;
+            four.available.assign(4, weights / 3);
+            for (auto &d : four.cost.devices)
+                d.memoryBytes = weights / 3;
+            Expected<dist::RankPlanOutcome> spread = dist::planAcrossRanks(model, four, *feeds);
+            QVERIFY2(spread && !spread->encoded.contains("refused"),
+                     spread ? spread->encoded.dump().c_str() : spread.status().message().c_str());
+            int holding = 0;
+            for (const auto &m : spread->encoded.at("memory"))
+                holding += m[3].get<std::uint64_t>() > 0;
+            QVERIFY(holding >= 3);
+        }
         // The same budget for a schedule that does not place by memory: refused, pointing at greedy.
         request.strategy = schedule::Strategy::Pipeline;
         request.name = "pipeline";

@@ -116,8 +116,10 @@ private:
                 best = d;
             }
         }
-        if (best == devices)
+        if (best == devices) {
             best = roomiest;
+            m_p.overflows = true;
+        }
         m_memory[best] += bytesOn(n, best);
         for (const auto &[value, bytes] : m_c.weights[n.index])
             m_holds[best][value] = 1;
@@ -193,7 +195,8 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
         for (std::size_t s = 0; s < rank.size(); ++s)
             perturbed[s] = rank[s] * factor(rng);
         Placement candidate = heft.run(perturbed);
-        if (candidate.makespan < best.makespan)
+        // Fitting the caps comes first, then speed.
+        if (std::pair(candidate.overflows, candidate.makespan) < std::pair(best.overflows, best.makespan))
             best = std::move(candidate);
     }
     // Where transfers cost more than concurrency gains (small models), one device is best: the
@@ -222,7 +225,9 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
             fastest = d;
         }
     }
-    if (alone < best.makespan) {
+    const bool aloneFits = !model.devices[fastest].memoryBytes || bytes <= double(model.devices[fastest].memoryBytes);
+    if (alone < std::numeric_limits<double>::infinity() && aloneFits &&
+        (alone < best.makespan || best.overflows)) {
         Placement single;
         single.device.assign(c.seconds.size(), -1);
         single.start.assign(c.seconds.size(), 0.0);

@@ -33,9 +33,11 @@ struct Placement
     std::map<std::pair<std::uint32_t, int>, double> recvStart;
     double makespan = 0.0; // predicted, seconds
     // By device: the bytes counted against its cap (DeviceModel::memoryBytes) — each weight its
-    // nodes read once, their outputs and the copies it receives, never freed: an upper bound of
-    // what the device holds that a caller can scale against what a real run measured.
+    // nodes read once, their outputs and the copies it receives, never freed. Not what a run
+    // holds (buffers are reused; send copies and kernel workspaces are not counted): a measure a
+    // caller scales against what a real run took.
     std::vector<double> memory;
+    bool overflows = false; // a node went over every device's cap (where it overflowed least)
 };
 
 struct PlacementOptions
