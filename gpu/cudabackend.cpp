@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 namespace opscope::gpu {
 
@@ -571,14 +572,14 @@ private:
         return Status::ok();
     }
 
-    void countFallback(const Node &n, const std::string &why)
+    void countFallback(const Node &n, std::string_view why)
     {
         const std::string key = n.domain.empty() || n.domain == "ai.onnx" ? n.opType : n.domain + "::" + n.opType;
         std::lock_guard lock(m_fallbackMutex);
         HostFallback &f = m_fallbacks[key];
         if (f.calls++ == 0) {
             f.op = key;
-            f.reason = why;
+            f.reason = std::string(why); // the first call's; later calls copy nothing
         }
     }
 

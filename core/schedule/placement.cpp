@@ -100,14 +100,16 @@ private:
         double leastOverflow = std::numeric_limits<double>::infinity();
         std::size_t roomiest = 0;
         for (std::size_t d = 0; d < devices; ++d) {
-            const std::uint64_t cap = m_model.devices[d].memoryBytes;
-            const double after = m_memory[d] + bytesOn(n, d);
-            if (cap && after > double(cap)) {
-                if (after / double(cap) < leastOverflow) {
-                    leastOverflow = after / double(cap);
-                    roomiest = d;
+            // Uncapped devices (every single-process plan) skip the count: this loop is hot.
+            if (const std::uint64_t cap = m_model.devices[d].memoryBytes) {
+                const double after = m_memory[d] + bytesOn(n, d);
+                if (after > double(cap)) {
+                    if (after / double(cap) < leastOverflow) {
+                        leastOverflow = after / double(cap);
+                        roomiest = d;
+                    }
+                    continue;
                 }
-                continue;
             }
             const double length = m_c.seconds[n.index][d];
             const double finish = earliestGap(m_busy[d], readyOn(n, d), length) + length;
@@ -225,9 +227,8 @@ Expected<Placement> placeGreedy(const Graph &graph, const CostModel &model, cons
             fastest = d;
         }
     }
-    const bool aloneFits = !model.devices[fastest].memoryBytes || bytes <= double(model.devices[fastest].memoryBytes);
-    if (alone < std::numeric_limits<double>::infinity() && aloneFits &&
-        (alone < best.makespan || best.overflows)) {
+    // `alone` is finite only where the fastest device has room for everything.
+    if (alone < best.makespan || (best.overflows && alone < std::numeric_limits<double>::infinity())) {
         Placement single;
         single.device.assign(c.seconds.size(), -1);
         single.start.assign(c.seconds.size(), 0.0);
