@@ -13,6 +13,15 @@
 
 namespace opscope::dist {
 
+std::uint64_t embeddedWeightBytes(const Graph &graph)
+{
+    std::uint64_t bytes = 0;
+    for (ValueId v : graph.initializers())
+        if (const Tensor &t = *graph.value(v).initializer; !t.external)
+            bytes += t.byteSize();
+    return bytes;
+}
+
 Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, const std::vector<int> &deviceOf,
                                                     const ExecutionPlan &global,
                                                     const std::vector<int> &rankOfDevice, int ranks, int threads,
@@ -36,15 +45,14 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
             for (ValueId v : implicitInputs(g, n))
                 readers[v.index].insert(r);
     }
-    for (ValueId v : g.initializers()) {
-        const Tensor &t = *g.value(v).initializer;
-        for (int r = 0; r < ranks; ++r) {
-            if (!t.external)
-                need[std::size_t(r)].embeddedBytes += t.byteSize();
-            else if (readers[v.index].count(r))
-                need[std::size_t(r)].mappedBytes += t.byteSize();
-        }
-    }
+    const std::uint64_t embedded = embeddedWeightBytes(g);
+    for (int r = 0; r < ranks; ++r)
+        need[std::size_t(r)].embeddedBytes = embedded;
+    for (ValueId v : g.initializers())
+        if (const Tensor &t = *g.value(v).initializer; t.external)
+            for (int r : readers[v.index])
+                if (r >= 0 && r < ranks)
+                    need[std::size_t(r)].mappedBytes += t.byteSize();
 
     // One run of the whole plan here sizes every tensor; the memory plan then has each device's arena.
     SessionOptions so;

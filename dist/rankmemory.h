@@ -37,6 +37,9 @@ struct RankMemory
     }
 };
 
+// The weights inside the model file (not mapped from external data): every rank holds them.
+std::uint64_t embeddedWeightBytes(const Graph &graph);
+
 // Rank 0 only (it runs the whole partitioned model once). `partitioned` with its by-slot
 // `deviceOf`, the global plan over every rank's devices, `rankOfDevice` by plan device.
 Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, const std::vector<int> &deviceOf,

@@ -21,11 +21,29 @@ std::uint64_t fixedBytes(const RankMemory &m, bool limitGiven) { return limitGiv
 
 } // namespace
 
+void capDevicesByRank(RankPlanRequest &request, const Model &model)
+{
+    const std::uint64_t everywhere = request.limitGiven ? embeddedWeightBytes(model.graph) : 0;
+    std::vector<std::uint64_t> devicesOf(request.available.size(), 0);
+    for (int r : request.rankOfDevice)
+        if (r >= 0 && std::size_t(r) < devicesOf.size())
+            ++devicesOf[std::size_t(r)];
+    for (std::size_t d = 0; d < request.cost.devices.size() && d < request.rankOfDevice.size(); ++d) {
+        const auto r = std::size_t(request.rankOfDevice[d]);
+        const std::uint64_t budget = r < request.available.size() ? request.available[r] : 0;
+        const std::uint64_t room = budget > everywhere ? budget - everywhere : 0;
+        // 0 is "unlimited": a budget the embedded weights fill leaves each device 1 byte.
+        request.cost.devices[d].memoryBytes = budget == 0 ? 0 : std::max<std::uint64_t>(1, room / devicesOf[r]);
+    }
+}
+
 Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest request, const Feeds &sizing)
 {
     using schedule::Strategy;
     RankPlanOutcome outcome;
     const bool greedy = request.strategy == Strategy::Greedy;
+    // Every rank loads the whole model: its embedded weights are not a device's to hold.
+    request.cost.embeddedWeightsEverywhere = true;
     for (int attempt = 1;; ++attempt) {
         Expected<schedule::Placement> place = schedule::placeFor(model.graph, request.strategy, request.cost);
         if (!place)

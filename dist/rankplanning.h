@@ -40,6 +40,13 @@ struct RankPlanOutcome
     int placements = 1; // greedy: how many placements it took to fit
 };
 
+// Each device's cap from its rank's budget (`available`, `rankOfDevice`), as greedy starts from:
+// a rank's devices share its memory equally. Embedded weights are on every rank whatever it runs:
+// a --memory-per-rank budget (`limitGiven`) loses them first — free memory measured after loading
+// has lost them already — and greedy (planAcrossRanks) charges a device only the external weights
+// it maps.
+void capDevicesByRank(RankPlanRequest &request, const Model &model);
+
 // Rank 0 only. `sizing`: the feeds one run of the plan takes (a micro-batch's for a pipeline).
 // Errors are faults of the model or of opscope; a plan that does not fit is an outcome.
 Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest request, const Feeds &sizing);

@@ -187,8 +187,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 serialMs = r.makespanMs;
                 // Named like the devices of the spread runs, so the compare view lines them up.
                 for (trace::Lane &l : r.trace.lanes)
-                    if (l.device != "host")
-                        l.device = "rank0:" + l.device;
+                    l.device = "rank0:" + l.device; // its host too, as the spread runs name theirs
                 for (trace::Counter &c : r.trace.counters)
                     c.device = "rank0:" + c.device;
                 for (auto &[d, u] : r.utilization)
@@ -246,12 +245,8 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             request.strategy = strategy;
             request.name = name;
             request.cost = schedule::calibratedCpuModel(devices, threads);
-            // A rank's devices share its memory: greedy keeps a device's share within its part.
-            for (int d = 0; d < devices; ++d) {
+            for (int d = 0; d < devices; ++d)
                 request.cost.devices[std::size_t(d)].name = deviceName(d / perRank, d % perRank);
-                request.cost.devices[std::size_t(d)].memoryBytes =
-                    result.available[std::size_t(d / perRank)] / std::uint64_t(perRank);
-            }
             request.cost.processOf = rankOfDevice;
             request.cost.remoteLink = result.link;
             request.cost.measuredSeconds = opSeconds;
@@ -261,6 +256,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             request.microbatches = options.microbatches;
             request.available = result.available;
             request.limitGiven = options.memoryPerRank != 0;
+            capDevicesByRank(request, model);
             const bool pipelined = strategy == Strategy::Pipeline && options.microbatches > 1;
             Expected<RankPlanOutcome> planned =
                 planAcrossRanks(model, std::move(request), pipelined ? microFeeds.front() : feeds);
@@ -518,6 +514,9 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                         r.measured = true;
                         r.predictedMs = predicted * 1e3;
                         schedule::keepMedianRun(timed, r);
+                        for (trace::Lane &l : r.trace.lanes)
+                            if (l.device == "host")
+                                l.device = "rank0:host"; // it ran in rank 0's process
                         schedule::summarizeRun(r);
                         result.runs.push_back(std::move(r));
                         result.info.push_back({});

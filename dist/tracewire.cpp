@@ -79,7 +79,9 @@ trace::Trace mergeRankTraces(const std::vector<trace::Trace> &traces, const std:
         const double dt = r < shift.size() ? shift[r] : 0.0;
         const auto base = std::uint32_t(all.lanes.size());
         for (const trace::Lane &l : t.lanes) {
-            trace::Lane lane{l.device, l.device == "host" ? std::uint32_t(r) : l.queue, {}};
+            // Devices are named by rank already ("rank1:cpu:0"); each rank's host becomes a
+            // process of its own too, so a rank's setup sits beside its devices.
+            trace::Lane lane{l.device == "host" ? "rank" + std::to_string(r) + ":host" : l.device, l.queue, {}};
             for (trace::Span s : l.spans) {
                 const std::string &spanName = t.strings[s.name];
                 s.start += dt, s.end += dt;

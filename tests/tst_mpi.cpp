@@ -23,6 +23,7 @@
 #include <csignal>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 using namespace opscope;
@@ -97,7 +98,7 @@ void writeRandomDag(const fs::path &path, int nodes, unsigned seed)
 
 // x [1, width] through `layers` MatMul + Tanh pairs, every weight [width, width] in an external
 // data file next to the model: a chain whose memory is its weights, mapped where read.
-fs::path writeWeightChain(const fs::path &path, int layers, int width)
+fs::path writeWeightChain(const fs::path &path, int layers, int width, bool external = true)
 {
     onnx::ModelProto m = test::emptyModel();
     onnx::GraphProto *g = m.mutable_graph();
@@ -117,7 +118,8 @@ fs::path writeWeightChain(const fs::path &path, int layers, int width)
     }
     *g->add_output() = test::tensorInfo(at, onnx::TensorProto::FLOAT, {1, width});
     SaveOptions so;
-    so.mode = ExternalDataMode::External;
+    if (external)
+        so.mode = ExternalDataMode::External;
     Expected<SaveResult> saved = saveModel(test::modelOrFail(m), path, so);
     if (!saved)
         QTest::qFail(saved.status().message().c_str(), __FILE__, __LINE__);
@@ -263,6 +265,9 @@ private slots:
                 const QString device = s + "/rank" + QString::number(d / k) + ":cpu:" + QString::number(d % k);
                 QVERIFY2(names.contains(device), qPrintable("no process " + device));
             }
+        // Every lane belongs to a rank, the hosts' setup lanes too (not one "host" for all ranks).
+        for (const QString &name : names)
+            QVERIFY2(name.section('/', 1).startsWith("rank"), qPrintable("a process of no rank: " + name));
         QCOMPARE(flowStart.size(), flowEnd.size());
         int betweenRanks = 0;
         const auto rankOf = [&](int pid) { return process[pid].section('/', 1).section(':', 0, 0); };
@@ -540,8 +545,7 @@ private slots:
             four.cost.processOf = four.rankOfDevice = {0, 1, 2, 3};
             four.ranks = 4;
             four.available.assign(4, weights / 3);
-            for (auto &d : four.cost.devices)
-                d.memoryBytes = weights / 3;
+            dist::capDevicesByRank(four, model);
             Expected<dist::RankPlanOutcome> spread = dist::planAcrossRanks(model, four, *feeds);
             QVERIFY2(spread && !spread->encoded.contains("refused"),
                      spread ? spread->encoded.dump().c_str() : spread.status().message().c_str());
@@ -549,6 +553,35 @@ private slots:
             for (const auto &m : spread->encoded.at("memory"))
                 holding += m[3].get<std::uint64_t>() > 0;
             QVERIFY(holding >= 3);
+        }
+        // The same chain inside the model file, 2 ranks of 2 devices, each rank's budget the weights
+        // and a third: every rank holds the weights whatever it runs, so greedy counts only the
+        // tensors and keeps the chain on one device. Counting them per device (half the budget
+        // each), it spread the chain over devices and ranks for no memory saved.
+        {
+            const fs::path embeddedPath =
+                writeWeightChain(fs::path(m_dir.path().toStdString()) / "embeddedchain.onnx", 10, 128, false);
+            Expected<ImportResult> embedded = loadModel(embeddedPath);
+            QVERIFY(embedded);
+            dist::RankPlanRequest two = request;
+            two.cost = test::devices(4);
+            two.rankOfDevice = two.cost.processOf = {0, 0, 1, 1};
+            two.available.assign(2, weights + weights / 3);
+            dist::capDevicesByRank(two, embedded->model);
+            for (const auto &d : two.cost.devices)
+                QCOMPARE(d.memoryBytes, (weights / 3) / 2);
+            Expected<dist::RankPlanOutcome> kept = dist::planAcrossRanks(embedded->model, two, *feeds);
+            QVERIFY2(kept && !kept->encoded.contains("refused"),
+                     kept ? kept->encoded.dump().c_str() : kept.status().message().c_str());
+            std::set<int> used;
+            for (const auto &d : kept->encoded.at("device"))
+                if (d.get<int>() >= 0)
+                    used.insert(d.get<int>());
+            QCOMPARE(int(used.size()), 1);
+            for (const auto &m : kept->encoded.at("memory")) {
+                QCOMPARE(m[3].get<std::uint64_t>(), std::uint64_t(0)); // nothing mapped
+                QCOMPARE(m[4].get<std::uint64_t>(), weights);          // embedded: on every rank
+            }
         }
         // The same budget for a schedule that does not place by memory: refused, pointing at greedy.
         request.strategy = schedule::Strategy::Pipeline;

@@ -16,7 +16,8 @@ struct GraphCosts
     std::vector<std::vector<double>> seconds; // [node slot][device]
     std::vector<double> outputBytes;          // [node slot]
     // The initializers a node reads, its bodies' reads included: (value slot, bytes). A device
-    // holds a weight once, however many of its nodes read it.
+    // holds a weight once, however many of its nodes read it. External ones only where the cost
+    // model says embedded weights are everywhere anyway.
     std::vector<std::vector<std::pair<std::uint32_t, double>>> weights; // [node slot]
     std::vector<std::vector<NodeId>> preds, succs;
     std::vector<NodeId> order; // dependency order of the live nodes

@@ -25,7 +25,7 @@ void summarizeRun(ProfileRun &r)
     const double makespan = t.duration();
     std::map<std::string, std::pair<double, int>> busy; // device → (busy seconds, queues)
     for (const trace::Lane &l : t.lanes) {
-        if (l.device == "host")
+        if (trace::isHostLane(l.device))
             continue; // setup, not a device
         // A copy queue (a GPU's copy engine: nothing but Recv) is a link, not compute capacity.
         const bool copies = std::all_of(l.spans.begin(), l.spans.end(), [&](const trace::Span &s) {
@@ -179,7 +179,7 @@ std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace)
     std::unordered_map<std::string, double> seconds;
     for (const trace::Lane &l : trace.lanes)
         for (const trace::Span &s : l.spans)
-            if (s.category != trace::kIdleCategory && l.device != "host")
+            if (s.category != trace::kIdleCategory && !trace::isHostLane(l.device))
                 seconds[trace.strings[s.name]] += s.end - s.start;
     return seconds;
 }
@@ -226,7 +226,7 @@ void summarizePipeline(ProfileRun &r, int microbatches)
 {
     std::map<std::string, double> busy;
     for (const trace::Lane &l : r.trace.lanes)
-        if (l.device != "host")
+        if (!trace::isHostLane(l.device))
             busy[l.device] += trace::laneStats(l, r.trace.duration()).busy;
     int stages = 0;
     double slowest = 0.0, all = 0.0;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opscope::trace {
@@ -35,6 +36,13 @@ struct Lane
     std::uint32_t queue = 0;
     std::vector<Span> spans; // sorted by start, non-overlapping within a lane
 };
+
+// The host's own lane (run setup, not a device's work): "host" in one process, "rank1:host" in a
+// trace merged across MPI ranks, where every rank's host is a process of its own.
+inline bool isHostLane(std::string_view device)
+{
+    return device == "host" || device.ends_with(":host");
+}
 
 struct Transfer
 {
