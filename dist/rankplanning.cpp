@@ -41,7 +41,9 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
 {
     using schedule::Strategy;
     RankPlanOutcome outcome;
-    const bool greedy = request.strategy == Strategy::Greedy;
+    // greedy and pipeline place within the devices' caps; round-robin deals nodes out by turn.
+    const bool byMemory = request.strategy == Strategy::Greedy || request.strategy == Strategy::Pipeline;
+    const std::string placer = schedule::strategyName(request.strategy);
     // Every rank loads the whole model: its embedded weights are not a device's to hold.
     request.cost.embeddedWeightsEverywhere = true;
     for (int attempt = 1;; ++attempt) {
@@ -84,9 +86,9 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
             outcome.placements = attempt;
             return outcome;
         };
-        if (!greedy)
-            return refuse("; start more ranks, give the ranks more memory, or try greedy, which places within "
-                          "each rank's memory");
+        if (!byMemory)
+            return refuse("; start more ranks, give the ranks more memory, or try greedy or pipeline, which place "
+                          "within each rank's memory");
         // The placement's count converted to real bytes: the most real bytes per counted byte among
         // the ranks over budget. Every device's cap becomes its rank's budget in counted bytes at
         // that rate (never above the cap it had), so the next placement can neither refill the rank
@@ -131,7 +133,7 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
             }
         }
         if (!tightened || attempt == kMaxPlacements)
-            return refuse("; greedy found no placement within it in " + std::to_string(attempt) +
+            return refuse("; " + placer + " found no placement within it in " + std::to_string(attempt) +
                           (attempt == 1 ? " try" : " tries") + ": start more ranks or give the ranks more memory");
     }
 }

@@ -2,12 +2,14 @@
 // Rank 0's plan of one schedule over every rank's devices, refused up front where a rank's share
 // would not fit its memory.
 //
-// greedy places within the ranks' memory: its placement caps what each device is given (the
+// greedy and pipeline place within the ranks' memory: a device's cap bounds what it is given (the
 // weights its nodes read, their outputs and the copies it receives — not a run's bytes: buffers
-// are reused, send copies and workspaces are not counted). The real share of each rank is then
-// predicted by running the partitioned plan once (predictRankMemory); where a rank's share is
-// still over its budget, every device's cap is converted to counted bytes at the worst rate of
-// real to counted bytes seen (never raised), and greedy places again — a few times at most. The other schedules place by their own rule and are only checked.
+// are reused, send copies and workspaces are not counted); greedy fills devices by finish time
+// under the caps, pipeline ends a stage where its device's cap runs out. The real share of each
+// rank is then predicted by running the partitioned plan once (predictRankMemory); where a rank's
+// share is still over its budget, every device's cap is converted to counted bytes at the worst
+// rate of real to counted bytes seen (never raised), and the schedule places again — a few times
+// at most. round-robin deals nodes out by turn and is only checked.
 
 #include "rankmemory.h"
 #include "schedule/costmodel.h"

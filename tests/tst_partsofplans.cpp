@@ -203,6 +203,54 @@ private slots:
         }
     }
 
+    // Stages cut by time alone put cheap layers with heavy weights together: here 9 of 10 layers'
+    // weights on the first device. Under a cap the cut comes where the device's memory runs out,
+    // and every edge still goes forward (a stage never waits for a later one).
+    void pipelineCutsWithinEachDevicesMemory()
+    {
+        const Model m = batchedChain(10);
+        const Graph &g = m.graph;
+        double weights = 0.0;
+        for (ValueId v : g.initializers())
+            weights += double(g.value(v).initializer->byteSize());
+        CostModel cost = devices(2);
+        for (int i = 0; i < 10; ++i) {
+            cost.measuredSeconds["matmul" + std::to_string(i)] = i < 9 ? 1e-6 : 1e-3;
+            cost.measuredSeconds["tanh" + std::to_string(i)] = 1e-7;
+        }
+        const auto heldOn = [&](const Placement &p, int device) {
+            double bytes = 0.0;
+            for (NodeId n : g.nodeIds())
+                if (p.device[n.index] == device)
+                    for (ValueId v : g.node(n).inputs)
+                        if (g.value(v).initializer)
+                            bytes += double(g.value(v).initializer->byteSize());
+            return bytes;
+        };
+        Expected<Placement> byTime = placePipeline(g, cost);
+        QVERIFY(byTime);
+        QVERIFY(heldOn(*byTime, 0) > 0.8 * weights);
+        for (auto &d : cost.devices)
+            d.memoryBytes = std::uint64_t(0.6 * weights);
+        Expected<Placement> capped = placePipeline(g, cost);
+        QVERIFY(capped);
+        QVERIFY(!capped->overflows);
+        for (int d = 0; d < 2; ++d) {
+            QVERIFY(heldOn(*capped, d) > 0.0);
+            QVERIFY(heldOn(*capped, d) <= capped->memory[std::size_t(d)]);
+            QVERIFY(capped->memory[std::size_t(d)] <= 0.6 * weights);
+        }
+        for (NodeId n : g.nodeIds())
+            for (ValueId v : g.node(n).inputs)
+                if (const NodeId p = g.producer(v); p.valid())
+                    QVERIFY(capped->device[p.index] <= capped->device[n.index]);
+        // A cap nothing fits: the last stage takes the rest and says it overflows.
+        for (auto &d : cost.devices)
+            d.memoryBytes = std::uint64_t(0.2 * weights);
+        Expected<Placement> over = placePipeline(g, cost);
+        QVERIFY(over && over->overflows);
+    }
+
     // Pipelined in one process (runtime/stagerunner.h): each device a stage in a thread of its
     // own. The last stage is held inside micro-batch 0 until the first stage has started
     // micro-batch 1 — which never happens if the stages run one micro-batch at a time, as

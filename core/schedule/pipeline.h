@@ -16,8 +16,12 @@
 
 namespace opscope::schedule {
 
-// The cut that minimizes the slowest stage (binary search over the stage budget, greedy fill).
-// Fewer nodes than devices leaves the last devices empty. start: the dependency order's running
+// The cut that minimizes the slowest stage (binary search over the stage budget, greedy fill),
+// within each device's memory cap (DeviceModel::memoryBytes, counted as greedy counts it: the
+// weights a stage's nodes read, their outputs and what it receives): a stage ends where its
+// device's memory runs out even when its time budget does not. Where the caps cannot hold the
+// graph, the last stage takes the rest and `overflows` says so. Fewer nodes than devices leaves
+// the last devices empty. start: the dependency order's running
 // time, so one batch runs the stages one after the other.
 Expected<Placement> placePipeline(const Graph &graph, const CostModel &model, std::size_t stages = 0);
 
