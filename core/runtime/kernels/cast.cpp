@@ -70,10 +70,13 @@ Status castTo(KernelContext &ctx, const RuntimeTensor &x, DataType target)
             using D = decltype(dtag);
             const S *src = x.data<S>();
             D *dst = (*out)->template mutableData<D>();
+            // The casts look redundant: clang checks the call in a discarded branch once the outer
+            // lambda's S is known (S = Half: no floatsToHalves(const Half *, …)), so every argument
+            // is of the type the function takes whatever S and D are.
             if constexpr (std::is_same_v<S, float> && std::is_same_v<D, Half>)
-                floatsToHalves(src, reinterpret_cast<std::uint16_t *>(dst), n);
+                floatsToHalves(reinterpret_cast<const float *>(src), reinterpret_cast<std::uint16_t *>(dst), n);
             else if constexpr (std::is_same_v<S, Half> && std::is_same_v<D, float>)
-                halvesToFloats(reinterpret_cast<const std::uint16_t *>(src), dst, n);
+                halvesToFloats(reinterpret_cast<const std::uint16_t *>(src), reinterpret_cast<float *>(dst), n);
             else
                 parallelFor(n, [&](std::int64_t i) { dst[i] = convert<S, D>(src[i]); });
             return Status::ok();

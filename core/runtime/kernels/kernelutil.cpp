@@ -1,6 +1,7 @@
 #include "runtime/kernels/kernelutil.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -80,7 +81,11 @@ __attribute__((target("avx,f16c"))) void halvesToFloatsF16c(const std::uint16_t 
 
 bool hasF16c()
 {
-    static const bool has = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    // F16C from CPUID itself: clang's __builtin_cpu_supports does not know "f16c" (gcc's does).
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
+    }();
     return has;
 }
 
