@@ -555,7 +555,8 @@ private slots:
         t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0,
                              t.intern("float32[1,3,8,8], float32[4,3,3,3] → float32[1,4,6,6]")},
                             {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
-        t.lanes[b].spans = {{0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
+        t.lanes[b].spans = {{0.0, 0.0045, t.intern("waiting for recv"), t.intern("(wait)"), trace::kIdleCategory},
+                            {0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
         t.transfers.push_back({0.004, 0.005, 4096, std::uint32_t(a), std::uint32_t(b)});
         Expected<trace::Trace> back = trace::fromChromeJson(trace::toChromeJson(t));
         QVERIFY(back);
@@ -573,7 +574,10 @@ private slots:
         QCOMPARE(back->strings[conv.shapes],
                  std::string("float32[1,3,8,8], float32[4,3,3,3] → float32[1,4,6,6]"));
         QCOMPARE(back->lanes[0].spans[1].shapes, trace::kNoString);
-        QVERIFY(std::abs(back->lanes[1].spans[0].start - 0.0045) < 1e-9);
+        // A wait stays a wait: an opened trace counted it busy (a device 98 % used while waiting).
+        QCOMPARE(back->lanes[1].spans[0].category, trace::kIdleCategory);
+        QVERIFY(trace::laneStats(back->lanes[1], back->duration()).busy < 0.001);
+        QVERIFY(std::abs(back->lanes[1].spans[1].start - 0.0045) < 1e-9);
         QCOMPARE(back->transfers.size(), std::size_t(1));
         QCOMPARE(back->transfers[0].bytes, std::uint64_t(4096));
         QVERIFY(std::abs(back->duration() - t.duration()) < 1e-9);

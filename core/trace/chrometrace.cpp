@@ -537,8 +537,11 @@ Expected<Trace> parse(std::string_view json, const std::string &name)
         // opscope's own traces name the op type in args; others' (PyTorch's) name the op itself.
         const std::uint32_t op = r.op != kNone ? r.op : r.cat == kNone ? r.name : r.cat;
         const std::uint32_t typed = r.op != kNone ? r.op : r.name;
-        const auto cat =
-            categories.emplace(typed, std::uint8_t(opCategory(in.strings[typed], ""))).first->second;
+        // Waits and host setup carry the category "idle" (what toChromeJson writes for them): not
+        // work, whatever their op is called.
+        const bool idle = r.cat != kNone && in.strings[r.cat] == opCategoryName(OpCategory(kIdleCategory));
+        const auto cat = idle ? kIdleCategory
+                              : categories.emplace(typed, std::uint8_t(opCategory(in.strings[typed], ""))).first->second;
         t.lanes[it->second].spans.push_back({r.start - t0, r.end - t0, intern(r.name), intern(op), cat,
                                              r.shapes == kNone ? kNoString : intern(r.shapes)});
     }
