@@ -190,10 +190,18 @@ bool whereAccepts(const KernelContext &ctx)
 
 // ---- cast ------------------------------------------------------------------------------------
 
+// Cast's target: the `to` attribute; CastLike's: its second input's type.
+DataType castTarget(const KernelContext &ctx)
+{
+    if (ctx.node().opType == "CastLike")
+        return ctx.input(1) ? ctx.in(1).dtype() : DataType::Undefined;
+    return DataType(ctx.attrInt("to", 0));
+}
+
 bool castAccepts(const KernelContext &ctx)
 {
     const RuntimeTensor *x = ctx.input(0);
-    const auto to = DataType(ctx.attrInt("to", 0));
+    const DataType to = castTarget(ctx);
     // Float → integer conversion rules (saturation, NaN) are the CPU's; the others are exact.
     return x && cudaType(x->dtype()) && cudaType(to) && x->dtype() != DataType::Double && to != DataType::Double &&
            !(isFloatType(x->dtype()) && !isFloatType(to) && to != DataType::Bool);
@@ -205,7 +213,7 @@ Status castKernel(CudaExec &e, KernelContext &ctx)
     Expected<RuntimeTensor> x = e.input(ctx, 0);
     if (!x)
         return x.status();
-    const auto to = DataType(ctx.attrInt("to", 0));
+    const DataType to = castTarget(ctx);
     Expected<RuntimeTensor> y = e.allocate(to, x->shape());
     if (!y)
         return y.status();
@@ -216,7 +224,7 @@ Status castKernel(CudaExec &e, KernelContext &ctx)
     else
         err = launchCast(*cudaType(x->dtype()), *cudaType(to), x->bytes(), y->mutableBytes(), x->elementCount(),
                          e.stream, false);
-    return e.finish(ctx, 0, std::move(*y), err, "Cast");
+    return e.finish(ctx, 0, std::move(*y), err, ctx.node().opType.c_str());
 }
 
 // ---- row-wise --------------------------------------------------------------------------------
@@ -257,9 +265,9 @@ Status softmaxKernel(CudaExec &e, KernelContext &ctx)
     return e.finish(ctx, 0, std::move(*y), err, "Softmax");
 }
 
-// Reductions over a trailing block of axes (LayerNorm's ReduceMean over −1, pooling-like
-// ReduceMean over [2,3]); others run on the host. Axes come from the attribute (before opset 18,
-// 13 for ReduceSum) or from input 1, which must be on the host.
+// Reductions over any axes (ReduceMap: kept dims → output, reduced dims → the elements of each).
+// Axes come from the attribute (before opset 18, 13 for ReduceSum) or from input 1, which must be
+// on the host; none means every axis, unless noop_with_empty_axes (the host's identity copy).
 std::optional<std::vector<std::int64_t>> reduceAxes(const KernelContext &ctx)
 {
     const bool fromInput = ctx.node().opType == "ReduceSum" ? ctx.opset() >= 13 : ctx.opset() >= 18;
@@ -274,27 +282,26 @@ std::optional<std::vector<std::int64_t>> reduceAxes(const KernelContext &ctx)
     return ctx.attrInts("axes");
 }
 
-// The first reduced axis when the axes (normalized, repeats merged) are a trailing block; one
-// function for accepts and the kernel, so the kernel never reads the raw attribute (−1 and 2 on a
-// rank-3 input are one axis, not two).
-std::optional<std::size_t> trailingReduceStart(const KernelContext &ctx, std::size_t rank)
+// Which of the input's dims are reduced; one function for accepts and the kernel, so the kernel
+// never reads the raw attribute (−1 and 2 on a rank-3 input are one axis, not two).
+std::optional<std::vector<bool>> reducedDims(const KernelContext &ctx, std::size_t rank)
 {
     std::optional<std::vector<std::int64_t>> axes = reduceAxes(ctx);
-    if (!axes || axes->empty())
-        return std::nullopt; // all axes, or noop_with_empty_axes: the host's
-    std::vector<std::int64_t> a;
+    if (!axes)
+        return std::nullopt;
+    if (axes->empty()) {
+        if (ctx.attrInt("noop_with_empty_axes", 0) != 0)
+            return std::nullopt;
+        return std::vector<bool>(rank, true);
+    }
+    std::vector<bool> mask(rank, false);
     for (std::int64_t v : *axes) {
         const std::int64_t n = normalizedAxis(v, rank);
         if (n < 0 || n >= std::int64_t(rank))
             return std::nullopt;
-        a.push_back(n);
+        mask[std::size_t(n)] = true;
     }
-    std::sort(a.begin(), a.end());
-    a.erase(std::unique(a.begin(), a.end()), a.end());
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (a[i] != std::int64_t(rank - a.size() + i))
-            return std::nullopt;
-    return rank - a.size();
+    return mask;
 }
 
 bool reduceAccepts(const KernelContext &ctx)
@@ -302,7 +309,21 @@ bool reduceAccepts(const KernelContext &ctx)
     const RuntimeTensor *x = ctx.input(0);
     if (!x || !isFloatType(x->dtype()) || x->rank() == 0 || x->elementCount() == 0)
         return false;
-    return trailingReduceStart(ctx, x->rank()).has_value();
+    const std::optional<std::vector<bool>> mask = reducedDims(ctx, x->rank());
+    ReduceMap m;
+    return mask && reduceMap(x->shape(), *mask, m) && (m.count <= 32 || m.outputs <= 2147483647);
+}
+
+// The output shape of a reduction: reduced dims become 1 with keepdims, else go.
+std::vector<std::int64_t> reducedShape(const std::vector<std::int64_t> &shape, const std::vector<bool> &mask, bool keep)
+{
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        if (!mask[i])
+            out.push_back(shape[i]);
+        else if (keep)
+            out.push_back(1);
+    return out;
 }
 
 template<RowReduce Op>
@@ -312,23 +333,51 @@ Status reduceKernel(CudaExec &e, KernelContext &ctx)
     Expected<RuntimeTensor> x = e.input(ctx, 0);
     if (!x)
         return x.status();
-    const std::optional<std::size_t> start = trailingReduceStart(ctx, x->rank());
-    if (!start)
-        return ctx.unsupported("axes that are not a trailing block");
-    const std::size_t first = *start;
-    const RowsCols rc = rowsCols(x->shape(), first);
-    std::vector<std::int64_t> shape = x->shape();
-    const bool keep = ctx.attrInt("keepdims", 1) != 0;
-    if (keep)
-        std::fill(shape.begin() + std::ptrdiff_t(first), shape.end(), 1);
-    else
-        shape.resize(first);
-    Expected<RuntimeTensor> y = e.allocate(x->dtype(), shape);
+    const std::optional<std::vector<bool>> mask = reducedDims(ctx, x->rank());
+    ReduceMap m;
+    if (!mask || !reduceMap(x->shape(), *mask, m))
+        return ctx.unsupported("axes on the device, or more than 8 dims after merging");
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), reducedShape(x->shape(), *mask, ctx.attrInt("keepdims", 1) != 0));
+    if (!y)
+        return y.status();
+    const cudaError_t err = launchReduce(*cudaType(x->dtype()), Op, x->bytes(), y->mutableBytes(), m, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "reduction");
+}
+
+// ArgMax/ArgMin over float types (integers compared in float would not be exact past 2^24).
+bool argAccepts(const KernelContext &ctx)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    if (!x || !isFloatType(x->dtype()) || x->rank() == 0 || x->elementCount() == 0)
+        return false;
+    const std::int64_t axis = normalizedAxis(ctx.attrInt("axis", 0), x->rank());
+    return axis >= 0 && axis < std::int64_t(x->rank()) && x->elementCount() / x->dim(std::size_t(axis)) <= 2147483647;
+}
+
+template<bool IsMax>
+Status argKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::int64_t axis = normalizedAxis(ctx.attrInt("axis", 0), x->rank());
+    if (axis < 0 || axis >= std::int64_t(x->rank()))
+        return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", 0)) + " is out of range for rank " +
+                        std::to_string(x->rank()));
+    std::vector<bool> mask(x->rank(), false);
+    mask[std::size_t(axis)] = true;
+    ReduceMap m;
+    if (!reduceMap(x->shape(), mask, m))
+        return ctx.unsupported("more than 8 dims after merging");
+    Expected<RuntimeTensor> y =
+        e.allocate(DataType::Int64, reducedShape(x->shape(), mask, ctx.attrInt("keepdims", 1) != 0));
     if (!y)
         return y.status();
     const cudaError_t err =
-        launchRowReduce(*cudaType(x->dtype()), Op, x->bytes(), y->mutableBytes(), rc.rows, rc.cols, e.stream);
-    return e.finish(ctx, 0, std::move(*y), err, "reduction");
+        launchArgReduce(*cudaType(x->dtype()), IsMax, ctx.attrInt("select_last_index", 0) != 0, x->bytes(),
+                        reinterpret_cast<std::int64_t *>(y->mutableBytes()), m, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, IsMax ? "ArgMax" : "ArgMin");
 }
 
 // LayerNormalization (and RMSNorm): scale and bias of exactly the normalized dims; the optional
@@ -466,6 +515,7 @@ void registerCudaElementwiseOps(CudaOpTable &t)
     t.add("Xor", {binaryKernel<Binary::Xor>, binaryAccepts<Binary::Xor>});
     t.add("Where", {whereKernel, whereAccepts});
     t.add("Cast", {castKernel, castAccepts});
+    t.add("CastLike", {castKernel, castAccepts});
 
     t.add("Softmax", {softmaxKernel<false>, softmaxAccepts});
     t.add("LogSoftmax", {softmaxKernel<true>, softmaxAccepts});
@@ -476,6 +526,11 @@ void registerCudaElementwiseOps(CudaOpTable &t)
     t.add("ReduceSumSquare", {reduceKernel<RowReduce::SumSquare>, reduceAccepts});
     t.add("ReduceL2", {reduceKernel<RowReduce::L2>, reduceAccepts});
     t.add("ReduceLogSumExp", {reduceKernel<RowReduce::LogSumExp>, reduceAccepts});
+    t.add("ReduceProd", {reduceKernel<RowReduce::Prod>, reduceAccepts});
+    t.add("ReduceL1", {reduceKernel<RowReduce::L1>, reduceAccepts});
+    t.add("ReduceLogSum", {reduceKernel<RowReduce::LogSum>, reduceAccepts});
+    t.add("ArgMax", {argKernel<true>, argAccepts});
+    t.add("ArgMin", {argKernel<false>, argAccepts});
     t.add("LayerNormalization", {layerNormKernel<false>, layerNormAccepts<false>});
     t.add("ai.opscope", "LayerNormalization", {layerNormKernel<false>, layerNormAccepts<false>});
     t.add("ai.opscope", "RMSNormalization", {layerNormKernel<true>, layerNormAccepts<true>});

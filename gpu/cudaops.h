@@ -60,7 +60,13 @@ cudaError_t launchCast(DType from, DType to, const void *x, void *y, std::int64_
 cudaError_t launchSoftmax(DType type, bool log, const void *x, void *y, std::int64_t rows, std::int64_t cols,
                           cudaStream_t stream);
 
-enum class RowReduce : int { Sum, Mean, Max, Min, SumSquare, L2, LogSumExp, Prod };
+enum class RowReduce : int { Sum, Mean, Max, Min, SumSquare, L2, LogSumExp, Prod, L1, LogSum };
+// Over any axes (indexing.h's ReduceMap): y[o] reduces x at reduceOffset(m, o, j), j < m.count.
+cudaError_t launchReduce(DType type, RowReduce op, const void *x, void *y, const ReduceMap &m, cudaStream_t stream);
+// ArgMax/ArgMin over the map's reduced axis (one axis: j is the index along it), int64 indices.
+cudaError_t launchArgReduce(DType type, bool isMax, bool selectLast, const void *x, std::int64_t *y,
+                            const ReduceMap &m, cudaStream_t stream);
+// Over rows of `cols` contiguous elements.
 cudaError_t launchRowReduce(DType type, RowReduce op, const void *x, void *y, std::int64_t rows, std::int64_t cols,
                             cudaStream_t stream);
 
@@ -101,5 +107,18 @@ cudaError_t launchResize(DType type, const void *x, void *y, std::int64_t n, con
 // convolutions and GEMMs whose library call does not fuse them.
 cudaError_t launchBiasActivation(DType type, void *y, const void *bias, std::int64_t rows, std::int64_t cols,
                                  std::int64_t inner, Unary activation, UnaryParams p, cudaStream_t stream);
+
+// CumSum along an axis of n (outer × n × inner), in order per line: float sums as the CPU's.
+cudaError_t launchCumSum(DType type, const void *x, void *y, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                         bool exclusive, bool reverse, cudaStream_t stream);
+
+// Pad (padSource), elements of 1, 2, 4 or 8 bytes; `valueBits`: the constant's bytes, low first.
+cudaError_t launchPad(std::size_t elementBytes, const void *x, void *y, const PadMap &m, std::uint64_t valueBits,
+                      std::int64_t n, cudaStream_t stream);
+cudaError_t launchTile(std::size_t elementBytes, const void *x, void *y, const TileMap &m, std::int64_t n,
+                       cudaStream_t stream);
+// Trilu over the last two dims: elements outside the band become zero.
+cudaError_t launchTrilu(std::size_t elementBytes, const void *x, void *y, std::int64_t rows, std::int64_t cols,
+                        std::int64_t k, bool upper, std::int64_t n, cudaStream_t stream);
 
 } // namespace opscope::gpu

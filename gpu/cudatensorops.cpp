@@ -3,6 +3,7 @@
 // come from indexing.h, which the tests check on the host.
 
 #include "cudaexec.h"
+#include "runtime/kernels/pad.h"
 #include "runtime/kernels/resize.h"
 #include "runtime/kernels/slice.h"
 
@@ -300,6 +301,143 @@ bool gatherAccepts(const KernelContext &ctx)
            (!ctx.in(0).onHost() || ctx.isConstantInput(0));
 }
 
+// ---- Pad, Tile, Trilu, CumSum: per-element index maps (indexing.h) ----------------------------
+
+// Pad with the CPU kernel's geometry (pads, axes, mode read and checked by the same code).
+bool padAccepts(const KernelContext &ctx)
+{
+    if (!anyDeviceType(ctx) || ctx.in(0).rank() > std::size_t(kMaxDims))
+        return false;
+    for (std::size_t i = 1; i < 4; ++i)
+        if (!hostInput(ctx, i))
+            return false;
+    // Before opset 11 the constant is a float attribute: the device takes only a zero.
+    return ctx.opset() >= 11 || ctx.attrFloat("value", 0.0f) == 0.0f;
+}
+
+Status padKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    Expected<kernels::PadGeometry> g = kernels::padGeometry(ctx, *x);
+    if (!g)
+        return g.status();
+    PadMap m;
+    m.rank = int(x->rank());
+    m.mode = PadKind(int(g->mode));
+    const std::vector<std::int64_t> inStrides = rowMajorStrides(x->shape());
+    for (std::size_t d = 0; d < x->rank(); ++d) {
+        m.outDims[d] = g->shape[d];
+        m.inDims[d] = x->dim(d);
+        m.inStrides[d] = inStrides[d];
+        m.begin[d] = g->begin[d];
+    }
+    // The constant's bytes, as the CPU reads it: input 2's first element, of x's type.
+    std::uint64_t value = 0;
+    const std::size_t size = dataTypeSize(x->dtype());
+    if (const RuntimeTensor *v = ctx.input(2); ctx.opset() >= 11 && v && v->elementCount()) {
+        if (v->dtype() != x->dtype())
+            return ctx.fail("constant_value is " + std::string(dataTypeName(v->dtype())) + ", the data " +
+                            std::string(dataTypeName(x->dtype())));
+        std::memcpy(&value, v->bytes(), size);
+    }
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), g->shape);
+    if (!y)
+        return y.status();
+    const cudaError_t err = launchPad(size, x->bytes(), y->mutableBytes(), m, value, y->elementCount(), e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "Pad");
+}
+
+bool tileAccepts(const KernelContext &ctx)
+{
+    return anyDeviceType(ctx) && ctx.in(0).rank() <= std::size_t(kMaxDims) && ctx.input(1) && hostInput(ctx, 1);
+}
+
+Status tileKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::vector<std::int64_t> repeats = ctx.in(1).toInt64Vector();
+    if (repeats.size() != x->rank())
+        return ctx.fail("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
+                        std::to_string(x->rank()));
+    TileMap m;
+    m.rank = int(x->rank());
+    std::vector<std::int64_t> shape(x->rank());
+    const std::vector<std::int64_t> inStrides = rowMajorStrides(x->shape());
+    for (std::size_t d = 0; d < x->rank(); ++d) {
+        if (repeats[d] < 0)
+            return ctx.fail("negative repeat");
+        shape[d] = x->dim(d) * repeats[d];
+        m.outDims[d] = shape[d];
+        m.inDims[d] = x->dim(d);
+        m.inStrides[d] = inStrides[d];
+    }
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), shape);
+    if (!y)
+        return y.status();
+    const cudaError_t err =
+        launchTile(dataTypeSize(x->dtype()), x->bytes(), y->mutableBytes(), m, y->elementCount(), e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "Tile");
+}
+
+bool triluAccepts(const KernelContext &ctx)
+{
+    return anyDeviceType(ctx) && ctx.in(0).rank() >= 2 && hostInput(ctx, 1);
+}
+
+Status triluKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    if (x->rank() < 2)
+        return ctx.fail("input must be at least 2-D");
+    const std::int64_t k = ctx.input(1) ? ctx.in(1).valueAsInt(0) : 0;
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), x->shape());
+    if (!y)
+        return y.status();
+    const cudaError_t err =
+        launchTrilu(dataTypeSize(x->dtype()), x->bytes(), y->mutableBytes(), x->dim(x->rank() - 2),
+                    x->dim(x->rank() - 1), k, ctx.attrInt("upper", 1) != 0, y->elementCount(), e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "Trilu");
+}
+
+// CumSum: float32/16, bfloat16, float64, int32, int64 (the others are the host's).
+bool cumSumAccepts(const KernelContext &ctx)
+{
+    const RuntimeTensor *x = ctx.input(0);
+    if (!x || !ctx.input(1) || !hostInput(ctx, 1) || x->rank() == 0)
+        return false;
+    const DataType t = x->dtype();
+    return isFloatType(t) || t == DataType::Double || t == DataType::Int32 || t == DataType::Int64;
+}
+
+Status cumSumKernel(CudaExec &e, KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(2));
+    Expected<RuntimeTensor> x = e.input(ctx, 0);
+    if (!x)
+        return x.status();
+    const std::int64_t given = ctx.in(1).valueAsInt(0), rank = std::int64_t(x->rank());
+    const std::int64_t axis = given < 0 ? given + rank : given;
+    if (axis < 0 || axis >= rank)
+        return ctx.fail("axis " + std::to_string(given) + " is out of range for rank " + std::to_string(rank));
+    const RowsCols before = rowsCols(x->shape(), std::size_t(axis)), after = rowsCols(x->shape(), std::size_t(axis) + 1);
+    Expected<RuntimeTensor> y = e.allocate(x->dtype(), x->shape());
+    if (!y)
+        return y.status();
+    const cudaError_t err = launchCumSum(*cudaType(x->dtype()), x->bytes(), y->mutableBytes(), before.rows,
+                                         x->dim(std::size_t(axis)), after.cols, ctx.attrInt("exclusive", 0) != 0,
+                                         ctx.attrInt("reverse", 0) != 0, e.stream);
+    return e.finish(ctx, 0, std::move(*y), err, "CumSum");
+}
+
 // ---- global pooling: one row per (n, c) ------------------------------------------------------
 
 template<RowReduce Op>
@@ -412,6 +550,10 @@ void registerCudaTensorOps(CudaOpTable &t)
     t.add("Concat", {concatKernel, concatAccepts});
     t.add("Split", {splitKernel, splitAccepts});
     t.add("Gather", {gatherKernel, gatherAccepts});
+    t.add("Pad", {padKernel, padAccepts});
+    t.add("Tile", {tileKernel, tileAccepts});
+    t.add("Trilu", {triluKernel, triluAccepts});
+    t.add("CumSum", {cumSumKernel, cumSumAccepts});
     t.add("GlobalAveragePool", {globalPoolKernel<RowReduce::Mean>, globalPoolAccepts});
     t.add("GlobalMaxPool", {globalPoolKernel<RowReduce::Max>, globalPoolAccepts});
     t.add("Resize", {resizeKernel, resizeAccepts});

@@ -185,4 +185,158 @@ inline RowsCols rowsCols(const std::vector<std::int64_t> &shape, std::size_t axi
     return rc;
 }
 
+// ---- Reductions over any set of axes ---------------------------------------------------------
+// Output element o (row-major over the kept dims) reduces x[mapIndex(kept, o) + offset(j)] for
+// j < count, offset(j) = mapIndex(reduced, j). Adjacent dims of one kind merge and size-1 dims
+// drop out, so a reduction of [N, C, H, W] over {0, 2, 3} has one kept dim and two reduced ones,
+// and one over trailing axes is a contiguous row per output (`contiguous`: offset(j) = j).
+struct ReduceMap
+{
+    IndexMap kept;
+    IndexMap reduced;
+    std::int64_t outputs = 1;
+    std::int64_t count = 1;
+    bool contiguous = true;
+};
+
+// False when the merged dims exceed kMaxDims on either side.
+inline bool reduceMap(const std::vector<std::int64_t> &shape, const std::vector<bool> &reduce, ReduceMap &m)
+{
+    const std::vector<std::int64_t> strides = rowMajorStrides(shape);
+    std::vector<std::int64_t> dims[2], steps[2]; // [0] kept, [1] reduced
+    int last = -1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 1)
+            continue;
+        const int kind = i < reduce.size() && reduce[i] ? 1 : 0;
+        if (kind == last) {
+            // Row-major: the run so far is contiguous with this dim (size-1 dims between change no stride).
+            dims[kind].back() *= shape[i];
+            steps[kind].back() = strides[i];
+        } else {
+            dims[kind].push_back(shape[i]);
+            steps[kind].push_back(strides[i]);
+        }
+        last = kind;
+    }
+    if (dims[0].size() > std::size_t(kMaxDims) || dims[1].size() > std::size_t(kMaxDims))
+        return false;
+    m = ReduceMap{};
+    IndexMap *maps[2] = {&m.kept, &m.reduced};
+    std::int64_t *counts[2] = {&m.outputs, &m.count};
+    for (int k = 0; k < 2; ++k) {
+        const std::vector<std::int64_t> out = rowMajorStrides(dims[k]);
+        maps[k]->rank = int(dims[k].size());
+        *counts[k] = 1;
+        for (std::size_t d = 0; d < dims[k].size(); ++d) {
+            maps[k]->outStrides[d] = out[d];
+            maps[k]->inStrides[d] = steps[k][d];
+            *counts[k] *= dims[k][d];
+        }
+    }
+    m.contiguous = m.reduced.rank == 0 || (m.reduced.rank == 1 && m.reduced.inStrides[0] == 1);
+    return true;
+}
+
+OPSCOPE_HD inline std::int64_t reduceOffset(const ReduceMap &m, std::int64_t output, std::int64_t j)
+{
+    return mapIndex(m.kept, output) + (m.contiguous ? j : mapIndex(m.reduced, j));
+}
+
+// ArgMax/ArgMin as the CPU runtime scans an axis: the first element is the best so far, a later one
+// replaces it when strictly better (or, with select_last_index, better or equal). NaN is never
+// better, so a NaN first element stays the answer and a later NaN is passed over. A parallel scan
+// combines partial bests with argCombine, which gives the sequential answer in any grouping
+// (index < 0: no candidate yet; the first element is handled by the caller: a NaN there wins).
+template<class V>
+OPSCOPE_HD inline bool argBetter(V v, std::int64_t j, V best, std::int64_t bestIndex, bool isMax, bool selectLast)
+{
+    if (v != v)
+        return false;
+    if (bestIndex < 0)
+        return true;
+    if (v == best)
+        return selectLast ? j > bestIndex : j < bestIndex;
+    return isMax ? v > best : v < best;
+}
+
+// ---- Pad, Tile, Trilu, CumSum ---------------------------------------------------------------
+enum class PadKind : int { Constant, Edge, Reflect, Wrap };
+
+// Output element → input offset of a Pad, or −1 for the constant value. Per dim: the output's and
+// input's sizes, the input's stride, the pad before (negative: cropped).
+struct PadMap
+{
+    int rank = 0;
+    std::int64_t outDims[kMaxDims] = {};
+    std::int64_t inDims[kMaxDims] = {};
+    std::int64_t inStrides[kMaxDims] = {};
+    std::int64_t begin[kMaxDims] = {};
+    PadKind mode = PadKind::Constant;
+};
+
+OPSCOPE_HD inline std::int64_t padAxisSource(std::int64_t i, std::int64_t begin, std::int64_t n, PadKind mode)
+{
+    const std::int64_t c = i - begin;
+    if (c >= 0 && c < n)
+        return c;
+    if (mode == PadKind::Constant || n == 0)
+        return -1;
+    if (mode == PadKind::Edge)
+        return c < 0 ? 0 : n - 1;
+    if (mode == PadKind::Reflect)
+        return c < 0 ? -c : 2 * (n - 1) - c;
+    return ((c % n) + n) % n;
+}
+
+OPSCOPE_HD inline std::int64_t padSource(const PadMap &m, std::int64_t index)
+{
+    std::int64_t offset = 0;
+    for (int d = m.rank - 1; d >= 0; --d) {
+        const std::int64_t c = index % m.outDims[d];
+        index /= m.outDims[d];
+        const std::int64_t s = padAxisSource(c, m.begin[d], m.inDims[d], m.mode);
+        if (s < 0)
+            return -1;
+        offset += s * m.inStrides[d];
+    }
+    return offset;
+}
+
+// Tile: output coordinate c of dim d reads the input's c mod inDims[d].
+struct TileMap
+{
+    int rank = 0;
+    std::int64_t outDims[kMaxDims] = {};
+    std::int64_t inDims[kMaxDims] = {};
+    std::int64_t inStrides[kMaxDims] = {};
+};
+
+OPSCOPE_HD inline std::int64_t tileSource(const TileMap &m, std::int64_t index)
+{
+    std::int64_t offset = 0;
+    for (int d = m.rank - 1; d >= 0; --d) {
+        const std::int64_t c = index % m.outDims[d];
+        index /= m.outDims[d];
+        offset += (c % m.inDims[d]) * m.inStrides[d];
+    }
+    return offset;
+}
+
+// Trilu over the last two dims ([…, rows, cols]): whether element `index` is kept (else zero).
+OPSCOPE_HD inline bool triluKeeps(std::int64_t index, std::int64_t rows, std::int64_t cols, std::int64_t k,
+                                  bool upper)
+{
+    const std::int64_t c = index % cols, r = (index / cols) % rows;
+    return upper ? c - r >= k : c - r <= k;
+}
+
+// CumSum along an axis of n: line l of outer × inner, step s (reverse: from the end).
+OPSCOPE_HD inline std::int64_t cumSumOffset(std::int64_t line, std::int64_t s, std::int64_t n, std::int64_t inner,
+                                            bool reverse)
+{
+    const std::int64_t o = line / inner, i = line % inner, j = reverse ? n - 1 - s : s;
+    return (o * n + j) * inner + i;
+}
+
 } // namespace opscope::gpu

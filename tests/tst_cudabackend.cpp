@@ -111,7 +111,8 @@ private slots:
     void opTableIsPopulated()
     {
         const std::vector<std::string> ops = gpu::cudaOpTypes();
-        for (const char *op : {"Conv", "MatMul", "Gemm", "Softmax", "Add", "Transpose", "Concat", "MaxPool"})
+        for (const char *op : {"Conv", "MatMul", "Gemm", "Softmax", "Add", "Transpose", "Concat", "MaxPool", "ArgMax", "Pad",
+                               "Tile", "Trilu", "CumSum", "CastLike", "ReduceL1"})
             QVERIFY2(std::find(ops.begin(), ops.end(), op) != ops.end(), op);
     }
 
@@ -123,7 +124,13 @@ private slots:
                                "layernorm", "transpose", "concat", "slice-steps", "gather-embedding",
                                "reduce-mean", "topk-falls-back", "resize-linear", "resize-nearest-sizes",
                                "reduce-repeated-mixed-sign-axes", "gemm-empty-k-beta-falls-back",
-                               "conv-empty-batch-falls-back", "add-rank9-falls-back"};
+                               "conv-empty-batch-falls-back", "add-rank9-falls-back",
+                               // Kernels added without a GPU at hand (2026-12-05): their index
+                               // arithmetic is tested on the host (tst_cudaindexing), these check
+                               // the kernels themselves on the first GPU run.
+                               "reduce-leading-and-middle-axes", "reduce-all-axes", "reduce-l1-short-axis",
+                               "argmax-middle-axis", "argmin-select-last", "pad-reflect", "tile", "trilu-lower",
+                               "cumsum-reverse-exclusive", "castlike"};
         for (int i = 0; i < int(std::size(names)); ++i)
             QTest::newRow(names[i]) << i;
     }
@@ -306,6 +313,90 @@ private slots:
             const std::vector<std::int64_t> a{2, 1, 2, 1, 2, 1, 2, 1, 2}, b{1, 2, 1, 2, 1, 2, 1, 2, 1};
             c.proto = oneNode(node("Add", {"a", "b"}, {"y"}), {tensorInfo("a", F, a), tensorInfo("b", F, b)});
             c.feeds = {{"a", randomFloats(a, 32)}, {"b", randomFloats(b, 33)}};
+            break;
+        }
+        case 22: {
+            onnx::NodeProto n = node("ReduceMean", {"x"}, {"y"});
+            *n.add_attribute() = intsAttr("axes", {0, 2});
+            c.proto = oneNode(n, {tensorInfo("x", F, {4, 3, 6, 5})}, {}, 13);
+            c.feeds = {{"x", randomFloats({4, 3, 6, 5}, 34)}};
+            break;
+        }
+        case 23: {
+            onnx::NodeProto n = node("ReduceSum", {"x"}, {"y"});
+            *n.add_attribute() = intAttr("keepdims", 0);
+            c.proto = oneNode(n, {tensorInfo("x", F, {3, 70, 5})});
+            c.feeds = {{"x", randomFloats({3, 70, 5}, 35)}};
+            break;
+        }
+        case 24: {
+            onnx::NodeProto n = node("ReduceL1", {"x"}, {"y"});
+            *n.add_attribute() = intsAttr("axes", {0});
+            c.proto = oneNode(n, {tensorInfo("x", F, {3, 500})}, {}, 13);
+            c.feeds = {{"x", randomFloats({3, 500}, 36)}};
+            break;
+        }
+        case 25:
+        case 26: {
+            onnx::NodeProto n = node(which == 25 ? "ArgMax" : "ArgMin", {"x"}, {"y"});
+            *n.add_attribute() = intAttr("axis", 1);
+            *n.add_attribute() = intAttr("keepdims", which == 25 ? 1 : 0);
+            *n.add_attribute() = intAttr("select_last_index", which == 26 ? 1 : 0);
+            c.proto = oneNode(n, {tensorInfo("x", F, {4, 600, 3})});
+            RuntimeTensor x = randomFloats({4, 600, 3}, 37);
+            for (std::int64_t i = 0; i < x.elementCount(); i += 7) // ties
+                x.mutableData<float>()[i] = std::round(x.data<float>()[i]);
+            c.feeds = {{"x", std::move(x)}};
+            break;
+        }
+        case 27: {
+            onnx::TensorProto pads;
+            pads.set_name("pads");
+            pads.set_data_type(onnx::TensorProto::INT64);
+            pads.add_dims(8);
+            for (std::int64_t v : {0, 0, 2, 1, 0, 0, 1, 2})
+                pads.add_int64_data(v);
+            onnx::NodeProto n = node("Pad", {"x", "pads"}, {"y"});
+            *n.add_attribute() = stringAttr("mode", "reflect");
+            c.proto = oneNode(n, {tensorInfo("x", F, {1, 3, 7, 9})}, {pads}, 18);
+            c.feeds = {{"x", randomFloats({1, 3, 7, 9}, 38)}};
+            break;
+        }
+        case 28: {
+            onnx::TensorProto r;
+            r.set_name("r");
+            r.set_data_type(onnx::TensorProto::INT64);
+            r.add_dims(3);
+            for (std::int64_t v : {2, 1, 3})
+                r.add_int64_data(v);
+            c.proto = oneNode(node("Tile", {"x", "r"}, {"y"}), {tensorInfo("x", F, {2, 5, 4})}, {r});
+            c.feeds = {{"x", randomFloats({2, 5, 4}, 39)}};
+            break;
+        }
+        case 29: {
+            onnx::NodeProto n = node("Trilu", {"x"}, {"y"});
+            *n.add_attribute() = intAttr("upper", 0);
+            c.proto = oneNode(n, {tensorInfo("x", F, {2, 6, 9})});
+            c.feeds = {{"x", randomFloats({2, 6, 9}, 40)}};
+            break;
+        }
+        case 30: {
+            onnx::TensorProto axis;
+            axis.set_name("axis");
+            axis.set_data_type(onnx::TensorProto::INT64);
+            axis.add_int64_data(1);
+            onnx::NodeProto n = node("CumSum", {"x", "axis"}, {"y"});
+            *n.add_attribute() = intAttr("exclusive", 1);
+            *n.add_attribute() = intAttr("reverse", 1);
+            c.proto = oneNode(n, {tensorInfo("x", F, {3, 40, 5})}, {axis});
+            c.feeds = {{"x", randomFloats({3, 40, 5}, 41)}};
+            break;
+        }
+        case 31: {
+            c.proto = oneNode(node("CastLike", {"x", "like"}, {"y"}),
+                              {tensorInfo("x", onnx::TensorProto::INT64, {6}), tensorInfo("like", F, {1})});
+            c.feeds = {{"x", RuntimeTensor::fromValues<std::int64_t>(DataType::Int64, {6}, {0, -3, 7, 1 << 20, 5, -1})},
+                       {"like", randomFloats({1}, 42)}};
             break;
         }
         }

@@ -1,15 +1,23 @@
 // The CUDA kernels' index arithmetic (gpu/indexing.h), on the host: broadcasting, dim merging,
-// transposes and row/column splits, against a naive per-element reference. No GPU or CUDA needed;
-// the kernels call the same functions per element.
+// transposes and row/column splits against a naive per-element reference; reductions over any
+// axes, ArgMax/ArgMin's parallel combination, Pad, Tile, Trilu and CumSum emulated as the kernels
+// compute them and compared with the CPU runtime's own kernels on the same node. No GPU or CUDA
+// needed; the kernels call the same functions per element.
 
 #include "indexing.h"
+#include "runtime/session.h"
+#include "support/passtest.h"
+#include "support/testsupport.h"
 
 #include <QTest>
 
+#include <cmath>
 #include <numeric>
 #include <random>
 
 using namespace opscope::gpu;
+using opscope::DataType;
+using opscope::RuntimeTensor;
 
 namespace {
 
@@ -36,6 +44,76 @@ std::int64_t naiveBroadcast(const Shape &out, const Shape &in, std::int64_t i)
         }
     }
     return offset;
+}
+
+onnx::TensorProto int64Tensor(const std::string &name, const std::vector<std::int64_t> &values, bool scalar = false)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::INT64);
+    if (!scalar)
+        t.add_dims(std::int64_t(values.size()));
+    for (std::int64_t v : values)
+        t.add_int64_data(v);
+    return t;
+}
+
+// Output 0 of one node on the CPU runtime, its input "x" fed with `x`, the other inputs initializers.
+RuntimeTensor runOnCpu(const onnx::NodeProto &n, const RuntimeTensor &x, const std::vector<onnx::TensorProto> &weights,
+                       int opset = 18)
+{
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(opset);
+    onnx::GraphProto *g = m.mutable_graph();
+    g->set_name("g");
+    *g->add_node() = n;
+    *g->add_input() = opscope::test::tensorInfo("x", onnx::TensorProto::FLOAT, x.shape());
+    for (const auto &w : weights)
+        *g->add_initializer() = w;
+    g->add_output()->set_name(n.output(0));
+    const opscope::Model model = opscope::test::modelOrFail(m);
+    auto session = opscope::InferenceSession::create(model);
+    if (!session)
+        qFatal("%s", session.status().message().c_str());
+    auto out = (*session)->run({{"x", x}});
+    if (!out)
+        qFatal("%s", out.status().message().c_str());
+    return (*out)[0];
+}
+
+// Floats drawn from `values` (NaN allowed), or normal ones when empty.
+RuntimeTensor tensorOf(const Shape &shape, std::uint32_t seed, const std::vector<float> &values = {})
+{
+    RuntimeTensor t = *RuntimeTensor::allocate(DataType::Float, shape);
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i)
+        t.mutableData<float>()[i] = values.empty() ? normal(rng) : values[rng() % values.size()];
+    return t;
+}
+
+// ArgMax/ArgMin as the kernel computes it with `threads` threads per output: each scans its share
+// in order, then the block halves pairwise (threads a power of two).
+std::int64_t emulateArg(const float *x, const ReduceMap &m, std::int64_t o, bool isMax, bool last, int threads)
+{
+    const std::int64_t base = mapIndex(m.kept, o);
+    const auto at = [&](std::int64_t j) { return x[base + mapIndex(m.reduced, j)]; };
+    if (std::isnan(at(0)))
+        return 0;
+    std::vector<float> value(std::size_t(threads), 0.0f);
+    std::vector<std::int64_t> index(std::size_t(threads), -1);
+    for (int t = 0; t < threads; ++t)
+        for (std::int64_t j = t; j < m.count; j += threads)
+            if (argBetter(at(j), j, value[std::size_t(t)], index[std::size_t(t)], isMax, last))
+                value[std::size_t(t)] = at(j), index[std::size_t(t)] = j;
+    for (int half = threads / 2; half > 0; half /= 2)
+        for (int t = 0; t < half; ++t) {
+            const auto u = std::size_t(t + half), w = std::size_t(t);
+            if (index[u] >= 0 && argBetter(value[u], index[u], value[w], index[w], isMax, last))
+                value[w] = value[u], index[w] = index[u];
+        }
+    return index[0];
 }
 
 } // namespace
@@ -196,6 +274,203 @@ private slots:
             for (std::int64_t i = 0; i < count(o); ++i)
                 QCOMPARE(mapIndex(maps[1], i), naiveBroadcast(o, b, i));
         }
+    }
+
+    // A reduction over any axes is kept dims × reduced dims, each merged where adjacent; the sum it
+    // gives is the CPU's ReduceSum (small integer values: exact in any order).
+    void reduceOverAnyAxes_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<Shape>("axes");
+        QTest::addColumn<int>("keptRank");
+        QTest::addColumn<int>("reducedRank");
+        QTest::newRow("trailing") << Shape{3, 4, 50} << Shape{2} << 1 << 1;
+        QTest::newRow("trailing block") << Shape{2, 3, 4, 5} << Shape{-1, 2} << 1 << 1;
+        QTest::newRow("leading") << Shape{6, 5, 4} << Shape{0} << 1 << 1;
+        QTest::newRow("middle") << Shape{2, 7, 3, 5} << Shape{1, 2} << 2 << 1;
+        QTest::newRow("alternating") << Shape{2, 3, 4, 5, 2} << Shape{0, 2, 4} << 2 << 3;
+        QTest::newRow("all (no axes)") << Shape{3, 4, 5} << Shape{} << 0 << 1;
+        QTest::newRow("size-1 dims drop out") << Shape{1, 4, 1, 6} << Shape{0, 3} << 1 << 1;
+        QTest::newRow("short leading axis") << Shape{2, 3000} << Shape{0} << 1 << 1;
+        QTest::newRow("nchw over n, h, w") << Shape{2, 8, 5, 5} << Shape{0, 2, 3} << 1 << 2;
+    }
+    void reduceOverAnyAxes()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(Shape, axes);
+        QFETCH(int, keptRank);
+        QFETCH(int, reducedRank);
+        std::vector<bool> mask(shape.size(), axes.empty());
+        for (std::int64_t a : axes)
+            mask[std::size_t(a < 0 ? a + std::int64_t(shape.size()) : a)] = true;
+        ReduceMap m;
+        QVERIFY(reduceMap(shape, mask, m));
+        QCOMPARE(m.kept.rank, keptRank);
+        QCOMPARE(m.reduced.rank, reducedRank);
+        QCOMPARE(m.outputs * m.count, count(shape));
+        const RuntimeTensor x = tensorOf(shape, 3, {-2.0f, -1.0f, 0.0f, 1.0f, 2.0f, 3.0f});
+        onnx::NodeProto n = opscope::test::node("ReduceSum", {"x", "axes"}, {"y"});
+        *n.add_attribute() = opscope::test::intAttr("keepdims", 0);
+        const RuntimeTensor cpu = runOnCpu(n, x, {int64Tensor("axes", axes)});
+        QCOMPARE(cpu.elementCount(), m.outputs);
+        for (std::int64_t o = 0; o < m.outputs; ++o) {
+            float sum = 0.0f;
+            for (std::int64_t j = 0; j < m.count; ++j)
+                sum += x.data<float>()[reduceOffset(m, o, j)];
+            QCOMPARE(sum, cpu.data<float>()[o]);
+        }
+    }
+
+    // The kernel's parallel ArgMax/ArgMin (threads scan strided shares, pairs combine) gives the
+    // CPU's sequential answer with ties, NaN first and later, and select_last_index.
+    void argReduceCombinesAsTheCpuScans_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<int>("axis");
+        QTest::newRow("last axis") << Shape{5, 300} << 1;
+        QTest::newRow("first axis") << Shape{40, 6} << 0;
+        QTest::newRow("middle axis") << Shape{3, 17, 4} << 1;
+        QTest::newRow("size-1 axis") << Shape{3, 1, 4} << 1;
+    }
+    void argReduceCombinesAsTheCpuScans()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(int, axis);
+        const float nan = std::nanf("");
+        std::vector<bool> mask(shape.size(), false);
+        mask[std::size_t(axis)] = true;
+        ReduceMap m;
+        QVERIFY(reduceMap(shape, mask, m));
+        for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+            // Few distinct values: many ties; NaN now and then, first elements included.
+            const RuntimeTensor x = tensorOf(shape, seed, {0.0f, 1.0f, 2.0f, -1.0f, nan});
+            for (const char *op : {"ArgMax", "ArgMin"})
+                for (int last : {0, 1}) {
+                    onnx::NodeProto n = opscope::test::node(op, {"x"}, {"y"});
+                    *n.add_attribute() = opscope::test::intAttr("axis", axis);
+                    *n.add_attribute() = opscope::test::intAttr("select_last_index", last);
+                    const RuntimeTensor cpu = runOnCpu(n, x, {});
+                    QCOMPARE(cpu.elementCount(), m.outputs);
+                    for (std::int64_t o = 0; o < m.outputs; ++o)
+                        for (int threads : {1, 4, 256})
+                            QCOMPARE(emulateArg(x.data<float>(), m, o, op[3] == 'M' && op[4] == 'a', last != 0, threads),
+                                     cpu.data<std::int64_t>()[o]);
+                }
+        }
+    }
+
+    void padMatchesTheCpu_data()
+    {
+        QTest::addColumn<Shape>("shape");
+        QTest::addColumn<Shape>("pads");
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("constant") << Shape{2, 3} << Shape{1, 2, 0, 1} << "constant";
+        QTest::newRow("constant, cropping") << Shape{4, 5} << Shape{-1, 2, 0, -2} << "constant";
+        QTest::newRow("reflect") << Shape{3, 4} << Shape{2, 1, 1, 3} << "reflect";
+        QTest::newRow("edge 3-d") << Shape{2, 3, 4} << Shape{0, 1, 2, 3, 0, 1} << "edge";
+        QTest::newRow("wrap past the size") << Shape{3, 2} << Shape{4, 1, 2, 5} << "wrap";
+        QTest::newRow("nchw spatial") << Shape{1, 2, 4, 4} << Shape{0, 0, 1, 1, 0, 0, 1, 1} << "reflect";
+    }
+    void padMatchesTheCpu()
+    {
+        QFETCH(Shape, shape);
+        QFETCH(Shape, pads);
+        QFETCH(QString, mode);
+        const RuntimeTensor x = tensorOf(shape, 5);
+        onnx::NodeProto n = opscope::test::node("Pad", {"x", "pads", "value"}, {"y"});
+        *n.add_attribute() = opscope::test::stringAttr("mode", mode.toStdString());
+        const RuntimeTensor cpu =
+            runOnCpu(n, x, {int64Tensor("pads", pads), opscope::test::floatTensor("value", {}, {7.5f})});
+        PadMap m;
+        m.rank = int(shape.size());
+        m.mode = mode == "reflect" ? PadKind::Reflect : mode == "edge" ? PadKind::Edge
+                 : mode == "wrap"  ? PadKind::Wrap : PadKind::Constant;
+        const Shape strides = rowMajorStrides(shape);
+        for (std::size_t d = 0; d < shape.size(); ++d) {
+            m.begin[d] = pads[d];
+            m.inDims[d] = shape[d];
+            m.inStrides[d] = strides[d];
+            m.outDims[d] = shape[d] + pads[d] + pads[d + shape.size()];
+            QCOMPARE(m.outDims[d], cpu.dim(d));
+        }
+        for (std::int64_t i = 0; i < cpu.elementCount(); ++i) {
+            const std::int64_t s = padSource(m, i);
+            QCOMPARE(s < 0 ? 7.5f : x.data<float>()[s], cpu.data<float>()[i]);
+        }
+    }
+
+    void tileMatchesTheCpu()
+    {
+        for (const auto &[shape, repeats] : std::vector<std::pair<Shape, Shape>>{
+                 {{2, 3}, {3, 2}}, {{1, 4, 2}, {2, 1, 3}}, {{5}, {1}}, {{2, 2, 2}, {1, 3, 1}}}) {
+            const RuntimeTensor x = tensorOf(shape, 9);
+            const RuntimeTensor cpu = runOnCpu(opscope::test::node("Tile", {"x", "r"}, {"y"}), x, {int64Tensor("r", repeats)});
+            TileMap m;
+            m.rank = int(shape.size());
+            const Shape strides = rowMajorStrides(shape);
+            for (std::size_t d = 0; d < shape.size(); ++d) {
+                m.outDims[d] = shape[d] * repeats[d];
+                m.inDims[d] = shape[d];
+                m.inStrides[d] = strides[d];
+            }
+            QCOMPARE(cpu.elementCount(), count(shape) * count(repeats));
+            for (std::int64_t i = 0; i < cpu.elementCount(); ++i)
+                QCOMPARE(x.data<float>()[tileSource(m, i)], cpu.data<float>()[i]);
+        }
+    }
+
+    void triluMatchesTheCpu()
+    {
+        const Shape shape{2, 4, 5};
+        const RuntimeTensor x = tensorOf(shape, 11);
+        for (std::int64_t k : {-2, -1, 0, 2, 7})
+            for (int upper : {0, 1}) {
+                onnx::NodeProto n = opscope::test::node("Trilu", {"x", "k"}, {"y"});
+                *n.add_attribute() = opscope::test::intAttr("upper", upper);
+                const RuntimeTensor cpu = runOnCpu(n, x, {int64Tensor("k", {k}, true)});
+                for (std::int64_t i = 0; i < cpu.elementCount(); ++i)
+                    QCOMPARE(triluKeeps(i, 4, 5, k, upper != 0) ? x.data<float>()[i] : 0.0f, cpu.data<float>()[i]);
+            }
+    }
+
+    // In the CPU's order with a float accumulator: the sums agree to the bit.
+    void cumSumMatchesTheCpu()
+    {
+        const Shape shape{3, 4, 5};
+        const RuntimeTensor x = tensorOf(shape, 13);
+        for (std::int64_t axis : {0, 1, 2, -1})
+            for (int exclusive : {0, 1})
+                for (int reverse : {0, 1}) {
+                    onnx::NodeProto n = opscope::test::node("CumSum", {"x", "axis"}, {"y"});
+                    *n.add_attribute() = opscope::test::intAttr("exclusive", exclusive);
+                    *n.add_attribute() = opscope::test::intAttr("reverse", reverse);
+                    const RuntimeTensor cpu = runOnCpu(n, x, {int64Tensor("axis", {axis}, true)});
+                    const auto a = std::size_t(axis < 0 ? axis + 3 : axis);
+                    const std::int64_t len = shape[a];
+                    std::int64_t outer = 1, inner = 1;
+                    for (std::size_t d = 0; d < shape.size(); ++d) {
+                        if (d < a)
+                            outer *= shape[d];
+                        else if (d > a)
+                            inner *= shape[d];
+                    }
+                    std::vector<float> y(std::size_t(count(shape)));
+                    for (std::int64_t line = 0; line < outer * inner; ++line) {
+                        float acc = 0.0f;
+                        for (std::int64_t step = 0; step < len; ++step) {
+                            const std::int64_t at = cumSumOffset(line, step, len, inner, reverse != 0);
+                            if (exclusive) {
+                                y[std::size_t(at)] = acc;
+                                acc += x.data<float>()[at];
+                            } else {
+                                acc += x.data<float>()[at];
+                                y[std::size_t(at)] = acc;
+                            }
+                        }
+                    }
+                    for (std::int64_t i = 0; i < cpu.elementCount(); ++i)
+                        QCOMPARE(y[std::size_t(i)], cpu.data<float>()[i]);
+                }
     }
 };
 

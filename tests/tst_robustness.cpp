@@ -171,6 +171,10 @@ private slots:
         QTest::newRow("ConvTranspose output_padding past the stride") << 30 << "output_padding [2,2] must be ≥ 0 and smaller";
         QTest::newRow("Conv kernel_shape against its weights") << 31 << "kernel_shape [2,2] does not match the weights [2,3,3,3]";
         QTest::newRow("Resize roi of the wrong length") << 32 << "roi has 4 entries";
+        // Pad's axes indexed the pads table unchecked: out of range wrote past it (a crash), repeated
+        // ones padded one axis twice (found writing the CUDA Pad, 2026-12-05).
+        QTest::newRow("Pad axis out of range") << 33 << "axis 5 is out of range for a rank-4 input";
+        QTest::newRow("Pad axis given twice") << 34 << "axis -1 is given twice";
     }
 
     void badModel()
@@ -392,6 +396,17 @@ private slots:
                 *g.add_node() = n;
             });
             break;
+        case 33:
+        case 34:
+            m = model(18, [&](onnx::GraphProto &g) {
+                const std::vector<std::int64_t> axes = kind == 33 ? std::vector<std::int64_t>{5}
+                                                                  : std::vector<std::int64_t>{3, -1};
+                *g.add_initializer() = intTensor("pads", Tp::INT64, {std::int64_t(2 * axes.size())},
+                                                 std::vector<std::int64_t>(2 * axes.size(), 1));
+                *g.add_initializer() = intTensor("axes", Tp::INT64, {std::int64_t(axes.size())}, axes);
+                *g.add_node() = test::node("Pad", {"x", "pads", "", "axes"}, {"y"}, "pad");
+            });
+            break;
         case 22:
             m = model(13, [&](onnx::GraphProto &g) {
                 auto n = test::node("Conv", {"x", "W"}, {"y"}, "two\nlines");
@@ -406,7 +421,7 @@ private slots:
         const QString in = QString::fromStdString(path.string());
         const QString out = tmp.filePath("out.onnx");
         // Problems found at load fail every command; problems found by a kernel fail `run` only.
-        const bool kernelOnly = kind == 19 || kind == 21 || (kind >= 26 && kind <= 32);
+        const bool kernelOnly = kind == 19 || kind == 21 || (kind >= 26 && kind <= 34);
         const std::vector<QStringList> commands = {
             {"info", in}, {"run", in, "--iterations", "1"}, {"optimize", in, "--level", "all", "-o", out}};
         for (const QStringList &args : commands) {

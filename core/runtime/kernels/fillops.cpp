@@ -2,6 +2,7 @@
 // Tile, Pad, ConstantOfShape, Range, DepthToSpace/SpaceToDepth, EyeLike, Trilu.
 
 #include "runtime/kernels/kernelutil.h"
+#include "runtime/kernels/pad.h"
 
 #include <algorithm>
 #include <numeric>
@@ -99,15 +100,8 @@ Status tileKernel(KernelContext &ctx)
     });
 }
 
-enum class PadMode
-{
-    Constant,
-    Edge,
-    Reflect,
-    Wrap,
-};
+} // namespace
 
-// The source index along an axis of `n` elements for output index `i` (−1: the constant value).
 std::int64_t padSource(std::int64_t i, std::int64_t begin, std::int64_t n, PadMode mode)
 {
     const std::int64_t c = i - begin;
@@ -122,42 +116,68 @@ std::int64_t padSource(std::int64_t i, std::int64_t begin, std::int64_t n, PadMo
     return ((c % n) + n) % n; // wrap
 }
 
-Status padKernel(KernelContext &ctx)
+Expected<PadGeometry> padGeometry(const KernelContext &ctx, const RuntimeTensor &x)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
-    const RuntimeTensor &x = ctx.in(0);
     const auto rank = static_cast<std::int64_t>(x.rank());
     std::vector<std::int64_t> pads = ctx.opset() < 11 ? ctx.attrInts("pads") : ctx.in(1).toInt64Vector();
     std::vector<std::int64_t> axes(static_cast<std::size_t>(rank));
     std::iota(axes.begin(), axes.end(), 0);
     if (const RuntimeTensor *a = ctx.input(3)) {
         axes = a->toInt64Vector();
-        for (std::int64_t &ax : axes)
+        std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+        for (std::int64_t &ax : axes) {
+            const std::int64_t given = ax;
             ax = ax < 0 ? ax + rank : ax;
+            if (ax < 0 || ax >= rank)
+                return ctx.fail("axis " + std::to_string(given) + " is out of range for a rank-" +
+                                std::to_string(rank) + " input");
+            if (seen[std::size_t(ax)])
+                return ctx.fail("axis " + std::to_string(given) + " is given twice");
+            seen[std::size_t(ax)] = true;
+        }
     }
     if (pads.size() != 2 * axes.size())
         return ctx.fail("pads has " + std::to_string(pads.size()) + " entries, expected " +
                         std::to_string(2 * axes.size()));
-    std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0),
-        end(static_cast<std::size_t>(rank), 0);
+    PadGeometry g;
+    g.begin.assign(static_cast<std::size_t>(rank), 0);
+    std::vector<std::int64_t> end(static_cast<std::size_t>(rank), 0);
     for (std::size_t i = 0; i < axes.size(); ++i) {
-        begin[std::size_t(axes[i])] = pads[i];
+        g.begin[std::size_t(axes[i])] = pads[i];
         end[std::size_t(axes[i])] = pads[i + axes.size()];
     }
     const std::string mode = ctx.attrString("mode", "constant");
-    std::vector<std::int64_t> shape(static_cast<std::size_t>(rank));
+    g.mode = mode == "edge"      ? PadMode::Edge
+             : mode == "reflect" ? PadMode::Reflect
+             : mode == "wrap"    ? PadMode::Wrap
+                                 : PadMode::Constant;
+    g.shape.resize(static_cast<std::size_t>(rank));
     for (std::size_t d = 0; d < std::size_t(rank); ++d) {
-        shape[d] = x.dim(d) + begin[d] + end[d];
-        if (shape[d] < 0)
+        g.shape[d] = x.dim(d) + g.begin[d] + end[d];
+        if (g.shape[d] < 0)
             return ctx.fail("pads make dimension " + std::to_string(d) + " negative");
-        if (mode == "reflect" && (begin[d] >= x.dim(d) || end[d] >= x.dim(d)) && (begin[d] > 0 || end[d] > 0))
+        if (g.mode == PadMode::Reflect && (g.begin[d] >= x.dim(d) || end[d] >= x.dim(d)) &&
+            (g.begin[d] > 0 || end[d] > 0))
             return ctx.fail("reflect padding larger than the input");
     }
+    return g;
+}
+
+namespace {
+
+Status padKernel(KernelContext &ctx)
+{
+    OPSCOPE_TRY(ctx.requireInputs(1));
+    const RuntimeTensor &x = ctx.in(0);
+    const auto rank = static_cast<std::int64_t>(x.rank());
+    Expected<PadGeometry> geometry = padGeometry(ctx, x);
+    if (!geometry)
+        return geometry.status();
+    const std::vector<std::int64_t> &shape = geometry->shape, &begin = geometry->begin;
+    const PadMode padMode = geometry->mode;
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
     if (!out)
         return out.status();
-    const PadMode padMode = mode == "edge" ? PadMode::Edge : mode == "reflect" ? PadMode::Reflect
-                            : mode == "wrap"  ? PadMode::Wrap : PadMode::Constant;
     const Shape64 inStrides = stridesOf(x.shape());
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
