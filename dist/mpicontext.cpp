@@ -83,7 +83,7 @@ Status waitAll(std::vector<MPI_Request> &requests, std::chrono::duration<double>
             std::this_thread::sleep_for(std::chrono::microseconds(20));
         if (timeout.count() > 0 && std::chrono::steady_clock::now() - start > timeout) {
             char seconds[32];
-            std::snprintf(seconds, sizeof seconds, "%.0f", timeout.count());
+            std::snprintf(seconds, sizeof seconds, "%.3g", timeout.count());
             return Status::io(what + ": nothing arrived within " + seconds + " s");
         }
     }

@@ -3,6 +3,7 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace opscope::dist {
@@ -261,12 +262,17 @@ void MpiTransfers::progress()
 Status MpiTransfers::finishRun()
 {
     std::unique_lock lock(m_mutex);
-    const bool done = m_cv.wait_for(lock, m_timeout, [this] { return m_pending.empty(); });
+    // wait_for converts to the clock's integer nanoseconds: past ~292 years that overflowed and a
+    // --transfer-timeout of 1e10 s failed at once ("within -2147483648 s").
+    const std::chrono::duration<double> bounded(std::min(m_timeout.count(), 1e7));
+    const bool done = m_cv.wait_for(lock, bounded, [this] { return m_pending.empty(); });
     if (done)
         return Status::ok();
     const CrossRankEdge &edge = m_edges[m_pending.front().edge];
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3g", m_timeout.count());
     return Status::io("rank " + std::to_string(m_rank) + " sending " + describe(edge) + ": not received within " +
-                      std::to_string(int(m_timeout.count())) + " s");
+                      seconds + " s (--transfer-timeout)");
 }
 
 } // namespace opscope::dist

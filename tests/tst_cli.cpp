@@ -390,6 +390,75 @@ private slots:
         QTest::newRow("input is a FIFO") << QStringList{"--input", "x=FIFO"} << "not a regular file";
         QTest::newRow("input is /dev/zero") << QStringList{"--input", "x=/dev/zero"} << "not a regular file";
         QTest::newRow("bad assignment") << QStringList{"--input", "justaname"} << "must look like NAME=VALUE";
+        // Device indices were read with stoi: a prefix counted, "cpu:0abc" ran on cpu:0.
+        QTest::newRow("device index with trailing text") << QStringList{"--device", "cuda:0abc"} << "has no valid index";
+        QTest::newRow("negative device index") << QStringList{"--device", "cuda:-1"} << "has no valid index";
+    }
+
+    // Device counts were read with atoi: "cpu:1,cuda:1" ran on one CPU and said nothing of the GPU.
+    void profileArgumentsAreReadWhole_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("mixed devices") << QStringList{"profile", "--devices", "cpu:1,cuda:1"}
+                                       << "one kind of device per run";
+        QTest::newRow("count with trailing text") << QStringList{"profile", "--devices", "cpu:2x"} << "whole number";
+        QTest::newRow("memory: count with trailing text") << QStringList{"memory", "--devices", "cpu:2x"}
+                                                          << "needs 1 ≤ N ≤ 256";
+        QTest::newRow("simulated count with trailing text") << QStringList{"profile", "--simulate", "gpu:8abc"}
+                                                            << "whole number from 1 to 1024";
+        QTest::newRow("simulated link unknown") << QStringList{"profile", "--simulate", "2xgpu:8:bogus"}
+                                                << "must be pcie or nvlink";
+        QTest::newRow("simulated cpu with a link") << QStringList{"profile", "--simulate", "cpu:2:pcie"}
+                                                   << "CPU devices take no link";
+        QTest::newRow("simulated hosts nested") << QStringList{"profile", "--simulate", "2x2xgpu:4"}
+                                                << "gives the host count twice";
+        QTest::newRow("schedule twice") << QStringList{"profile", "--schedule", "greedy,greedy"} << "is given twice";
+        // 1e10 s overflowed the wait's clock and failed at once; NaN passed as "automatic".
+        QTest::newRow("transfer timeout past any wait") << QStringList{"profile", "--transfer-timeout", "1e10"}
+                                                        << "takes seconds from 0 (automatic) to 1000000";
+        QTest::newRow("transfer timeout nan") << QStringList{"profile", "--transfer-timeout", "nan"}
+                                              << "takes seconds from 0 (automatic) to 1000000";
+        QTest::newRow("simulated link between hosts, one host") << QStringList{"profile", "--simulate", "gpu:4@eth"}
+                                                                << "needs a host count";
+    }
+    void profileArgumentsAreReadWhole()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, expected);
+        args.insert(1, sample("transformer_block.onnx"));
+        const Run r = cli(args + (args.first() == "profile" ? QStringList{"--iterations", "1"} : QStringList{}));
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    }
+
+    // A symbolic dim whose name is digits is a name: `info --json` stopped with an internal error
+    // on one past int64 and printed "123" as the number 123.
+    void symbolicDimsOfDigitsStayNames()
+    {
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(17);
+        onnx::GraphProto *g = m.mutable_graph();
+        g->set_name("g");
+        *g->add_node() = test::node("Relu", {"x"}, {"y"});
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {4});
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("99999999999999999999");
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_param("123");
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(7);
+        *g->add_input() = x;
+        g->add_output()->set_name("y");
+        QTemporaryDir tmp;
+        const fs::path path = fs::path(tmp.path().toStdString()) / "digits.onnx";
+        test::writeProto(path, m);
+        const Run r = cli({"info", QString::fromStdString(path.string()), "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray shape =
+            QJsonDocument::fromJson(r.out.toUtf8()).object()["inputs"].toArray()[0].toObject()["shape"].toArray();
+        QCOMPARE(shape.size(), 3);
+        QCOMPARE(shape[0].toString(), QString("99999999999999999999"));
+        QCOMPARE(shape[1].toString(), QString("123"));
+        QCOMPARE(shape[2].toInt(), 7);
     }
 
     void runBadArguments()
@@ -455,6 +524,27 @@ private slots:
         QVERIFY2(r.err.contains("pass --force to overwrite it"), qPrintable(r.err));
         QCOMPARE(readFile(model), modelBefore);
         QCOMPARE(readFile(weights), weightsBefore);
+    }
+
+    // A trace or a saved output written over an --input tensor replaced it, exit 0 (sweep, 2026-12-05).
+    void neverOverwritesFeedFiles()
+    {
+        QTemporaryDir tmp;
+        // The sample's output is "output": saved as output.npy, over the input of that name.
+        const QString feed = tmp.filePath("output.npy");
+        QVERIFY(writeNpy(feed.toStdString(), *RuntimeTensor::zeros(DataType::Float, {1, 16, 64})));
+        const std::string before = readFile(feed.toStdString());
+        const QString given = "hidden_states=" + feed;
+        for (const QStringList &args :
+             {QStringList{"profile", sample("transformer_block.onnx"), "--schedule", "serial", "--iterations", "1",
+                          "--input", given, "--trace", feed},
+              QStringList{"run", sample("transformer_block.onnx"), "--iterations", "1", "--input", given,
+                          "--save-outputs", tmp.path()}}) {
+            const Run r = cli(args);
+            QVERIFY2(r.exitCode == 1, qPrintable(args.first() + ": " + r.err));
+            QVERIFY2(r.err.contains("is the --input file") && r.err.contains("pass --force"), qPrintable(r.err));
+            QCOMPARE(readFile(feed.toStdString()), before);
+        }
     }
 
     void conformanceCommand()
@@ -593,10 +683,17 @@ private slots:
         *mix.mutable_graph()->add_node() = test::node("Sub", {"x", "m"}, {"y"}, "centre");
         *mix.mutable_graph()->add_output() = symbolic("y", "N");
         test::writeProto(tmp.filePath("mix.onnx").toStdString(), mix);
-        r = cli({"profile", tmp.filePath("mix.onnx"), "--schedule", "serial,pipeline", "--devices", "cpu:2",
-                 "--microbatches", "2", "--dim", "N=8", "--iterations", "1"});
-        QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("mix the samples of a batch"), qPrintable(r.err));
+        // Whatever the order, and alone: the pipeline is checked against the whole batch run
+        // serially (alone it was its own reference and passed; first, it blamed serial, exit 2).
+        for (const QString &order : {QStringLiteral("serial,pipeline"), QStringLiteral("pipeline"),
+                                         QStringLiteral("pipeline,serial"), QStringLiteral("pipeline,greedy")}) {
+            r = cli({"profile", tmp.filePath("mix.onnx"), "--schedule", order, "--devices", "cpu:2",
+                     "--microbatches", "2", "--dim", "N=8", "--iterations", "1"});
+            QVERIFY2(r.exitCode == 1, qPrintable(order + ": " + r.err));
+            QVERIFY2(r.err.contains("pipeline, 2 micro-batches computes a different output 0 than serial") &&
+                         r.err.contains("mix the samples of a batch"),
+                     qPrintable(order + ": " + r.err));
+        }
 
         // What applies only across ranks is refused without --ranks, not ignored.
         for (const QStringList &extra : {QStringList{"--memory-per-rank", "1G"}, QStringList{"--in-process"},

@@ -437,6 +437,42 @@ private slots:
         QCOMPARE(r.err.count(message), 1); // said once, by rank 0, not once per rank
     }
 
+    // Ranks started with other options (mpirun's MPMD form) waited for each other until a timeout
+    // (different --microbatches: over 2 minutes) or ran on different data and said nothing
+    // (--seed, --dim): one message naming the option, at once (robustness sweep, 2026-12-05).
+    void ranksStartedWithOtherOptionsAreRefused_data()
+    {
+        QTest::addColumn<QStringList>("rank0");
+        QTest::addColumn<QStringList>("rank1");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("micro-batches") << QStringList{"--schedule", "pipeline", "--microbatches", "2", "--dim", "batch=2"}
+                                       << QStringList{"--schedule", "pipeline", "--microbatches", "1", "--dim", "batch=2"}
+                                       << "started with --microbatches 1, rank 0 with 2";
+        QTest::newRow("seed") << QStringList{"--seed", "1"} << QStringList{"--seed", "2"}
+                              << "started with --seed 2, rank 0 with 1";
+        QTest::newRow("schedules") << QStringList{"--schedule", "greedy,pipeline"} << QStringList{"--schedule", "greedy"}
+                                   << "started with --schedule greedy, rank 0 with greedy,pipeline";
+    }
+    void ranksStartedWithOtherOptionsAreRefused()
+    {
+        QFETCH(QStringList, rank0);
+        QFETCH(QStringList, rank1);
+        QFETCH(QString, message);
+        const QString transformer = QString::fromStdString(test::samplePath("transformer_block.onnx").string());
+        const QStringList common{"profile", transformer, "--ranks", "--iterations", "1"};
+        QStringList args = mpirun(1) + QStringList{test::cliPath()} + common + rank0 + QStringList{":", "-np", "1"} +
+                           QStringList{test::cliPath()} + common + rank1;
+        QProcess p;
+        const auto start = std::chrono::steady_clock::now();
+        p.start(OPSCOPE_MPIRUN, args);
+        QVERIFY(p.waitForFinished(60000));
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(err.contains("rank 1: " + message), qPrintable(err));
+        QVERIFY2(seconds < 30, qPrintable(QString::number(seconds) + " s"));
+    }
+
     // A body reading a value another rank computes gets it through a Send/Recv like any input
     // (nested bodies too): round-robin puts the If and its outer values on different ranks, the
     // outputs equal serial's (profile checks them) and every such read crossed over MPI. Such

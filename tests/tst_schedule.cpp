@@ -500,6 +500,24 @@ private slots:
         QCOMPARE(test::opCount(lowered.opsAfter, "Identity"), sends + recvs);
     }
 
+    // Spans no clock can hold are left out: a negative duration showed a device −23 % busy and
+    // 10^308 µs a makespan of 300 digits (robustness sweep, 2026-12-05).
+    void chromeTraceReaderLeavesOutImpossibleSpans()
+    {
+        const auto x = [](const std::string &ts, const std::string &dur) {
+            return "{\"name\":\"op\",\"ph\":\"X\",\"ts\":" + ts + ",\"dur\":" + dur + ",\"pid\":1,\"tid\":1}";
+        };
+        const std::string json = "[" + x("0", "5") + "," + x("10", "-3") + "," + x("1e308", "1") + "," +
+                                 x("20", "1e308") + "," + x("-1e300", "2") +
+                                 ",{\"name\":\"b\",\"ph\":\"B\",\"ts\":40,\"pid\":1,\"tid\":1}"
+                                 ",{\"name\":\"b\",\"ph\":\"E\",\"ts\":30,\"pid\":1,\"tid\":1}]";
+        Expected<trace::Trace> t = trace::fromChromeJson(json);
+        QVERIFY2(t, t ? "" : t.status().message().c_str());
+        QCOMPARE(t->lanes.size(), std::size_t(1));
+        QCOMPARE(t->lanes[0].spans.size(), std::size_t(1));
+        QVERIFY(std::fabs(t->duration() - 5e-6) < 1e-12);
+    }
+
     void chromeTraceReaderStreamsAndIsStrictAboutStructure()
     {
         // (No raw string literals here: moc 6.4 cannot read them.)

@@ -44,8 +44,18 @@ std::vector<std::filesystem::path> modelFiles(const std::filesystem::path &in, c
     return files;
 }
 
+std::vector<std::filesystem::path> feedFiles(const std::vector<std::string> &inputs)
+{
+    std::vector<std::filesystem::path> files;
+    for (const std::string &spec : inputs)
+        if (const auto eq = spec.find('='); eq != std::string::npos && eq + 1 < spec.size())
+            files.emplace_back(spec.substr(eq + 1));
+    return files;
+}
+
 Status checkWritePath(const std::filesystem::path &out, const char *what,
-                      const std::vector<std::filesystem::path> &inputFiles, bool force)
+                      const std::vector<std::filesystem::path> &inputFiles, bool force,
+                      const std::vector<std::filesystem::path> &feedFiles)
 {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -63,6 +73,11 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
             return Status::invalid(std::string(what) + " '" + out.string() + "' is " +
                                    (i == 0 ? "the input model" : "a file the input model's weights are read from") +
                                    "; pass --force to overwrite it");
+    // A trace or saved output written over an --input tensor destroyed it without a word.
+    for (const std::filesystem::path &f : feedFiles)
+        if (samePath(f, out))
+            return Status::invalid(std::string(what) + " '" + out.string() + "' is the --input file '" + f.string() +
+                                   "'; pass --force to overwrite it");
     return Status::ok();
 }
 

@@ -61,9 +61,13 @@ Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::
 // Every file a loaded model reads: the model itself (first), then each external-data file of any
 // tensor — initializers, Constant and other attribute tensors, subgraphs, functions.
 std::vector<std::filesystem::path> modelFiles(const std::filesystem::path &in, const Model &model);
-// Refuses (unless `force`) to write `out` over any of `inputFiles`; `what` names it in the message.
+// Refuses (unless `force`) to write `out` over any of `inputFiles` (modelFiles) or of `feedFiles`
+// (the --input tensors); `what` names it in the message.
 Status checkWritePath(const std::filesystem::path &out, const char *what,
-                      const std::vector<std::filesystem::path> &inputFiles, bool force);
+                      const std::vector<std::filesystem::path> &inputFiles, bool force,
+                      const std::vector<std::filesystem::path> &feedFiles = {});
+// The files of --input NAME=FILE options (those that do not parse are parseInputs' to report).
+std::vector<std::filesystem::path> feedFiles(const std::vector<std::string> &inputs);
 
 struct InfoArgs
 {

@@ -73,15 +73,16 @@ nlohmann::ordered_json valueJson(const ValueSummary &v)
     nlohmann::ordered_json shape = nullptr;
     if (v.rankKnown) {
         shape = nlohmann::ordered_json::array();
-        for (const std::string &d : v.dims) {
-            const bool numeric =
-                !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-            if (numeric)
-                shape.push_back(std::stoll(d));
-            else if (d == "?")
+        for (std::size_t i = 0; i < v.dims.size(); ++i) {
+            // From the dim itself, not its text: a symbol of digits only ("99999999999999999999")
+            // stopped `info --json` with an internal error.
+            const std::int64_t value = i < v.values.size() ? v.values[i] : -1;
+            if (value >= 0)
+                shape.push_back(value);
+            else if (v.dims[i] == "?")
                 shape.push_back(nullptr);
             else
-                shape.push_back(d);
+                shape.push_back(v.dims[i]);
         }
     }
     return {{"name", v.name}, {"dtype", v.dtype}, {"shape", shape}};

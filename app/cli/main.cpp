@@ -7,6 +7,7 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 #include <algorithm>
 #include <iostream>
@@ -163,7 +164,14 @@ int main(int argc, char **argv)
                            "With --ranks: seconds a transfer may wait before the job ends (0: 50x the serial run, "
                            "at least 30)")
         ->default_val(0.0)
-        ->check(CLI::NonNegativeNumber);
+        // NaN passed a range check and 1e10 overflowed the wait; "abc" was "not in range 0 to 1.8e308".
+        ->check([](const std::string &text) -> std::string {
+            char *end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(v >= 0.0 && v <= 1e6))
+                return "--transfer-timeout takes seconds from 0 (automatic) to 1000000, got '" + text + "'";
+            return {};
+        });
     profileCmd->add_option("--microbatches", profile.microbatches,
                            "pipeline: the batch (dim 0) as M micro-batches, GPipe-style: each device (or rank) a stage "
                            "working on one micro-batch while the next works on the one before")

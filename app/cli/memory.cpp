@@ -10,6 +10,7 @@
 #include "runtime/randominputs.h"
 #include "schedule/costmodel.h"
 #include "schedule/partition.h"
+#include "util/numbers.h"
 #include "util/systemmemory.h"
 
 #include <algorithm>
@@ -25,13 +26,10 @@ Expected<int> cpuDevices(const std::string &spec)
     const auto colon = spec.find(':');
     if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
         return Status::invalid("--devices must be cpu:N (GPU memory plans arrive with the CUDA backend)");
-    const std::string count = spec.substr(colon + 1);
-    if (count.empty() || count.size() > 3 || !std::all_of(count.begin(), count.end(), ::isdigit))
+    const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(spec).substr(colon + 1), 1, 256);
+    if (!n)
         return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256, got '" + spec + "'");
-    const int n = std::stoi(count);
-    if (n < 1 || n > 256)
-        return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256, got '" + spec + "'");
-    return n;
+    return int(*n);
 }
 
 std::string ratio(std::uint64_t a, std::uint64_t b)

@@ -10,6 +10,7 @@
 #include "runtime/randominputs.h"
 #include "schedule/profiler.h"
 #include "trace/chrometrace.h"
+#include "util/numbers.h"
 #include "util/systemload.h"
 
 #include <algorithm>
@@ -28,10 +29,14 @@ Expected<int> deviceCount(const std::string &spec, const std::string &option)
     if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
         return Status::invalid(option + " must be cpu:N (GPU devices arrive with the CUDA backend; "
                                "--simulate gpu:N predicts them)");
-    const int n = std::atoi(spec.substr(colon + 1).c_str());
-    if (n < 1 || n > 256)
-        return Status::invalid(option + " cpu:N needs 1 ≤ N ≤ 256");
-    return n;
+    // One kind of device per run: "cpu:1,cuda:1" was read as cpu:1 and ran without the GPU.
+    const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(spec).substr(colon + 1), 1, 256);
+    if (!n)
+        return Status::invalid(option + " cpu:N needs a whole number 1 ≤ N ≤ 256, got '" + spec + "'" +
+                               (spec.find(',') != std::string::npos
+                                    ? " (one kind of device per run: mixed CPU and GPU plans are not supported yet)"
+                                    : ""));
+    return int(*n);
 }
 
 nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<schedule::ProfileRun> &reports,
@@ -130,18 +135,16 @@ int runProfile(const ProfileArgs &args)
     Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());
-    std::vector<schedule::Strategy> strategies;
-    for (const std::string &s : args.schedules) {
-        Expected<schedule::Strategy> st = schedule::strategyFromName(s);
-        if (!st)
-            return reportError(st.status());
-        strategies.push_back(*st);
-    }
+    Expected<std::vector<schedule::Strategy>> listed = schedule::strategiesFromNames(args.schedules);
+    if (!listed)
+        return reportError(listed.status());
+    const std::vector<schedule::Strategy> strategies = std::move(*listed);
     Expected<ImportResult> loaded = loadModel(args.model);
     if (!loaded)
         return reportError(loaded.status());
     if (!args.trace.empty())
-        if (Status ok = checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force); !ok)
+        if (Status ok = checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force,
+                                       feedFiles(args.inputs)); !ok)
             return reportError(ok);
     // More workers than cores: parallel and greedy then measure the OS time-slicing the workers,
     // not parallelism (cpu:64 on a 2-core machine ran and reported as if it were 64 devices).

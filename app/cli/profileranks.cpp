@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
+#include <string_view>
 #include <thread>
 #include <unistd.h>
 
@@ -52,21 +54,19 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     if (!perRank)
         return perRank.status();
     Prepared p;
-    p.options.strategies.clear();
-    for (const std::string &s : args.schedules) {
-        Expected<schedule::Strategy> st = schedule::strategyFromName(s);
-        if (!st)
-            return st.status();
-        if (*st == schedule::Strategy::Parallel)
-            return Status::invalid("parallel runs the workers of one device: across ranks use greedy, round-robin "
-                                   "or pipeline (serial and parallel run in one process without --ranks)");
-        p.options.strategies.push_back(*st);
-    }
+    Expected<std::vector<schedule::Strategy>> listed = schedule::strategiesFromNames(args.schedules);
+    if (!listed)
+        return listed.status();
+    if (std::find(listed->begin(), listed->end(), schedule::Strategy::Parallel) != listed->end())
+        return Status::invalid("parallel runs the workers of one device: across ranks use greedy, round-robin "
+                               "or pipeline (serial and parallel run in one process without --ranks)");
+    p.options.strategies = std::move(*listed);
     Expected<ImportResult> loaded = loadModel(args.model);
     if (!loaded)
         return loaded.status();
     if (!args.trace.empty())
-        OPSCOPE_TRY(checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force));
+        OPSCOPE_TRY(checkWritePath(args.trace, "--trace", modelFiles(args.model, loaded->model), args.force,
+                                   feedFiles(args.inputs)));
     p.model = loaded->model;
     p.model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(p.model, args.optimize); !opt)
@@ -97,6 +97,70 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     return p;
 }
 
+// The options that decide what every rank does, as (option, value): ranks started with other ones
+// (mpirun's MPMD form, `-np 1 A : -np 1 B`) posted different collectives and waited for each other
+// until the timeout, or ran on different data and said nothing. Inputs by their bytes: each host
+// may read them from its own path.
+std::vector<std::pair<std::string, std::string>> sharedOptions(const ProfileArgs &args, const Prepared &p)
+{
+    std::string schedules;
+    for (const std::string &s : args.schedules)
+        schedules += (schedules.empty() ? "" : ",") + s;
+    std::string dims;
+    for (const auto &[name, value] : p.options.dims)
+        dims += (dims.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    std::string inputs;
+    for (const auto &[name, t] : p.options.given) {
+        std::size_t digest = 0;
+        if (t.dtype() == DataType::String) {
+            for (const std::string &e : t.strings())
+                digest = digest * 1000003u ^ std::hash<std::string>{}(e);
+        } else {
+            const auto *b = reinterpret_cast<const char *>(t.bytes());
+            digest = std::hash<std::string_view>{}(std::string_view(b, b ? t.byteSize() : 0));
+        }
+        inputs += (inputs.empty() ? "" : ",") + name + " " + t.shapeText() + " #" + std::to_string(digest);
+    }
+    return {{"--schedule", schedules},
+            {"--devices-per-rank", args.devicesPerRank},
+            {"--threads-per-device", std::to_string(p.options.threadsPerDevice)},
+            {"--iterations", std::to_string(p.options.iterations)},
+            {"--microbatches", std::to_string(p.options.microbatches)},
+            {"--seed", std::to_string(p.options.seed)},
+            {"--dim", dims.empty() ? "(none)" : dims},
+            {"--input", inputs.empty() ? "(none)" : inputs},
+            {"--optimize", args.optimize},
+            {"--memory-per-rank", args.memoryPerRank.empty() ? "(free memory)" : args.memoryPerRank},
+            {"--transfer-timeout", std::to_string(args.transferTimeout)},
+            {"--in-process", p.options.inProcess ? "on" : "off"}};
+}
+
+// Collective: ok when every rank was started with rank 0's options, else which option differs.
+Status sameOptionsOnEveryRank(dist::MpiContext &mpi, const ProfileArgs &args, const Prepared &p)
+{
+    const std::vector<std::pair<std::string, std::string>> mine = sharedOptions(args, p);
+    std::string packed;
+    for (const auto &[option, value] : mine)
+        packed += option + '\n' + value + '\n';
+    std::string root = packed;
+    OPSCOPE_TRY(mpi.broadcast(root));
+    Status st;
+    if (root != packed) {
+        std::istringstream in(root);
+        std::string option, value;
+        for (std::size_t i = 0; std::getline(in, option) && std::getline(in, value); ++i)
+            if (i < mine.size() && (mine[i].first != option || mine[i].second != value)) {
+                st = Status::invalid("started with " + option + " " + mine[i].second + ", rank 0 with " + value +
+                                     ": every rank takes the same options (one mpirun command line, not one per "
+                                     "rank)");
+                break;
+            }
+        if (st)
+            st = Status::invalid("started with other options than rank 0");
+    }
+    return mpi.agree(st);
+}
+
 std::string microseconds(double seconds)
 {
     char b[32];
@@ -123,6 +187,8 @@ int runProfileRanks(const ProfileArgs &args)
     Expected<Prepared> prepared = prepare(args);
     if (Status agreed = mpi.agree(prepared ? Status::ok() : prepared.status()); !agreed)
         return root ? reportError(agreed) : ExitUserError;
+    if (Status same = sameOptionsOnEveryRank(mpi, args, *prepared); !same)
+        return root ? reportError(same) : ExitUserError;
     // More workers on this host than cores: the ranks time-slice instead of running side by side.
     MPI_Comm node = MPI_COMM_NULL;
     MPI_Comm_split_type(mpi.comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);

@@ -185,7 +185,7 @@ int runModel(const RunArgs &args)
         std::string file;
         if (!args.saveDir.empty()) {
             file = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
-            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force); !ok)
+            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force, feedFiles(args.inputs)); !ok)
                 return reportError(ok);
             const Status st = writeNpy(file, t);
             if (!st)

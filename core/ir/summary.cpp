@@ -16,10 +16,12 @@ ValueSummary summarizeValue(const Value &value)
     s.dtype = std::string(dataTypeName(t.elemType));
     s.rankKnown = t.shape.has_value();
     if (t.shape)
-        for (const Dim &d : t.shape->dims)
+        for (const Dim &d : t.shape->dims) {
             s.dims.push_back(d.isKnown()      ? std::to_string(d.value)
                              : d.isSymbolic() ? d.symbol
                                               : std::string("?"));
+            s.values.push_back(d.isKnown() ? d.value : -1);
+        }
     return s;
 }
 

@@ -15,6 +15,9 @@ struct ValueSummary
     std::string name;
     std::string dtype;             // "float32", or the type text for non-tensors
     std::vector<std::string> dims; // "1", "batch", "?"; empty with rankKnown=false: unknown rank
+    // Per dim: its value where the model gives one, −1 where it is symbolic or unknown (a dim
+    // named "123" is a name, not 123).
+    std::vector<std::int64_t> values;
     bool rankKnown = false;
 };
 

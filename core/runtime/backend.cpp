@@ -1,5 +1,7 @@
 #include "runtime/backend.h"
 
+#include "util/numbers.h"
+
 #include <map>
 #include <mutex>
 
@@ -60,14 +62,13 @@ Expected<std::unique_ptr<Backend>> makeBackend(const std::string &device, int th
     const std::string kind = device.substr(0, colon);
     int index = 0;
     if (colon != std::string::npos) {
-        try {
-            index = std::stoi(device.substr(colon + 1));
-        } catch (const std::exception &) {
-            return Status::invalid("device '" + device + "' has no valid index");
-        }
+        // "cuda:1abc" was cuda:1 and "cpu: 2" cpu:2 with stoi; a negative index is not a number here.
+        const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(device).substr(colon + 1), 0, 1023);
+        if (!n)
+            return Status::invalid("device '" + device + "' has no valid index: write kind:N with N from 0 to 1023 "
+                                   "(cpu:0, cuda:1)");
+        index = int(*n);
     }
-    if (index < 0)
-        return Status::invalid("device '" + device + "' has a negative index");
     if (kind == "cpu")
         return std::unique_ptr<Backend>(new CpuBackend(index, threads));
     BackendFactory factory;

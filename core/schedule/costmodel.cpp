@@ -1,6 +1,7 @@
 #include "schedule/costmodel.h"
 
 #include "runtime/kernels/gemm.h"
+#include "util/numbers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -203,7 +204,7 @@ Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpu
     // [HOSTSx]kind:count[:link][@eth]
     if (const auto x = spec.find('x'); x != std::string::npos && x > 0 &&
                                        spec.find_first_not_of("0123456789") == x) {
-        const int hosts = std::atoi(spec.substr(0, x).c_str());
+        const int hosts = int(parseWholeNumber(std::string_view(spec).substr(0, x), 0, 1 << 20).value_or(0));
         std::string one = spec.substr(x + 1);
         const auto at = one.find('@');
         const std::string between = at == std::string::npos ? "ib" : one.substr(at + 1);
@@ -211,6 +212,9 @@ Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpu
             one = one.substr(0, at);
         if (hosts < 1 || hosts > 1024)
             return Status::invalid("host count in '" + spec + "' must be 1 to 1024");
+        if (const auto inner = one.find('x'); inner != std::string::npos && inner > 0 &&
+                                              one.find_first_not_of("0123456789") == inner)
+            return Status::invalid("'" + spec + "' gives the host count twice: write HOSTSxkind:count (4xgpu:8)");
         if (between != "ib" && between != "eth")
             return Status::invalid("link between hosts in '" + spec + "' must be ib or eth");
         Expected<CostModel> host = simulatedModel(one, cpuBaseline);
@@ -231,16 +235,23 @@ Expected<CostModel> simulatedModel(const std::string &spec, const CostModel &cpu
         return m;
     }
     // kind:count[:link]
+    if (spec.find('@') != std::string::npos)
+        return Status::invalid("'" + spec + "': @ib and @eth name the link between hosts, which needs a host count "
+                               "(2xgpu:4@eth)");
     const auto colon = spec.find(':');
     if (colon == std::string::npos)
         return Status::invalid("device spec '" + spec + "' must be kind:count (cpu:4, gpu:8, gpu:8:pcie)");
     const std::string kind = spec.substr(0, colon);
     const std::string rest = spec.substr(colon + 1);
     const auto colon2 = rest.find(':');
-    const int count = std::atoi(rest.substr(0, colon2).c_str());
+    const int count = int(parseWholeNumber(std::string_view(rest).substr(0, colon2), 0, 1 << 20).value_or(0));
     const std::string link = colon2 == std::string::npos ? "" : rest.substr(colon2 + 1);
     if (count < 1 || count > 1024)
-        return Status::invalid("device count in '" + spec + "' must be 1 to 1024");
+        return Status::invalid("device count in '" + spec + "' must be a whole number from 1 to 1024");
+    if (!link.empty() && kind == "cpu")
+        return Status::invalid("'" + spec + "': CPU devices take no link (cpu:4; gpu:8:pcie names a GPU link)");
+    if (!link.empty() && link != "pcie" && link != "nvlink")
+        return Status::invalid("link in '" + spec + "' must be pcie or nvlink (gpu:8:pcie)");
     CostModel m;
     if (kind == "cpu") {
         const DeviceModel base = cpuBaseline.devices.empty() ? DeviceModel{} : cpuBaseline.devices.front();

@@ -27,6 +27,24 @@ Expected<Strategy> strategyFromName(const std::string &name)
     return Status::invalid("unknown schedule '" + name + "' (serial, parallel, greedy, round-robin, pipeline)");
 }
 
+Expected<std::vector<Strategy>> strategiesFromNames(const std::vector<std::string> &names)
+{
+    if (names.empty())
+        return Status::invalid("no schedule given (serial, parallel, greedy, round-robin, pipeline)");
+    std::vector<Strategy> out;
+    for (const std::string &name : names) {
+        if (name.empty())
+            return Status::invalid("an empty schedule name in the list: separate names by one comma");
+        Expected<Strategy> s = strategyFromName(name);
+        if (!s)
+            return s.status();
+        if (std::find(out.begin(), out.end(), *s) != out.end())
+            return Status::invalid("schedule '" + name + "' is given twice");
+        out.push_back(*s);
+    }
+    return out;
+}
+
 std::string strategyName(Strategy s)
 {
     switch (s) {

@@ -31,6 +31,8 @@ enum class Strategy
 };
 
 Expected<Strategy> strategyFromName(const std::string &name);
+// A --schedule list: each name once ("serial,,greedy" and "greedy,greedy" were run as given).
+Expected<std::vector<Strategy>> strategiesFromNames(const std::vector<std::string> &names);
 std::string strategyName(Strategy s);
 
 struct PredictedOp

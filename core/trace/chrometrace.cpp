@@ -220,10 +220,14 @@ std::string idText(od::value v)
     return "0";
 }
 
+// Microseconds in the file. Not a number: 0, as a missing field. Beyond ±10^15 µs (31 years) or
+// not finite: NaN, and the event is left out — a span of 10^308 µs made a 300-digit makespan.
 double seconds(od::value v)
 {
     double d = 0.0;
-    return v.get_double().get(d) || !std::isfinite(d) ? 0.0 : d * 1e-6; // microseconds in the file
+    if (v.get_double().get(d))
+        return 0.0;
+    return std::isfinite(d) && std::fabs(d) <= 1e15 ? d * 1e-6 : std::numeric_limits<double>::quiet_NaN();
 }
 
 std::string_view text_of(od::value v)
@@ -317,8 +321,13 @@ struct Reader
                        op.empty() ? kNone : strings.intern(op),
                        shapes.empty() ? kNone : strings.intern(shapes)};
         };
+        // Events outside any clock are left out; so are spans that end before they start (a
+        // negative duration showed a device −23 % busy).
+        if (!std::isfinite(ts))
+            return Status::ok();
         if (ph == "X") {
-            raws.push_back(raw(ts, ts + dur));
+            if (std::isfinite(dur) && dur >= 0.0)
+                raws.push_back(raw(ts, ts + dur));
         } else if (ph == "M") {
             if (name == "process_name")
                 processNames[p] = std::string(argName);
@@ -332,7 +341,8 @@ struct Reader
                 Raw r = stack.back();
                 stack.pop_back();
                 r.end = ts;
-                raws.push_back(r);
+                if (r.end >= r.start)
+                    raws.push_back(r);
             }
         } else if (ph == "C") {
             counters[{p, std::string(name)}].emplace_back(ts, value);
