@@ -10,9 +10,9 @@
 #include "passes/registry.h"
 #include "runtime/conformance.h"
 #include "runtime/npy.h"
+#include "util/numbers.h"
 #include "util/status.h"
 
-#include <charconv>
 #include <set>
 #include <filesystem>
 #include <iostream>
@@ -278,11 +278,10 @@ Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
         if (!kv)
             return kv.status();
         // Decimal digits only, all of them: stoll would take "0x10" as 0 and "12abc" as 12.
-        std::int64_t v = -1;
-        const std::string &text = kv->second;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > (std::int64_t(1) << 40))
+        const std::optional<std::int64_t> parsed = parseWholeNumber(kv->second, 0, std::int64_t(1) << 40);
+        if (!parsed)
             return Status::invalid("--dim '" + spec + "': the value must be a whole number from 0 to 2^40");
+        const std::int64_t v = *parsed;
         if (const auto it = out.dims.find(kv->first); it != out.dims.end() && it->second != v)
             return Status::invalid("--dim " + kv->first + " is given twice, as " + std::to_string(it->second) +
                                    " and " + std::to_string(v));

@@ -180,12 +180,13 @@ int runModel(const RunArgs &args)
     for (const auto &info : infos)
         names.push_back(info.name);
     const std::vector<std::string> fileNames = uniqueFileNames(names);
+    const std::vector<std::filesystem::path> inputTensorFiles = feedFiles(args.inputs);
     for (std::size_t i = 0; i < outputs->size(); ++i) {
         const RuntimeTensor &t = (*outputs)[i];
         std::string file;
         if (!args.saveDir.empty()) {
             file = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
-            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force, feedFiles(args.inputs)); !ok)
+            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force, inputTensorFiles); !ok)
                 return reportError(ok);
             const Status st = writeNpy(file, t);
             if (!st)

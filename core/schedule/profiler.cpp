@@ -343,6 +343,13 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             return serial.status();
         cost.measuredSeconds = serial->front().opSeconds;
     }
+    // The given inputs and seeded random ones for the rest, alike for every schedule.
+    const auto feedsFor = [&](const InferenceSession &session) {
+        RandomInputOptions ro;
+        ro.seed = options.seed;
+        ro.dims = options.dims;
+        return randomFeeds(session, options.given, ro);
+    };
     // The outputs every schedule is checked against come from the whole batch run serially. When
     // serial is not the first schedule they are computed here: the first schedule's own outputs
     // would be their own reference — a pipeline alone, whose micro-batches mix the samples of a
@@ -354,10 +361,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, sessionOptions);
         if (!session)
             return session.status();
-        RandomInputOptions ro;
-        ro.seed = options.seed;
-        ro.dims = options.dims;
-        Expected<Feeds> f = randomFeeds(**session, options.given, ro);
+        Expected<Feeds> f = feedsFor(**session);
         if (!f)
             return f.status();
         feeds = std::move(*f);
@@ -399,10 +403,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
         if (!session)
             return session.status();
         if (feeds.empty()) {
-            RandomInputOptions ro;
-            ro.seed = options.seed;
-            ro.dims = options.dims;
-            Expected<Feeds> f = randomFeeds(**session, options.given, ro);
+            Expected<Feeds> f = feedsFor(**session);
             if (!f)
                 return f.status();
             feeds = std::move(*f);
