@@ -351,7 +351,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 Expected<std::vector<std::vector<RuntimeTensor>>> piped =
                     runPipelined(**session, *local, batches, po);
                 if (!piped)
-                    mpi.abort(name + ": " + piped.status().message());
+                    mpi.abort(name + ": " + microbatchRunFailed(piped.status(), int(batches.size())).message());
                 outs = std::move(*piped);
             } else {
                 Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &*local, &exec);

@@ -2,6 +2,7 @@
 
 #include "cudaexec.h"
 #include "cudalibs.h"
+#include "cuptitracer.h"
 #include "indexing.h"
 
 #include <algorithm>
@@ -466,6 +467,18 @@ public:
             return st.withContext("cuda:" + std::to_string(m_device) + ", node '" + ctx.node().name + "' (" +
                                   ctx.node().opType + ")");
         return st;
+    }
+
+    void enterNode(const Node &node) override
+    {
+        if (CuptiTracer *tracer = CuptiTracer::active())
+            tracer->beginNode(node.name, node.opType, node.domain);
+    }
+
+    void leaveNode() override
+    {
+        if (CuptiTracer *tracer = CuptiTracer::active())
+            tracer->endNode();
     }
 
     Status synchronize() override

@@ -1,6 +1,6 @@
 // Elementwise, row-wise (Softmax, reductions, normalizations) and cast kernels of the CUDA
 // backend: shapes and attributes are worked out here, on the host, exactly as the CPU kernels do;
-// the device code is cudaops.cu's.
+// the device code is in cudaops_*.cu.
 
 #include "cudaexec.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Inside the CUDA backend: what one of its kernels gets to run a node (the device's stream and
 // library handles, device memory, inputs made device-resident) and the table of its kernels.
-// Host C++ (g++): the library headers are C APIs; the device code is in cudaops.cu.
+// Host C++ (g++): the library headers are C APIs; the device code is in cudaops_*.cu.
 
 #include "cudaops.h"
 #include "runtime/kernel.h"

@@ -5,6 +5,7 @@
 // C function, so a signature cannot drift from the library's header.
 #include <cublas_api.h>
 #include <cudnn.h>
+#include <cupti.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -113,10 +114,24 @@ Library load(const std::string &soname, const std::string &what, const std::stri
     X(cudnnSetPoolingNdDescriptor)                                                                             \
     X(cudnnPoolingForward)
 
+#define OPSCOPE_CUPTI_FUNCTIONS(X)                                                                             \
+    X(cuptiActivityEnable)                                                                                     \
+    X(cuptiActivityDisable)                                                                                    \
+    X(cuptiActivityRegisterCallbacks)                                                                          \
+    X(cuptiActivityFlushAll)                                                                                   \
+    X(cuptiActivityGetNextRecord)                                                                              \
+    X(cuptiActivityGetNumDroppedRecords)                                                                       \
+    X(cuptiGetTimestamp)                                                                                       \
+    X(cuptiActivityPushExternalCorrelationId)                                                                  \
+    X(cuptiActivityPopExternalCorrelationId)                                                                   \
+    X(cuptiGetResultString)                                                                                    \
+    X(cuptiGetCallbackName)
+
 #define OPSCOPE_ENUM(name) k_##name,
 #define OPSCOPE_NAME(name) #name,
 enum CublasSlot { OPSCOPE_CUBLAS_FUNCTIONS(OPSCOPE_ENUM) };
 enum CudnnSlot { OPSCOPE_CUDNN_FUNCTIONS(OPSCOPE_ENUM) };
+enum CuptiSlot { OPSCOPE_CUPTI_FUNCTIONS(OPSCOPE_ENUM) };
 
 // Leaked on purpose: a backend destroyed by another static's destructor at exit (a cached
 // session, a test fixture) still calls cublasDestroy/cudnnDestroy through these tables, which
@@ -138,6 +153,14 @@ const Library &cudnn()
                                     {OPSCOPE_CUDNN_FUNCTIONS(OPSCOPE_NAME)}));
     return lib;
 }
+const Library &cupti()
+{
+    static const Library &lib = *new Library(load("libcupti.so.13", "CUPTI 13",
+                                    "Install CUDA 13's CUPTI (the CUDA toolkit's libcupti, or the nvidia-cuda-cupti "
+                                    "wheel) and put its folder on LD_LIBRARY_PATH.",
+                                    {OPSCOPE_CUPTI_FUNCTIONS(OPSCOPE_NAME)}));
+    return lib;
+}
 #undef OPSCOPE_ENUM
 #undef OPSCOPE_NAME
 
@@ -155,6 +178,8 @@ Status cublasLoaded() { return cublas().status; }
 Status cudnnLoaded() { return cudnn().status; }
 std::string cublasPath() { return cublas().path; }
 std::string cudnnPath() { return cudnn().path; }
+Status cuptiLoaded() { return cupti().status; }
+std::string cuptiPath() { return cupti().path; }
 
 } // namespace opscope::gpu
 
@@ -166,6 +191,10 @@ using opscope::gpu::entry;
     if (auto fn = entry<&::name>(opscope::gpu::cublas(), opscope::gpu::k_##name))                            \
         return fn(__VA_ARGS__);                                                                                \
     return CUBLAS_STATUS_NOT_INITIALIZED
+#define OPSCOPE_CUPTI(name, ...)                                                                               \
+    if (auto fn = entry<&::name>(opscope::gpu::cupti(), opscope::gpu::k_##name))                             \
+        return fn(__VA_ARGS__);                                                                                \
+    return CUPTI_ERROR_NOT_INITIALIZED
 #define OPSCOPE_DNN(name, ...)                                                                                 \
     if (auto fn = entry<&::name>(opscope::gpu::cudnn(), opscope::gpu::k_##name))                             \
         return fn(__VA_ARGS__);                                                                                \
@@ -331,6 +360,40 @@ cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescri
                                   const cudnnTensorDescriptor_t yDesc, void *y)
 {
     OPSCOPE_DNN(cudnnPoolingForward, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) { OPSCOPE_CUPTI(cuptiActivityEnable, kind); }
+CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) { OPSCOPE_CUPTI(cuptiActivityDisable, kind); }
+CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                                                    CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+    OPSCOPE_CUPTI(cuptiActivityRegisterCallbacks, funcBufferRequested, funcBufferCompleted);
+}
+CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) { OPSCOPE_CUPTI(cuptiActivityFlushAll, flag); }
+CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes, CUpti_Activity **record)
+{
+    OPSCOPE_CUPTI(cuptiActivityGetNextRecord, buffer, validBufferSizeBytes, record);
+}
+CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *dropped)
+{
+    OPSCOPE_CUPTI(cuptiActivityGetNumDroppedRecords, context, streamId, dropped);
+}
+CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp) { OPSCOPE_CUPTI(cuptiGetTimestamp, timestamp); }
+CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+    OPSCOPE_CUPTI(cuptiActivityPushExternalCorrelationId, kind, id);
+}
+CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *lastId)
+{
+    OPSCOPE_CUPTI(cuptiActivityPopExternalCorrelationId, kind, lastId);
+}
+CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
+{
+    OPSCOPE_CUPTI(cuptiGetResultString, result, str);
+}
+CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
+{
+    OPSCOPE_CUPTI(cuptiGetCallbackName, domain, cbid, name);
 }
 
 } // extern "C"

@@ -1,5 +1,5 @@
 #pragma once
-// cuBLAS and cuDNN are loaded with dlopen at first use, never linked: they are not Debian
+// cuBLAS, cuDNN and CUPTI are loaded with dlopen at first use, never linked: they are not Debian
 // packages, so a binary that NEEDs them would not start on a machine without CUDA (the package
 // must run there, CPU-only). cudalibs.cpp defines the few cuBLAS/cuDNN entry points opscope
 // calls as forwarders into the loaded library, so the call sites read as the documented API.
@@ -18,9 +18,11 @@ namespace opscope::gpu {
 // names the file, where it was searched and what to install. Loads once per process.
 Status cublasLoaded();
 Status cudnnLoaded();
+Status cuptiLoaded(); // CUPTI, for GPU timelines (cuptitracer.h)
 
 // Where the library was loaded from ("" when it did not load), for `devices` and reports.
 std::string cublasPath();
 std::string cudnnPath();
+std::string cuptiPath();
 
 } // namespace opscope::gpu

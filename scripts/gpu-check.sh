@@ -7,7 +7,9 @@
 #      and every test that passes on the CPU but not on the GPU;
 #   3. tests/kernel_parity.py on cuda:0 (large sizes, numpy references);
 #   4. whole models (resources/models and bench/make_zoo.py's) on cuda:0 against the CPU
-#      runtime: latency of each, largest output difference, host fallbacks.
+#      runtime: latency of each, largest output difference, host fallbacks;
+#   5. CUPTI timelines (`run --trace`): every kernel and copy tied to a node, no dropped records,
+#      each launch arrow pointing forward in time, the traced run's time against the untraced.
 # Results go to $OUT (default ./gpu-check-out); report.txt is the summary.
 #   scripts/gpu-check.sh
 set -uo pipefail
@@ -28,7 +30,7 @@ rm -rf /tmp/opscope && tar -xJf .gpu-bundle/opscope-gpu.tar.xz -C /tmp || { say 
 cli=/tmp/opscope/opscope-cli
 # The machine's cuBLAS and cuDNN: the toolkit's folder, or the Python wheels'.
 libdirs=$(find /usr/local/cuda/ /usr/local/cuda/lib64/ /usr/lib/x86_64-linux-gnu/ /opt /usr/local/lib \
-  -maxdepth 8 \( -name 'libcublas.so.13' -o -name 'libcudnn.so.9' -o -name 'libcublasLt.so.13' \) 2>/dev/null \
+  -maxdepth 8 \( -name 'libcublas.so.13' -o -name 'libcudnn.so.9' -o -name 'libcublasLt.so.13' -o -name 'libcupti.so.13' \) 2>/dev/null \
   | xargs -r -n1 dirname | sort -u | tr '\n' ':')
 export OPSCOPE_CUDA_LIBS="${libdirs}/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 say "CUDA libraries from: $libdirs"
@@ -88,4 +90,32 @@ step "models on cuda:0 against the CPU"
 wait $zoo
 say "zoo: $(ls /tmp/zoo/*.onnx 2>/dev/null | wc -l) models ($(tail -1 /tmp/zoo.log))"
 timeout 150 "$py" scripts/gpu_models.py "$cli" 16 resources/models/*.onnx /tmp/zoo/*.onnx 2>&1 | tee "$out/models.txt" | tee -a "$report"
+step "CUPTI traces on cuda:0"
+for m in resources/models/inception_block.onnx resources/models/transformer_block.onnx /tmp/zoo/resnet18.onnx; do
+  [ -f "$m" ] || continue
+  base=$(basename "$m" .onnx)
+  timeout 60 "$cli" run "$m" --device "$dev" --iterations 5 --trace "$out/trace-$base.json" --json \
+    > "$out/trace-$base.run.json" 2> "$out/trace-$base.err"
+  say "$base rc=$?: $(tail -2 "$out/trace-$base.err" | tr '\n' ' ')"
+  "$py" - "$out/trace-$base.run.json" "$out/trace-$base.json" <<'PY' 2>&1 | tee -a "$report"
+import json, sys
+run = json.load(open(sys.argv[1]))
+t = run.get("trace", {})
+events = json.load(open(sys.argv[2]))["traceEvents"]
+procs = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+gpu = [e for e in events if e.get("ph") == "X" and procs.get(e["pid"], "").startswith("cuda")
+       and e.get("tid", 0) > 1000]
+flows = {}
+for e in events:
+    if e.get("cat") == "launch":
+        flows.setdefault(e["id"], {})[e["ph"]] = e["ts"]
+backwards = [f for f in flows.values() if "s" in f and "f" in f and f["f"] < f["s"]]
+lag = sorted(f["f"] - f["s"] for f in flows.values() if "s" in f and "f" in f)
+print(f"  kernels {t.get('gpu_kernels')} copies {t.get('gpu_copies')} unattributed {t.get('gpu_unattributed')} "
+      f"dropped {t.get('gpu_dropped')} note {t.get('gpu_note')!r}; GPU spans in file {len(gpu)}; "
+      f"launch arrows {len(flows)}, backwards {len(backwards)}, launch→start median "
+      f"{lag[len(lag)//2] if lag else 'n/a'} us; traced run {t.get('run_ms')} ms vs median "
+      f"{run['latency_ms']['median']:.3f} ms")
+PY
+done
 step "done"

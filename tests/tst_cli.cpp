@@ -2,6 +2,7 @@
 // codes, and every kind of bad input: one-line error, exit code 1, no output file.
 
 #include "runtime/npy.h"
+#include "trace/chrometrace.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -151,6 +152,18 @@ private slots:
         QCOMPARE(cli({"convert", out, embedded, "--embed", "-q"}).exitCode, 0);
         QVERIFY(!QFile::exists(embedded + ".data"));
         QCOMPARE(cli({"convert", out, embedded, "--embed", "--external-data"}).exitCode, 1);
+
+        // The threshold after a space, as the help reads (it was taken for a third file): a
+        // threshold above every tensor leaves OUT.data empty, so nothing is external.
+        const QString spaced = tmp.filePath("spaced.onnx");
+        r = cli({"convert", "--external-data", "100000000", sample("inception_block.onnx"), spaced});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = cli({"info", "--json", spaced});
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["parameters"].toObject()["external_bytes"]
+                     .toInteger(), 0);
+        r = cli({"convert", sample("inception_block.onnx"), tmp.filePath("spaced2.onnx"), "--external-data", "64"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QFile::exists(tmp.filePath("spaced2.onnx.data")));
     }
 
     void convertNeverOverwritesInputUnlessForced()
@@ -292,6 +305,38 @@ private slots:
         QCOMPARE(t.exitCode, 0);
         QVERIFY2(t.out.contains("output  float32[3,16,64]  min "), qPrintable(t.out));
         QVERIFY(t.out.contains("latency  median "));
+    }
+
+    // run --trace: one more run after the timed ones as a Chrome trace (on cuda:N with CUPTI's
+    // lanes; here the CPU's steps), never over the model or an --input file.
+    void runWritesATrace()
+    {
+        QTemporaryDir tmp;
+        const QString trace = tmp.filePath("run.json");
+        Run r = cli({"run", sample("inception_block.onnx"), "--iterations", "2", "--trace", trace, "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject t = QJsonDocument::fromJson(r.out.toUtf8()).object()["trace"].toObject();
+        QCOMPARE(t["file"].toString(), trace);
+        QVERIFY(t["run_ms"].toDouble() > 0);
+        Expected<trace::Trace> read = trace::readChromeTrace(trace.toStdString());
+        QVERIFY2(read, read ? "" : read.status().message().c_str());
+        std::size_t spans = 0;
+        for (const trace::Lane &l : read->lanes) {
+            QVERIFY2(l.device == "cpu:0" || trace::isHostLane(l.device), l.device.c_str()); // and run setup
+            spans += l.spans.size();
+        }
+        QCOMPARE(std::size_t(t["spans"].toInt()), spans);
+        QVERIFY(spans >= 10); // the sample's nodes after optimization
+        r = cli({"run", sample("inception_block.onnx"), "--iterations", "1", "--trace", trace});
+        QVERIFY2(r.exitCode == 0 && r.out.contains("trace    " + trace), qPrintable(r.out + r.err));
+
+        const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
+        fs::copy_file(test::samplePath("inception_block.onnx"), in);
+        const std::string before = readFile(in);
+        r = cli({"run", QString::fromStdString(in.string()), "--iterations", "1", "--trace",
+                 QString::fromStdString(in.string())});
+        QVERIFY2(r.exitCode == 1 && r.err.contains("is the input model; pass --force"), qPrintable(r.err));
+        QCOMPARE(readFile(in), before);
     }
 
     void runWarnsWhenOutputsContradictTheirDeclaration()
@@ -545,6 +590,41 @@ private slots:
             QVERIFY2(r.err.contains("is the --input file") && r.err.contains("pass --force"), qPrintable(r.err));
             QCOMPARE(readFile(feed.toStdString()), before);
         }
+
+        // Every --save-outputs path is checked before the run: the second output's file is the
+        // --input, so the first (a.npy) must not be written either (it was, then the refusal came).
+        onnx::ModelProto two = test::emptyModel();
+        *two.mutable_graph()->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
+        *two.mutable_graph()->add_node() = test::node("Relu", {"x"}, {"a"}, "relu");
+        *two.mutable_graph()->add_node() = test::node("Neg", {"x"}, {"y"}, "neg");
+        *two.mutable_graph()->add_output() = test::tensorInfo("a", onnx::TensorProto::FLOAT, {2, 3});
+        *two.mutable_graph()->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        test::writeProto(tmp.filePath("two.onnx").toStdString(), two);
+        const QString yFeed = tmp.filePath("y.npy");
+        QVERIFY(writeNpy(yFeed.toStdString(), *RuntimeTensor::zeros(DataType::Float, {2, 3})));
+        const Run r = cli({"run", tmp.filePath("two.onnx"), "--iterations", "1", "--input", "x=" + yFeed,
+                           "--save-outputs", tmp.path()});
+        QVERIFY2(r.exitCode == 1 && r.err.contains("is the --input file"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(tmp.filePath("a.npy")));
+    }
+
+    // optimize writes the model first and the report and dumps after it: a model that could not be
+    // written left a report describing it. --report naming -o's file would replace the model.
+    void optimizeWritesNothingElseWhenTheModelFails()
+    {
+        QTemporaryDir tmp;
+        const QString report = tmp.filePath("report.json"), dump = tmp.filePath("dump");
+        Run r = cli({"optimize", sample("inception_block.onnx"), "-o", "/proc/opscope-cannot-write.onnx", "--report",
+                     report, "--dump-dir", dump, "-q"});
+        QVERIFY2(r.exitCode == 1, qPrintable(r.err));
+        QVERIFY(!QFile::exists(report));
+        QVERIFY(QDir(dump).isEmpty());
+        // Said once: the message named the path twice ("writing 'x': writing 'x' failed").
+        QCOMPARE(r.err.count("/proc/opscope-cannot-write.onnx"), 1);
+        const QString out = tmp.filePath("o.onnx");
+        r = cli({"optimize", sample("inception_block.onnx"), "-o", out, "--report", out, "-q"});
+        QVERIFY2(r.exitCode == 1 && r.err.contains("--report and -o both name"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(out));
     }
 
     void conformanceCommand()
@@ -694,6 +774,47 @@ private slots:
                          r.err.contains("mix the samples of a batch"),
                      qPrintable(order + ": " + r.err));
         }
+
+        // A batch fixed inside the graph (a Reshape to a constant shape): the whole batch runs, a
+        // micro-batch does not; exit 1 with why, where it was a kernel's bare message.
+        onnx::ModelProto fixed = test::emptyModel();
+        *fixed.mutable_graph()->add_input() = symbolic("x", "N");
+        *fixed.mutable_graph()->add_initializer() = test::int64Tensor("shape", {2}, {8, 32});
+        *fixed.mutable_graph()->add_node() = test::node("Reshape", {"x", "shape"}, {"r"}, "reshape");
+        *fixed.mutable_graph()->add_node() = test::node("Relu", {"r"}, {"y"}, "relu");
+        *fixed.mutable_graph()->add_output() = symbolic("y", "N");
+        test::writeProto(tmp.filePath("fixed.onnx").toStdString(), fixed);
+        r = cli({"profile", tmp.filePath("fixed.onnx"), "--schedule", "pipeline", "--devices", "cpu:2",
+                 "--microbatches", "2", "--dim", "N=8", "--iterations", "1"});
+        QVERIFY2(r.exitCode == 1, qPrintable(r.err));
+        QVERIFY2(r.err.contains("the whole batch ran, but not a micro-batch of 1/2") &&
+                     r.err.contains("without --microbatches"),
+                 qPrintable(r.err));
+
+        // A batch dim the model leaves unnamed is "?" to --dim, and the message says so (it named
+        // nothing to set); run's note suggested --dim ?=VALUE, which --dim then refused.
+        onnx::ModelProto unnamed = test::emptyModel();
+        onnx::ValueInfoProto ux = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 32});
+        ux.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->clear_dim_value();
+        *unnamed.mutable_graph()->add_input() = ux;
+        *unnamed.mutable_graph()->add_node() = test::node("Relu", {"x"}, {"y"}, "relu");
+        ux.set_name("y");
+        *unnamed.mutable_graph()->add_output() = ux;
+        test::writeProto(tmp.filePath("unnamed.onnx").toStdString(), unnamed);
+        r = cli({"profile", tmp.filePath("unnamed.onnx"), "--schedule", "pipeline", "--devices", "cpu:2",
+                 "--microbatches", "2", "--iterations", "1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("does not divide the batch of 1 (set it with --dim, e.g. --dim ?=2, or feed it "
+                                "with --input x=FILE.npy)"),
+                 qPrintable(r.err));
+        r = cli({"profile", tmp.filePath("unnamed.onnx"), "--schedule", "serial,pipeline", "--devices", "cpu:2",
+                 "--microbatches", "2", "--dim", "?=8", "--iterations", "1", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = cli({"run", tmp.filePath("unnamed.onnx"), "--iterations", "1", "--dim", "?=3", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains("is not bound"), qPrintable(r.err));
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["outputs"].toArray()[0].toObject()["shape"]
+                     .toArray()[0].toInt(), 3);
 
         // What applies only across ranks is refused without --ranks, not ignored.
         for (const QStringList &extra : {QStringList{"--memory-per-rank", "1G"}, QStringList{"--in-process"},

@@ -412,6 +412,27 @@ private slots:
         QVERIFY2(std::abs(r.overlap - 0.7) < 1e-9, qPrintable(QString::number(r.overlap)));
     }
 
+    // A GPU trace holds the executor's steps (launches queued) and CUPTI's stream lanes (the
+    // work): utilization and op times come from the stream lanes alone, never from both.
+    void gpuWorkComesFromItsStreamLanes()
+    {
+        ProfileRun r;
+        trace::Trace &t = r.trace;
+        const std::uint32_t conv = t.intern("conv1"), op = t.intern("Conv");
+        t.lanes.push_back({"cuda:0", 0, {{0.0, 0.1, conv, op, 0}}, {}});              // queued
+        t.lanes.push_back({"cuda:0", 1013, {{0.2, 0.6, conv, op, 0}}, "stream 13"}); // ran
+        t.lanes.push_back({"host", 1007, {{0.0, 0.05, t.intern("cudaLaunchKernel"), t.intern("CUDA API"),
+                                           trace::kIdleCategory}}, "CUDA API (thread 7)"});
+        t.lanes.push_back({"cpu:0", 0, {{0.0, 1.0, t.intern("nms"), t.intern("NonMaxSuppression"), 0}}, {}});
+        const std::vector<bool> queuedOnly = trace::queuedOnlyLanes(t);
+        QCOMPARE(queuedOnly, (std::vector<bool>{true, false, false, false}));
+        summarizeRun(r);
+        QCOMPARE(r.utilization.size(), std::size_t(2));
+        for (const auto &[device, u] : r.utilization)
+            QVERIFY2(std::abs(u - (device == "cuda:0" ? 0.4 : 1.0)) < 1e-9, device.c_str());
+        QVERIFY2(std::abs(opSeconds(t)["conv1"] - 0.4) < 1e-9, qPrintable(QString::number(opSeconds(t)["conv1"])));
+    }
+
     void streamsShareTheirGpu()
     {
         // Parallel streams on one simulated GPU overlap their launches, not their work: the

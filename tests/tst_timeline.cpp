@@ -47,6 +47,27 @@ class TestTimeline : public QObject
     Q_OBJECT
 
 private slots:
+    // A GPU trace: the executor's steps on cuda:0 say when launches were queued, CUPTI's stream
+    // lane when the kernels ran, the host lane when the CUDA calls were made. The per-op totals
+    // count the stream lane alone (summed with the steps, Conv was counted twice; the CUDA calls
+    // and syncs were listed as ops).
+    void opTotalsOfAGpuTraceCountTheKernels()
+    {
+        auto t = std::make_shared<trace::Trace>();
+        t->name = "run on cuda:0";
+        const std::uint32_t conv = t->intern("conv1"), op = t->intern("Conv");
+        t->lanes.push_back({"cuda:0", 0, {{0.0, 1e-4, conv, op, 0}}, {}});
+        t->lanes.push_back({"cuda:0", 1013, {{2e-4, 6e-4, conv, op, 0}}, "stream 13"});
+        t->lanes.push_back({"host", 1007, {{0.0, 5e-5, t->intern("cudaLaunchKernel"), t->intern("CUDA API"),
+                                            trace::kIdleCategory}}, "CUDA API (thread 7)"});
+        OpTotalsModel model;
+        new QAbstractItemModelTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest, &model);
+        model.setRuns({t});
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.data(model.index(0, 0)).toString(), QStringLiteral("Conv"));
+        QCOMPARE(model.data(model.index(0, 1)).toString(), QStringLiteral("0.400"));
+    }
+
     void timeAndPixels_data()
     {
         QTest::addColumn<double>("t0");

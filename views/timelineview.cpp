@@ -271,7 +271,11 @@ void TimelineView::paintEvent(QPaintEvent *)
         p.setFont(labelFont);
         p.setPen(theme.panelText);
         p.drawText(QRect(10, y, LabelWidth - 14, rh), Qt::AlignVCenter,
-                   QString::fromStdString(lane.device) + QStringLiteral("  q%1").arg(lane.queue));
+                   p.fontMetrics().elidedText(
+                       QString::fromStdString(lane.device) +
+                           (lane.label.empty() ? QStringLiteral("  q%1").arg(lane.queue)
+                                               : QStringLiteral("  ") + QString::fromStdString(lane.label)),
+                       Qt::ElideMiddle, LabelWidth - 14));
         y += rh;
     }
     // Transfers: arrows from the producer's lane to the receiver's.
@@ -292,6 +296,22 @@ void TimelineView::paintEvent(QPaintEvent *)
             p.setBrush(diffColor(DiffState::Modified).darker(130));
             p.drawPolygon(QPolygonF{b, b - QPointF(std::cos(angle - 0.45) * 6, std::sin(angle - 0.45) * 6),
                                     b - QPointF(std::cos(angle + 0.45) * 6, std::sin(angle + 0.45) * 6)});
+        }
+        // Launch arrows (a CUDA API call → its kernel or copy): thin, and only when few enough are
+        // in view to be told apart; zoomed out they would paint the rows over.
+        std::vector<const trace::Launch *> launches;
+        for (const trace::Launch &x : run.trace->launches)
+            if (x.end >= m_t0 && x.start <= t1 && x.fromLane < run.trace->lanes.size() &&
+                x.toLane < run.trace->lanes.size() && launches.size() <= kMaxLaunchArrows)
+                launches.push_back(&x);
+        if (launches.size() <= kMaxLaunchArrows) {
+            p.setPen(QPen(theme.panelText, 0.8));
+            for (const trace::Launch *x : launches) {
+                // From the call's edge facing the work's lane to the work's edge facing the call.
+                const bool down = laneY[i + x->toLane] > laneY[i + x->fromLane];
+                p.drawLine(QPointF(timeToX(x->start), laneY[i + x->fromLane] + (down ? RowHeight - 2 : 2)),
+                           QPointF(timeToX(x->end), laneY[i + x->toLane] + (down ? 2 : RowHeight - 2)));
+            }
         }
     }
     p.setClipping(false);
@@ -405,6 +425,8 @@ bool TimelineView::viewportEvent(QEvent *event)
                          durationText(s.end - s.start), durationText(s.start));
             if (s.shapes != trace::kNoString)
                 text += QLatin1Char('\n') + QString::fromStdString(t.strings[s.shapes]);
+            if (s.detail != trace::kNoString)
+                text += QLatin1Char('\n') + QString::fromStdString(t.strings[s.detail]);
             QToolTip::showText(help->globalPos(), text, viewport());
         } else {
             QToolTip::hideText();

@@ -26,6 +26,7 @@ class TimelineView : public QAbstractScrollArea
 public:
     static constexpr int LabelWidth = 170;
     static constexpr int RowHeight = 22;
+    static constexpr std::size_t kMaxLaunchArrows = 400;
     static constexpr int HeaderHeight = 26;
     static constexpr int AxisHeight = 24;
 

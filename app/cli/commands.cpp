@@ -136,6 +136,13 @@ Status writeTextFile(const std::filesystem::path &path, const std::string &text)
     return file.commit();
 }
 
+Status aboutWriting(const Status &status, const std::filesystem::path &path)
+{
+    if (status.message().find("'" + path.string() + "'") != std::string::npos)
+        return status;
+    return status.withContext("writing '" + path.string() + "'");
+}
+
 std::string oneLine(const std::string &message)
 {
     // Names come from the model file and may hold any byte: the message stays one line.
@@ -236,7 +243,7 @@ int runConvert(const ConvertArgs &args)
 
     Expected<SaveResult> saved = saveModel(loaded->model, out, save);
     if (!saved)
-        return reportError(saved.status().withContext("writing '" + args.output + "'"));
+        return reportError(aboutWriting(saved.status(), args.output));
     if (!args.quiet) {
         std::cout << "wrote " << saved->modelPath.string() << " (" << humanBytes(saved->modelBytes) << ")";
         if (saved->dataPath)

@@ -39,6 +39,10 @@ std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names);
 // Writes text through AtomicFile: never a half-written file, never a device or FIFO replaced.
 Status writeTextFile(const std::filesystem::path &path, const std::string &text);
 
+// A failed write of `path`, said once: the status as it is where its message names the path
+// (AtomicFile's "writing 'out.onnx' failed: No space left on device"), else with the path before it.
+Status aboutWriting(const Status &status, const std::filesystem::path &path);
+
 std::string oneLine(const std::string &message);
 void printWarnings(const std::vector<std::string> &warnings);
 // Runs the pass level (target: opscope's own ops) over a model about to run; "none" skips.
@@ -119,6 +123,7 @@ struct RunArgs
                                   // layouts are CPU kernels)
     bool noMemoryPlan = false;    // allocate per tensor instead of running from a memory plan
     std::string device = "cpu:0"; // cpu:0 or cuda:N
+    std::string trace;            // Chrome trace of one more run (on a GPU with CUPTI's lanes)
 };
 int runModel(const RunArgs &args);
 

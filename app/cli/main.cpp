@@ -48,7 +48,8 @@ int main(int argc, char **argv)
     std::uint64_t threshold = 0;
     CLI::Option *ext =
         convertCmd->add_flag("--external-data{1024}", threshold,
-                             "Store tensors of at least BYTES (default 1024) in OUT.data next to OUT");
+                             "Store tensors of at least BYTES (--external-data=BYTES or --external-data BYTES; "
+                             "default 1024) in OUT.data next to OUT");
     convertCmd->add_flag("--embed", convert.embed,
                          "Store every tensor inside OUT (fails above Protobuf's 2 GiB)");
     convertCmd->add_flag("--force", convert.force, "Allow OUT to replace the input model");
@@ -73,6 +74,9 @@ int main(int argc, char **argv)
     runCmd->add_flag("--json", run.json, "Print JSON");
     runCmd->add_flag("--force", run.force, "Allow --save-outputs files to replace the input model or its weights");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
+    runCmd->add_option("--trace", run.trace,
+                       "Write a Chrome trace of one more run after the timed ones (on cuda:N with every "
+                       "kernel, copy and CUDA call CUPTI records, each tied to its node)");
     runCmd->add_flag("--no-memory-plan", run.noMemoryPlan,
                      "Allocate each tensor on its own instead of from the memory plan the first run sizes");
     runCmd
@@ -225,8 +229,20 @@ int main(int argc, char **argv)
             return ExitUserError;
         }
     }
+    // "--external-data 4096" as the help reads, besides "--external-data=4096": a flag with a value
+    // takes only the second form in CLI11, and the number was then an unexpected third file.
+    std::vector<std::string> words(argv, argv + argc);
+    for (std::size_t i = 1; i + 1 < words.size(); ++i)
+        if (words[i] == "--external-data" && !words[i + 1].empty() &&
+            std::all_of(words[i + 1].begin(), words[i + 1].end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            words[i] += "=" + words[i + 1];
+            words.erase(words.begin() + std::ptrdiff_t(i) + 1);
+        }
+    std::vector<char *> wordPointers;
+    for (std::string &w : words)
+        wordPointers.push_back(w.data());
     try {
-        app.parse(argc, argv);
+        app.parse(int(wordPointers.size()), wordPointers.data());
     } catch (const CLI::CallForHelp &e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp &e) {

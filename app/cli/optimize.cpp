@@ -149,6 +149,11 @@ int runOptimize(const OptimizeArgs &args)
     if (!args.report.empty())
         if (Status ok = checkWritePath(args.report, "--report", inputFiles, args.force); !ok)
             return reportError(ok);
+    std::error_code pathError;
+    if (!args.report.empty() && !args.output.empty() &&
+        fs::weakly_canonical(args.report, pathError) == fs::weakly_canonical(args.output, pathError))
+        return reportError(Status::invalid("--report and -o both name '" + args.report +
+                                           "'; the report would replace the model"));
     if (!args.dumpDir.empty()) {
         std::error_code ec;
         fs::create_directories(args.dumpDir, ec);
@@ -169,6 +174,35 @@ int runOptimize(const OptimizeArgs &args)
     if (!result.status)
         return reportError(result.status);
 
+    // Every path is checked before anything is written, and the model comes first: a report or a
+    // dump must never describe an output that then failed to be written.
+    std::vector<std::pair<fs::path, const Model *>> dumps;
+    if (!args.dumpDir.empty()) {
+        int index = 0;
+        for (const PassRecord &r : result.passes) {
+            ++index;
+            if (!r.snapshot)
+                continue;
+            char prefix[16];
+            std::snprintf(prefix, sizeof prefix, "%02d-", index);
+            const fs::path path = fs::path(args.dumpDir) / (prefix + uniqueFileNames({r.name}).front() + ".onnx");
+            if (Status ok = checkWritePath(path, "--dump-dir file", inputFiles, args.force); !ok)
+                return reportError(ok);
+            dumps.emplace_back(path, r.snapshot.get());
+        }
+    }
+    if (!args.output.empty()) {
+        Expected<SaveResult> saved = saveModel(model, args.output, save);
+        if (!saved)
+            return reportError(aboutWriting(saved.status(), args.output));
+        if (!args.quiet)
+            std::cout << "\nwrote " << saved->modelPath.string() << '\n';
+    }
+    for (const auto &[path, snapshot] : dumps) {
+        Expected<SaveResult> saved = saveModel(*snapshot, path, save);
+        if (!saved)
+            return reportError(aboutWriting(saved.status(), path));
+    }
     if (!args.report.empty()) {
         nlohmann::json report;
         report["input"] = args.input;
@@ -187,29 +221,6 @@ int runOptimize(const OptimizeArgs &args)
         report["ops_after"] = opHistogram(model.graph);
         if (Status ok = writeTextFile(args.report, report.dump(2) + "\n"); !ok)
             return reportError(ok);
-    }
-    if (!args.dumpDir.empty()) {
-        int index = 0;
-        for (const PassRecord &r : result.passes) {
-            ++index;
-            if (!r.snapshot)
-                continue;
-            char prefix[16];
-            std::snprintf(prefix, sizeof prefix, "%02d-", index);
-            const fs::path path = fs::path(args.dumpDir) / (prefix + uniqueFileNames({r.name}).front() + ".onnx");
-            if (Status ok = checkWritePath(path, "--dump-dir file", inputFiles, args.force); !ok)
-                return reportError(ok);
-            Expected<SaveResult> saved = saveModel(*r.snapshot, path, save);
-            if (!saved)
-                return reportError(saved.status().withContext("writing '" + path.string() + "'"));
-        }
-    }
-    if (!args.output.empty()) {
-        Expected<SaveResult> saved = saveModel(model, args.output, save);
-        if (!saved)
-            return reportError(saved.status().withContext("writing '" + args.output + "'"));
-        if (!args.quiet)
-            std::cout << "\nwrote " << saved->modelPath.string() << '\n';
     }
     return ExitOk;
 }

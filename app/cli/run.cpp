@@ -7,6 +7,11 @@
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
+#include "trace/chrometrace.h"
+
+#ifdef OPSCOPE_HAVE_CUDA
+#include "cuptitracer.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -50,6 +55,65 @@ std::string summary(const RuntimeTensor &t)
     return os.str();
 }
 
+struct TraceSummary
+{
+    std::size_t spans = 0;
+    double runMs = 0.0; // the traced run's wall time: against the timed runs' median, tracing's cost
+#ifdef OPSCOPE_HAVE_CUDA
+    gpu::CuptiCounts gpu;
+#else
+    struct
+    {
+        std::uint64_t kernels = 0, copies = 0, unattributed = 0, dropped = 0;
+    } gpu;
+#endif
+    std::string note; // why the trace has no GPU lanes, where it should
+};
+
+// The run as a Chrome trace: the executor's steps (each node on its device's queue), and on a GPU
+// what CUPTI recorded of it, on the same clock. CUPTI that cannot start is a note, not a failure.
+Expected<TraceSummary> traceOneRun(const InferenceSession &session, const Feeds &feeds, const ExecutionPlan *plan,
+                                   ExecOptions exec, const RunArgs &args)
+{
+    TraceSummary summary;
+    trace::Recorder recorder(plan ? plan->devices : std::vector<std::string>{args.device});
+    exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
+#ifdef OPSCOPE_HAVE_CUDA
+    std::unique_ptr<gpu::CuptiTracer> cupti;
+    if (args.device.rfind("cuda", 0) == 0) {
+        Expected<std::unique_ptr<gpu::CuptiTracer>> started = gpu::CuptiTracer::start();
+        if (started)
+            cupti = std::move(*started);
+        else
+            summary.note = started.status().message();
+    }
+#endif
+    recorder.begin();
+    Expected<std::vector<RuntimeTensor>> out = session.run(feeds, plan, &exec);
+    summary.runMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - recorder.zero()).count();
+    if (!out)
+        return out.status().withContext("the traced run");
+    trace::Trace t = recorder.finish("run on " + args.device);
+#ifdef OPSCOPE_HAVE_CUDA
+    if (cupti) {
+        Expected<gpu::CuptiCounts> counts = cupti->finish(t, recorder.zero());
+        if (counts)
+            summary.gpu = *counts;
+        else
+            summary.note = counts.status().message();
+    }
+#endif
+    if (!summary.note.empty())
+        std::cerr << "opscope-cli: note: the trace has no GPU lanes: " << oneLine(summary.note) << '\n';
+    if (summary.gpu.dropped)
+        std::cerr << "opscope-cli: warning: CUPTI dropped " << summary.gpu.dropped
+                  << " records (its buffers were full): the GPU lanes miss them\n";
+    for (const trace::Lane &l : t.lanes)
+        summary.spans += l.spans.size();
+    OPSCOPE_TRY(trace::writeChromeTrace(t, args.trace));
+    return summary;
+}
+
 double peakRssMb()
 {
     rusage usage{};
@@ -91,6 +155,30 @@ int runModel(const RunArgs &args)
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(model, options);
     if (!session)
         return reportError(session.status());
+    // Where each output goes, every path checked before the run: a refusal after the first file
+    // was written left some outputs saved and others not.
+    std::vector<std::string> outputFiles((*session)->outputs().size());
+    if (!args.saveDir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(args.saveDir, ec);
+        if (ec)
+            return reportError(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
+        std::vector<std::string> names;
+        for (const auto &info : (*session)->outputs())
+            names.push_back(info.name);
+        const std::vector<std::string> fileNames = uniqueFileNames(names);
+        const std::vector<std::filesystem::path> inputTensorFiles = feedFiles(args.inputs);
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            outputFiles[i] = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
+            if (Status ok = checkWritePath(outputFiles[i], "--save-outputs file", inputFiles, args.force,
+                                           inputTensorFiles);
+                !ok)
+                return reportError(ok);
+        }
+    }
+    if (!args.trace.empty())
+        if (Status ok = checkWritePath(args.trace, "--trace", inputFiles, args.force, feedFiles(args.inputs)); !ok)
+            return reportError(ok);
     std::optional<ExecutionPlan> plan;
     if (device) {
         Expected<ExecutionPlan> p = serialPlan((*session)->model().graph, args.device);
@@ -119,8 +207,9 @@ int runModel(const RunArgs &args)
         if (isGiven || io.hasDefault || !io.type.shape)
             continue;
         for (const Dim &d : io.type.shape->dims)
-            if (!d.isKnown() && !random.dims.count(d.symbol))
-                unbound.insert(d.symbol.empty() ? "?" : d.symbol);
+            if (const std::string name = d.symbol.empty() ? kUnnamedDim : d.symbol;
+                !d.isKnown() && !random.dims.count(name))
+                unbound.insert(name);
     }
     for (const std::string &sym : unbound)
         std::cerr << "opscope-cli: note: dimension '" << sym << "' is not bound; using 1 (--dim " << sym
@@ -164,34 +253,26 @@ int runModel(const RunArgs &args)
         if (!outputs)
             return reportError(outputs.status());
     }
+    // One more run for the trace, so that tracing costs none of the timed runs.
+    std::optional<TraceSummary> traced;
+    if (!args.trace.empty()) {
+        Expected<TraceSummary> t = traceOneRun(**session, *feeds, planPtr, exec, args);
+        if (!t)
+            return reportError(t.status());
+        traced = *t;
+    }
     std::sort(ms.begin(), ms.end());
     const double median = ms.empty() ? 0.0 : (ms[(ms.size() - 1) / 2] + ms[ms.size() / 2]) / 2.0;
 
     nlohmann::ordered_json j;
     j["outputs"] = nlohmann::ordered_json::array();
-    if (!args.saveDir.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(args.saveDir, ec);
-        if (ec)
-            return reportError(Status::io("cannot create '" + args.saveDir + "': " + ec.message()));
-    }
     const auto &infos = (*session)->outputs();
-    std::vector<std::string> names;
-    for (const auto &info : infos)
-        names.push_back(info.name);
-    const std::vector<std::string> fileNames = uniqueFileNames(names);
-    const std::vector<std::filesystem::path> inputTensorFiles = feedFiles(args.inputs);
     for (std::size_t i = 0; i < outputs->size(); ++i) {
         const RuntimeTensor &t = (*outputs)[i];
-        std::string file;
-        if (!args.saveDir.empty()) {
-            file = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
-            if (Status ok = checkWritePath(file, "--save-outputs file", inputFiles, args.force, inputTensorFiles); !ok)
-                return reportError(ok);
-            const Status st = writeNpy(file, t);
-            if (!st)
+        const std::string &file = outputFiles[i];
+        if (!file.empty())
+            if (const Status st = writeNpy(file, t); !st)
                 return reportError(st);
-        }
         j["outputs"].push_back(
             {{"name", infos[i].name},
              {"dtype", std::string(dataTypeName(t.dtype()))},
@@ -222,6 +303,11 @@ int runModel(const RunArgs &args)
     j["latency_ms"] = {
         {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
     j["peak_rss_mb"] = peakRssMb();
+    if (traced)
+        j["trace"] = {{"file", args.trace},        {"spans", traced->spans}, {"run_ms", traced->runMs},
+                      {"gpu_kernels", traced->gpu.kernels}, {"gpu_copies", traced->gpu.copies},
+                      {"gpu_unattributed", traced->gpu.unattributed}, {"gpu_dropped", traced->gpu.dropped},
+                      {"gpu_note", traced->note}};
     j["warnings"] = mismatches;
     std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
     std::sort(ops.begin(), ops.end(),
@@ -246,6 +332,13 @@ int runModel(const RunArgs &args)
            << "), peak RSS " << peakRssMb()
            << " MiB";
         std::cout << os.str() << '\n';
+        if (traced)
+            std::cout << "trace    " << args.trace << " (" << traced->spans << " spans"
+                      << (traced->gpu.kernels + traced->gpu.copies
+                              ? ", " + std::to_string(traced->gpu.kernels) + " GPU kernels and " +
+                                    std::to_string(traced->gpu.copies) + " copies"
+                              : std::string())
+                      << ")\n";
         if (args.profile && args.iterations > 0) {
             std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "ms/run", "share");
             for (const auto &[op, v] : ops)

@@ -61,6 +61,11 @@ public:
     // own for them or for those types, or its library could not run them: a missing cuDNN says
     // so here, once per op, instead of every Conv quietly running on the host).
     virtual std::vector<HostFallback> hostFallbacks() const { return {}; }
+    // Around all of a node's work on this device, its input copies included, on the thread that
+    // does it: a tracer ties what the device records meanwhile to the node (CUPTI's external
+    // correlation ids). Nothing for the CPU.
+    virtual void enterNode(const Node &node) { (void)node; }
+    virtual void leaveNode() {}
 };
 
 class CpuBackend final : public Backend

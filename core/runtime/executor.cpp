@@ -332,6 +332,12 @@ private:
     Status runNode(const PreparedNode &pn, Backend &backend)
     {
         const Node &n = *pn.node;
+        struct Scope
+        {
+            Backend &backend;
+            Scope(Backend &b, const Node &node) : backend(b) { backend.enterNode(node); }
+            ~Scope() { backend.leaveNode(); }
+        } scope(backend, n);
         RemoteTransfers *remote = m_options.remote;
         if (remote && remote->receivesRemotely(n.id))
             return receiveRemotely(pn);

@@ -1,4 +1,5 @@
 #include "runtime/microbatches.h"
+#include "runtime/randominputs.h"
 
 #include <algorithm>
 #include <cstring>
@@ -51,6 +52,19 @@ Expected<std::vector<RuntimeTensor>> joinMicrobatches(const std::vector<std::vec
     return joined;
 }
 
+Status microbatchRunFailed(const Status &failure, int microbatches)
+{
+    // Only what a kernel says of its inputs: a cancel, an I/O or transfer failure is not the batch's.
+    if ((failure.kind() != ErrorKind::InvalidInput && failure.kind() != ErrorKind::Unsupported) ||
+        failure.message() == "cancelled")
+        return failure;
+    return Status::invalid(failure.message() + " (the whole batch ran, but not a micro-batch of 1/" +
+                           std::to_string(microbatches) +
+                           " of it: the model fixes its batch size inside the graph, e.g. a Reshape to a "
+                           "constant shape; re-export it with a symbolic batch or profile it without "
+                           "--microbatches)");
+}
+
 Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const InferenceSession &session)
 {
     if (feeds.empty() || feeds[0].second.shape().empty())
@@ -74,10 +88,15 @@ Expected<std::vector<Feeds>> splitFeeds(const Feeds &feeds, int m, const Inferen
     const std::string symbol = batchDim ? batchDim->symbol : std::string();
     if (batch % m != 0) {
         const std::string example = std::to_string(m * std::max<std::int64_t>(1, batch / m + 1));
+        // The batch's name where the model gives one; an unnamed one is "?" to --dim.
+        const std::string name = !symbol.empty() ? symbol : batchDim ? std::string(kUnnamedDim) : std::string();
         return Status::invalid("--microbatches " + std::to_string(m) + " does not divide the batch of " +
                                std::to_string(batch) +
-                               (symbol.empty() ? std::string()
-                                               : " (set it with --dim, e.g. --dim " + symbol + "=" + example + ")"));
+                               (name.empty() ? " (feed a larger batch with --input " + feeds[0].first + "=FILE.npy)"
+                                             : " (set it with --dim, e.g. --dim " + name + "=" + example +
+                                                   (symbol.empty() ? ", or feed it with --input " + feeds[0].first +
+                                                                         "=FILE.npy)"
+                                                                   : ")")));
     }
     const auto isBatch = [&](const std::string &name, const RuntimeTensor &t) {
         if (t.shape().empty() || t.shape()[0] != batch)

@@ -20,6 +20,12 @@ Expected<std::vector<RuntimeTensor>> joinMicrobatches(const std::vector<std::vec
 inline constexpr const char *kMixesSamples = " (a model whose outputs mix the samples of a batch cannot be split "
                                              "into micro-batches: profile it without --microbatches)";
 
+// A micro-batch's run that failed where the whole batch ran (the serial reference comes first): the
+// model fixes its batch inside the graph (a Reshape to a constant shape, a batch-sized initializer
+// it broadcasts against). A kernel's InvalidInput/Unsupported gets that said; any other failure
+// (a cancel, a transfer, a bug) is returned as it is.
+Status microbatchRunFailed(const Status &failure, int microbatches);
+
 // Feeds split along dim 0 into `m` micro-batches: every input whose dim 0 is the batch (the first
 // input's dim 0: the same symbol, or the same size where the model declares no shape) is split,
 // the others go whole to each. Refused: a batch m does not divide, a batch the model fixes.

@@ -59,7 +59,7 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
                 shape.push_back(d.value);
                 continue;
             }
-            const auto it = options.dims.find(d.symbol);
+            const auto it = options.dims.find(d.symbol.empty() ? std::string(kUnnamedDim) : d.symbol);
             shape.push_back(it != options.dims.end() ? it->second : 1);
         }
         Expected<RuntimeTensor> t = RuntimeTensor::allocate(io.type.elemType, shape);
@@ -93,11 +93,17 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
 Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph)
 {
     std::set<std::string> known;
-    for (ValueId v : graph.inputs())
-        if (const auto &shape = graph.value(v).type.shape)
-            for (const Dim &d : shape->dims)
-                if (!d.symbol.empty())
-                    known.insert(d.symbol);
+    for (ValueId v : graph.inputs()) {
+        const auto &shape = graph.value(v).type.shape;
+        if (!shape)
+            continue;
+        for (const Dim &d : shape->dims) {
+            if (!d.symbol.empty())
+                known.insert(d.symbol);
+            else if (!d.isKnown())
+                known.insert(kUnnamedDim);
+        }
+    }
     for (const auto &[name, value] : dims) {
         if (known.count(name))
             continue;

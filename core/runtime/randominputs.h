@@ -10,10 +10,15 @@
 
 namespace opscope {
 
+// The --dim name of the input dims a model declares unknown without a name (no dim_param, or a
+// negative size): "--dim ?=8". They print as "?" too.
+inline constexpr const char *kUnnamedDim = "?";
+
 struct RandomInputOptions
 {
     std::uint64_t seed = 0;
-    std::map<std::string, std::int64_t> dims; // symbolic dim → value; unbound symbols get 1
+    std::map<std::string, std::int64_t> dims; // symbolic dim → value; unbound symbols get 1; the key
+                                              // kUnnamedDim sizes every dim the model leaves unnamed
     double low = -1.0, high = 1.0;            // floats: uniform in [low, high)
     std::int64_t intHigh = 10;                // integers: uniform in [0, intHigh), or below the size a
                                               // Gather reading them as indices gathers from
@@ -24,8 +29,9 @@ struct RandomInputOptions
 Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
                             const RandomInputOptions &options);
 
-// Every name in `dims` is a symbolic dim of `graph`'s inputs, else an error that lists those there
-// are (a typo would silently leave the dim at 1).
+// Every name in `dims` is a symbolic dim of `graph`'s inputs (or kUnnamedDim where an input has an
+// unnamed unknown dim), else an error that lists those there are (a typo would silently leave the
+// dim at 1).
 Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph);
 
 } // namespace opscope

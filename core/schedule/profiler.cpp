@@ -24,9 +24,11 @@ void summarizeRun(ProfileRun &r)
     const trace::Trace &t = r.trace;
     const double makespan = t.duration();
     std::map<std::string, std::pair<double, int>> busy; // device → (busy seconds, queues)
-    for (const trace::Lane &l : t.lanes) {
-        if (trace::isHostLane(l.device))
-            continue; // setup, not a device
+    const std::vector<bool> queuedOnly = trace::queuedOnlyLanes(t);
+    for (std::size_t i = 0; i < t.lanes.size(); ++i) {
+        const trace::Lane &l = t.lanes[i];
+        if (trace::isHostLane(l.device) || queuedOnly[i])
+            continue; // setup, not a device; launches whose run the device's own lanes show
         // A copy queue (a GPU's copy engine: nothing but Recv) is a link, not compute capacity.
         const bool copies = std::all_of(l.spans.begin(), l.spans.end(), [&](const trace::Span &s) {
             return s.category == trace::kIdleCategory || t.strings[s.op] == "Recv";
@@ -87,6 +89,8 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
                 s.op = all.intern(r.trace.strings[s.op]);
                 if (s.shapes != trace::kNoString)
                     s.shapes = all.intern(r.trace.strings[s.shapes]);
+                if (s.detail != trace::kNoString)
+                    s.detail = all.intern(r.trace.strings[s.detail]);
             }
             all.lanes.push_back(std::move(l));
         }
@@ -94,6 +98,11 @@ trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::strin
             x.fromLane += laneBase;
             x.toLane += laneBase;
             all.transfers.push_back(x);
+        }
+        for (trace::Launch x : r.trace.launches) {
+            x.fromLane += laneBase;
+            x.toLane += laneBase;
+            all.launches.push_back(x);
         }
         for (trace::Counter c : r.trace.counters) {
             c.device = r.name + "/" + c.device;
@@ -123,13 +132,15 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
             runs.back().trace.name = runName;
         }
         trace::Trace &t = runs[it->second].trace;
-        trace::Lane lane{session ? l.device.substr(slash + 1) : l.device, l.queue, {}};
+        trace::Lane lane{session ? l.device.substr(slash + 1) : l.device, l.queue, {}, l.label};
         lane.spans.reserve(l.spans.size());
         for (trace::Span s : l.spans) {
             s.name = t.intern(combined.strings[s.name]);
             s.op = t.intern(combined.strings[s.op]);
             if (s.shapes != trace::kNoString)
                 s.shapes = t.intern(combined.strings[s.shapes]);
+            if (s.detail != trace::kNoString)
+                s.detail = t.intern(combined.strings[s.detail]);
             lane.spans.push_back(s);
         }
         laneAt[i] = {it->second, std::uint32_t(t.lanes.size())};
@@ -142,6 +153,14 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
         y.fromLane = laneAt[x.fromLane].second;
         y.toLane = laneAt[x.toLane].second;
         runs[laneAt[x.fromLane].first].trace.transfers.push_back(y);
+    }
+    for (const trace::Launch &x : combined.launches) {
+        if (x.fromLane >= laneAt.size() || x.toLane >= laneAt.size() || laneAt[x.fromLane].first != laneAt[x.toLane].first)
+            continue;
+        trace::Launch y = x;
+        y.fromLane = laneAt[x.fromLane].second;
+        y.toLane = laneAt[x.toLane].second;
+        runs[laneAt[x.fromLane].first].trace.launches.push_back(y);
     }
     for (const trace::Counter &c : combined.counters) {
         const std::size_t slash = session ? c.device.find('/') : std::string::npos;
@@ -164,6 +183,8 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
                     s.start -= t0, s.end -= t0;
             for (trace::Transfer &x : r.trace.transfers)
                 x.start -= t0, x.end -= t0;
+            for (trace::Launch &x : r.trace.launches)
+                x.start -= t0, x.end -= t0;
             for (trace::Counter &c : r.trace.counters)
                 for (auto &sample : c.samples)
                     sample.first -= t0;
@@ -177,9 +198,10 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
 std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace)
 {
     std::unordered_map<std::string, double> seconds;
-    for (const trace::Lane &l : trace.lanes)
-        for (const trace::Span &s : l.spans)
-            if (s.category != trace::kIdleCategory && !trace::isHostLane(l.device))
+    const std::vector<bool> queuedOnly = trace::queuedOnlyLanes(trace);
+    for (std::size_t i = 0; i < trace.lanes.size(); ++i)
+        for (const trace::Span &s : trace.lanes[i].spans)
+            if (s.category != trace::kIdleCategory && !trace::isHostLane(trace.lanes[i].device) && !queuedOnly[i])
                 seconds[trace.strings[s.name]] += s.end - s.start;
     return seconds;
 }
@@ -274,7 +296,7 @@ Status measurePipelined(const InferenceSession &session, const ExecutionPlan &pl
     r.name += ", " + std::to_string(options.microbatches) + " micro-batches";
     Expected<std::vector<std::vector<RuntimeTensor>>> out = runPipelined(session, plan, *split, po); // warm-up
     if (!out)
-        return out.status().withContext(r.name);
+        return microbatchRunFailed(out.status(), options.microbatches).withContext(r.name);
     trace::Recorder recorder(plan.devices);
     po.onStep = [&recorder](const StepEvent &e, int m) { recorder.onStep(e, " #" + std::to_string(m)); };
     std::vector<std::pair<double, trace::Trace>> timed;

@@ -92,8 +92,9 @@ std::string toChromeJson(const Trace &trace)
         const std::string ids =
             ",\"pid\":" + std::to_string(pids[l.device]) + ",\"tid\":" + std::to_string(l.queue + 1);
         begin();
-        out += "{\"name\":\"thread_name\",\"ph\":\"M\"" + ids + ",\"args\":{\"name\":\"queue " +
-               std::to_string(l.queue) + "\"}}";
+        out += "{\"name\":\"thread_name\",\"ph\":\"M\"" + ids + ",\"args\":{\"name\":";
+        appendString(out, l.label.empty() ? "queue " + std::to_string(l.queue) : l.label);
+        out += "}}";
         for (const Span &s : l.spans) {
             begin();
             out += "{\"name\":";
@@ -109,6 +110,10 @@ std::string toChromeJson(const Trace &trace)
             if (s.shapes != kNoString) {
                 out += ",\"shapes\":";
                 appendString(out, trace.strings[s.shapes]);
+            }
+            if (s.detail != kNoString) {
+                out += ",\"detail\":";
+                appendString(out, trace.strings[s.detail]);
             }
             out += "}}";
         }
@@ -130,6 +135,22 @@ std::string toChromeJson(const Trace &trace)
         appendNumber(out, t.end * 1e6);
         out +=
             ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
+    }
+    // Launch arrows: Perfetto binds a flow's end to the slice enclosing its timestamp ("bp":"e").
+    for (const Launch &x : trace.launches) {
+        if (x.fromLane >= trace.lanes.size() || x.toLane >= trace.lanes.size())
+            continue;
+        const Lane &from = trace.lanes[x.fromLane], &to = trace.lanes[x.toLane];
+        ++flow;
+        begin();
+        out += "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":" + std::to_string(flow) + ",\"ts\":";
+        appendNumber(out, x.start * 1e6);
+        out += ",\"pid\":" + std::to_string(pids[from.device]) + ",\"tid\":" + std::to_string(from.queue + 1) + "}";
+        begin();
+        out += "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
+               std::to_string(flow) + ",\"ts\":";
+        appendNumber(out, x.end * 1e6);
+        out += ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
     }
     for (const Counter &c : trace.counters)
         for (const auto &[t, value] : c.samples) {
@@ -189,7 +210,7 @@ private:
 struct Raw
 {
     double start, end;
-    std::uint32_t pid, tid, name, cat, op, shapes; // op/shapes/cat: kNone when absent
+    std::uint32_t pid, tid, name, cat, op, shapes, detail; // op/shapes/cat/detail: kNone when absent
 };
 
 struct Flow
@@ -197,6 +218,7 @@ struct Flow
     double start = -1, end = -1;
     std::uint32_t fromPid = 0, fromTid = 0, toPid = 0, toTid = 0;
     std::uint64_t bytes = 0;
+    bool launch = false; // a host call → the device work it started, not a transfer of data
 };
 
 // pid/tid/id are numbers in Chrome's traces and strings in some profilers'.
@@ -236,6 +258,13 @@ std::string_view text_of(od::value v)
     return v.get_string().get(s) ? std::string_view() : s;
 }
 
+// "queue 3": the name toChromeJson gives a lane without a label of its own.
+bool isQueueName(std::string_view name)
+{
+    return name.starts_with("queue ") && name.size() > 6 &&
+           name.substr(6).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 Status jsonError(simdjson::error_code e)
 {
     return Status::invalid(std::string("not a Chrome trace (JSON error: ") + simdjson::error_message(e) + ")");
@@ -247,6 +276,7 @@ struct Reader
     std::vector<Raw> raws;
     std::map<std::uint32_t, std::string> processNames;
     std::map<std::uint32_t, std::int64_t> processOrder; // process_sort_index
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> threadNames;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Raw>> open; // B events per thread
     std::map<std::string, Flow> flows;
     std::map<std::pair<std::uint32_t, std::string>, std::vector<std::pair<double, double>>> counters; // (pid, name)
@@ -254,7 +284,7 @@ struct Reader
 
     Status event(od::object o)
     {
-        std::string_view ph, name, cat, op, shapes, argName;
+        std::string_view ph, name, cat, op, shapes, argName, detail;
         std::string pid = "0", tid = "0", id = "0";
         double ts = 0, dur = 0;
         std::int64_t sortIndex = 0;
@@ -297,6 +327,8 @@ struct Reader
                         op = text_of(av);
                     else if (k == "shapes")
                         shapes = text_of(av);
+                    else if (k == "detail")
+                        detail = text_of(av);
                     else if (k == "name")
                         argName = text_of(av);
                     else if (k == "sort_index")
@@ -319,7 +351,8 @@ struct Reader
                        strings.intern(name),
                        cat.empty() ? kNone : strings.intern(cat),
                        op.empty() ? kNone : strings.intern(op),
-                       shapes.empty() ? kNone : strings.intern(shapes)};
+                       shapes.empty() ? kNone : strings.intern(shapes),
+                       detail.empty() ? kNone : strings.intern(detail)};
         };
         // Events outside any clock are left out; so are spans that end before they start (a
         // negative duration showed a device −23 % busy).
@@ -333,6 +366,8 @@ struct Reader
                 processNames[p] = std::string(argName);
             else if (name == "process_sort_index" && hasSortIndex)
                 processOrder[p] = sortIndex;
+            else if (name == "thread_name")
+                threadNames[{p, t}] = std::string(argName);
         } else if (ph == "B") {
             open[{p, t}].push_back(raw(ts, ts));
         } else if (ph == "E") {
@@ -348,6 +383,8 @@ struct Reader
             counters[{p, std::string(name)}].emplace_back(ts, value);
         } else if (ph == "s" || ph == "f") {
             Flow &f = flows[id];
+            // opscope's launch arrows, and Kineto's CPU-op → GPU-kernel flows ("ac2g").
+            f.launch = f.launch || cat == "launch" || cat == "ac2g";
             if (ph == "s") {
                 f.start = ts;
                 f.fromPid = p;
@@ -541,7 +578,12 @@ Expected<Trace> parse(std::string_view json, const std::string &name)
                 in.ids[r.pid] + "/" + in.ids[r.tid] + (depth ? "#" + std::to_string(depth) : "");
             // Queues count per process: a device's first thread is its queue 0 again after a round trip.
             const auto q = queueOf.emplace(threadKey, queuesOf[r.pid]++).first->second;
-            t.lanes.push_back({device, q, {}});
+            // A thread's own name where it says more than opscope's "queue N" ("stream 7").
+            std::string label;
+            if (const auto n = in.threadNames.find({r.pid, r.tid});
+                depth == 0 && n != in.threadNames.end() && !isQueueName(n->second))
+                label = n->second;
+            t.lanes.push_back({device, q, {}, std::move(label)});
             it = laneIndex.emplace(key, t.lanes.size() - 1).first;
         }
         // opscope's own traces name the op type in args; others' (PyTorch's) name the op itself.
@@ -553,14 +595,19 @@ Expected<Trace> parse(std::string_view json, const std::string &name)
         const auto cat = idle ? kIdleCategory
                               : categories.emplace(typed, std::uint8_t(opCategory(in.strings[typed], ""))).first->second;
         t.lanes[it->second].spans.push_back({r.start - t0, r.end - t0, intern(r.name), intern(op), cat,
-                                             r.shapes == kNone ? kNoString : intern(r.shapes)});
+                                             r.shapes == kNone ? kNoString : intern(r.shapes),
+                                             r.detail == kNone ? kNoString : intern(r.detail)});
     }
     raws = {}; // the spans are in the lanes now
     for (const auto &[id, f] : in.flows) {
         if (f.start < 0 || f.end < 0)
             continue;
         const auto from = laneIndex.find({f.fromPid, f.fromTid, 0}), to = laneIndex.find({f.toPid, f.toTid, 0});
-        if (from != laneIndex.end() && to != laneIndex.end())
+        if (from == laneIndex.end() || to == laneIndex.end())
+            continue;
+        if (f.launch)
+            t.launches.push_back({f.start - t0, f.end - t0, std::uint32_t(from->second), std::uint32_t(to->second)});
+        else
             t.transfers.push_back(
                 {f.start - t0, f.end - t0, f.bytes, std::uint32_t(from->second), std::uint32_t(to->second)});
     }
@@ -592,6 +639,10 @@ Expected<Trace> parse(std::string_view json, const std::string &name)
     }
     t.lanes = std::move(sorted);
     for (Transfer &x : t.transfers) {
+        x.fromLane = newIndex[x.fromLane];
+        x.toLane = newIndex[x.toLane];
+    }
+    for (Launch &x : t.launches) {
         x.fromLane = newIndex[x.fromLane];
         x.toLane = newIndex[x.toLane];
     }

@@ -224,4 +224,21 @@ LaneStats laneStats(const Lane &lane, double makespan)
     return s;
 }
 
+std::vector<bool> queuedOnlyLanes(const Trace &trace)
+{
+    std::vector<bool> out(trace.lanes.size(), false);
+    std::vector<std::string_view> recorded;
+    for (const Lane &l : trace.lanes)
+        if (isStreamLane(l) && !isHostLane(l.device))
+            recorded.push_back(l.device);
+    if (recorded.empty())
+        return out;
+    for (std::size_t i = 0; i < trace.lanes.size(); ++i) {
+        const Lane &l = trace.lanes[i];
+        out[i] = !isStreamLane(l) && !isHostLane(l.device) &&
+                 std::find(recorded.begin(), recorded.end(), std::string_view(l.device)) != recorded.end();
+    }
+    return out;
+}
+
 } // namespace opscope::trace

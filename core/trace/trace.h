@@ -28,6 +28,9 @@ struct Span
     std::uint32_t op = 0;             // index into Trace::strings (op type)
     std::uint8_t category = 0;        // OpCategory
     std::uint32_t shapes = kNoString; // index into Trace::strings: "float32[1,3,224,224], … → float32[…]"
+    // Index into Trace::strings: what the span's source says beyond its name — a GPU kernel's
+    // launch ("grid [80,1,1] block [256,1,1], 40 registers, 2.0 KiB shared"), a copy's direction.
+    std::uint32_t detail = kNoString;
 };
 
 struct Lane
@@ -35,6 +38,7 @@ struct Lane
     std::string device; // "cpu:0": a process in Chrome's trace format
     std::uint32_t queue = 0;
     std::vector<Span> spans; // sorted by start, non-overlapping within a lane
+    std::string label;       // the lane's name where it is not "queue N": "stream 13", "CUDA API"
 };
 
 // The host's own lane (run setup, not a device's work): "host" in one process, "rank1:host" in a
@@ -44,10 +48,26 @@ inline bool isHostLane(std::string_view device)
     return device == "host" || device.ends_with(":host");
 }
 
+// A lane a device's own profiler recorded: CUPTI's (gpu/cuptitrace) and PyTorch's (Kineto) GPU
+// lanes are named "stream N".
+inline bool isStreamLane(const Lane &lane)
+{
+    return lane.label.starts_with("stream ");
+}
+
 struct Transfer
 {
     double start = 0.0, end = 0.0;
     std::uint64_t bytes = 0;
+    std::uint32_t fromLane = 0, toLane = 0;
+};
+
+// A host call that started work on a device: cudaLaunchKernel → its kernel, cudaMemcpyAsync → the
+// copy. An arrow in the timeline; a flow in Chrome's format (cat "launch"; Kineto's "ac2g" reads
+// as one too).
+struct Launch
+{
+    double start = 0.0, end = 0.0; // the call's start, the work's start
     std::uint32_t fromLane = 0, toLane = 0;
 };
 
@@ -65,6 +85,7 @@ struct Trace
     std::string name; // "greedy on 2 devices"
     std::vector<Lane> lanes;
     std::vector<Transfer> transfers;
+    std::vector<Launch> launches;
     std::vector<Counter> counters;
     std::vector<std::string> strings;
 
@@ -120,6 +141,11 @@ struct DrawItem
 };
 
 std::vector<DrawItem> levelOfDetail(const Lane &lane, double t0, double t1, double pixelsPerSecond);
+
+// Per lane: true where it only says when work was queued — the executor's lanes of a device whose
+// own record (stream lanes) is in the trace too. A GPU's kernels run after their launches return:
+// busy time, op totals and utilization come from the stream lanes there, never from both.
+std::vector<bool> queuedOnlyLanes(const Trace &trace);
 
 struct LaneStats
 {

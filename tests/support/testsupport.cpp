@@ -32,6 +32,18 @@ onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::in
     return t;
 }
 
+onnx::TensorProto int64Tensor(const std::string &name, const std::vector<std::int64_t> &dims,
+                              const std::vector<std::int64_t> &values)
+{
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::INT64);
+    for (std::int64_t d : dims)
+        t.add_dims(d);
+    t.set_raw_data(values.data(), values.size() * sizeof(std::int64_t));
+    return t;
+}
+
 onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std::vector<std::int64_t> &dims)
 {
     onnx::ValueInfoProto vi;

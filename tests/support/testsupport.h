@@ -20,6 +20,8 @@ QString cliPath();
 
 onnx::TensorProto floatTensor(const std::string &name, const std::vector<std::int64_t> &dims,
                               const std::vector<float> &values);
+onnx::TensorProto int64Tensor(const std::string &name, const std::vector<std::int64_t> &dims,
+                              const std::vector<std::int64_t> &values);
 onnx::ValueInfoProto tensorInfo(const std::string &name, int elemType, const std::vector<std::int64_t> &dims);
 onnx::NodeProto node(const std::string &op, const std::vector<std::string> &inputs,
                      const std::vector<std::string> &outputs, const std::string &name = {});

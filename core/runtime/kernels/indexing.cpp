@@ -53,10 +53,15 @@ Expected<SliceGeometry> sliceGeometry(const KernelContext &ctx, const RuntimeTen
 
     std::vector<std::int64_t> begin(static_cast<std::size_t>(rank), 0),
         step(static_cast<std::size_t>(rank), 1), shape = x.shape();
+    std::vector<bool> seen(static_cast<std::size_t>(rank), false);
     for (std::size_t i = 0; i < starts.size(); ++i) {
         const Expected<std::int64_t> ax = normalizeAxis(axes[i], rank, ctx);
         if (!ax)
             return ax.status();
+        // A repeated axis would be sliced by its last entry alone (ONNX Runtime refuses it too).
+        if (seen[std::size_t(*ax)])
+            return ctx.fail("axis " + std::to_string(axes[i]) + " is given twice in axes");
+        seen[std::size_t(*ax)] = true;
         const std::int64_t n = x.dim(std::size_t(*ax));
         const std::int64_t st = steps[i];
         if (st == 0)

@@ -1,0 +1,202 @@
+#include "cuptitracer.h"
+
+#include "cudalibs.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace opscope::gpu {
+
+namespace {
+
+// What CUPTI collects: kernels without serializing them, copies (peer ones too), memsets, the
+// runtime calls that launched them, synchronizations, and the ids pushed around each node.
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+const char *kindName(CUpti_ActivityKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "kernels";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "copies";
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return "peer copies";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "memsets";
+    case CUPTI_ACTIVITY_KIND_RUNTIME: return "runtime calls";
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "synchronizations";
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "external correlation ids";
+    default: return "activity";
+    }
+}
+
+constexpr std::size_t kBufferBytes = std::size_t(8) << 20;
+
+std::string resultText(CUptiResult r)
+{
+    const char *s = nullptr;
+    if (cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "CUPTI error " + std::to_string(int(r));
+}
+
+// "cudaLaunchKernel_v7000" → "cudaLaunchKernel".
+std::string apiName(std::uint32_t cbid)
+{
+    const char *name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
+        return {};
+    std::string s = name;
+    if (const auto v = s.rfind("_v"); v != std::string::npos && v + 2 < s.size() &&
+                                      s.find_first_not_of("0123456789", v + 2) == std::string::npos)
+        s.resize(v);
+    return s;
+}
+
+} // namespace
+
+struct CuptiTracer::State
+{
+    std::mutex mutex; // the builder: CUPTI hands buffers over on a thread of its own
+    CuptiTraceBuilder builder{apiName};
+    std::mutex nodesMutex;
+    std::vector<LaunchedNode> nodes;
+    // (CUPTI ns, steady clock) read back to back at start and at finish: the clock map's line.
+    std::vector<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> clockPairs;
+    bool finished = false;
+};
+
+namespace {
+
+std::mutex g_activeMutex;
+std::atomic<CuptiTracer *> g_active{nullptr};
+CuptiTracer::State *g_state = nullptr; // under g_activeMutex: where buffers go
+
+void CUPTIAPI bufferRequested(uint8_t **buffer, size_t *size, size_t *maxNumRecords)
+{
+    *buffer = static_cast<uint8_t *>(std::aligned_alloc(8, kBufferBytes));
+    *size = *buffer ? kBufferBytes : 0;
+    *maxNumRecords = 0; // as many as fit
+}
+
+void CUPTIAPI bufferCompleted(CUcontext context, uint32_t streamId, uint8_t *buffer, size_t, size_t validSize)
+{
+    {
+        const std::lock_guard active(g_activeMutex);
+        if (g_state) {
+            const std::lock_guard lock(g_state->mutex);
+            CUpti_Activity *record = nullptr;
+            while (cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS)
+                g_state->builder.add(record);
+            std::size_t dropped = 0;
+            if (cuptiActivityGetNumDroppedRecords(context, streamId, &dropped) == CUPTI_SUCCESS)
+                g_state->builder.addDropped(dropped);
+        }
+    }
+    std::free(buffer);
+}
+
+// A pair of clock readings: CUPTI's between two of the host's, the host's midpoint kept.
+std::pair<std::uint64_t, std::chrono::steady_clock::time_point> clockPair()
+{
+    const auto before = std::chrono::steady_clock::now();
+    std::uint64_t ns = 0;
+    cuptiGetTimestamp(&ns);
+    const auto after = std::chrono::steady_clock::now();
+    return {ns, before + (after - before) / 2};
+}
+
+} // namespace
+
+CuptiTracer::CuptiTracer(std::unique_ptr<State> state) : m_state(std::move(state)) {}
+
+Expected<std::unique_ptr<CuptiTracer>> CuptiTracer::start()
+{
+    OPSCOPE_TRY(cuptiLoaded());
+    const std::lock_guard active(g_activeMutex);
+    if (g_active.load())
+        return Status::unsupported("a CUPTI trace is already being recorded in this process");
+    static const CUptiResult registered = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
+    if (registered != CUPTI_SUCCESS)
+        return Status::unsupported("CUPTI did not take its buffer callbacks: " + resultText(registered) +
+                                   " (another profiler, such as Nsight Systems, may hold CUPTI)");
+    std::vector<CUpti_ActivityKind> enabled;
+    for (CUpti_ActivityKind kind : kKinds) {
+        if (const CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
+            for (CUpti_ActivityKind k : enabled)
+                cuptiActivityDisable(k);
+            return Status::unsupported(std::string("CUPTI could not record ") + kindName(kind) + ": " + resultText(r) +
+                                       " (CUPTI needs a GPU and its driver, and no other profiler holding it)");
+        }
+        enabled.push_back(kind);
+    }
+    auto state = std::make_unique<State>();
+    state->clockPairs.push_back(clockPair());
+    std::unique_ptr<CuptiTracer> tracer(new CuptiTracer(std::move(state)));
+    g_state = tracer->m_state.get();
+    g_active = tracer.get();
+    return tracer;
+}
+
+CuptiTracer::~CuptiTracer()
+{
+    if (m_state->finished)
+        return;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (CUpti_ActivityKind kind : kKinds)
+        cuptiActivityDisable(kind);
+    const std::lock_guard active(g_activeMutex);
+    g_state = nullptr;
+    g_active = nullptr;
+}
+
+CuptiTracer *CuptiTracer::active() { return g_active.load(std::memory_order_acquire); }
+
+void CuptiTracer::beginNode(const std::string &name, const std::string &op, const std::string &domain)
+{
+    std::uint64_t id = 0;
+    {
+        const std::lock_guard lock(m_state->nodesMutex);
+        m_state->nodes.push_back({name, op, domain});
+        id = m_state->nodes.size();
+    }
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
+}
+
+void CuptiTracer::endNode()
+{
+    std::uint64_t last = 0;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+}
+
+Expected<CuptiCounts> CuptiTracer::finish(trace::Trace &trace, std::chrono::steady_clock::time_point zero)
+{
+    if (m_state->finished)
+        return Status::internal("the CUPTI trace was already finished");
+    m_state->clockPairs.push_back(clockPair());
+    // A forced flush hands over every buffer, the partly filled ones too, before it returns.
+    const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (CUpti_ActivityKind kind : kKinds)
+        cuptiActivityDisable(kind);
+    {
+        const std::lock_guard active(g_activeMutex);
+        g_state = nullptr;
+        g_active = nullptr;
+    }
+    m_state->finished = true;
+    if (flushed != CUPTI_SUCCESS)
+        return Status::unsupported("CUPTI did not hand over its records: " + resultText(flushed));
+    std::vector<std::pair<std::uint64_t, double>> pairs;
+    for (const auto &[ns, host] : m_state->clockPairs)
+        pairs.emplace_back(ns, std::chrono::duration<double>(host - zero).count());
+    const std::lock_guard lock(m_state->mutex);
+    const std::lock_guard nodes(m_state->nodesMutex);
+    return m_state->builder.appendTo(trace, fitClock(pairs), m_state->nodes);
+}
+
+} // namespace opscope::gpu
