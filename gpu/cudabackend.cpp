@@ -6,6 +6,7 @@
 #include "indexing.h"
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -379,6 +380,13 @@ public:
         int count = 0;
         if (cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess) {
             cudaGetLastError();
+            // The runtime says "driver version is insufficient" when there is no driver at all:
+            // say that instead, which is what a machine without a GPU needs to hear.
+            if (err == cudaErrorInsufficientDriver && !dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) &&
+                !dlopen("libcuda.so.1", RTLD_LAZY))
+                return Status::unsupported("cuda:" + std::to_string(m_device) +
+                                           " is not available: no NVIDIA driver is installed (libcuda.so.1 did not "
+                                           "load); run on cpu:0, or install the driver on a machine with a GPU");
             return cudaCheck(err, "cuda:" + std::to_string(m_device) + " is not available (`opscope-cli devices` says more)");
         }
         if (m_device >= count)

@@ -593,7 +593,9 @@ private slots:
         const std::size_t a = t.laneFor("cpu:0", 0), b = t.laneFor("cpu:1", 0);
         t.lanes[a].spans = {{0.0, 0.001, t.intern("conv"), t.intern("Conv"), 0,
                              t.intern("float32[1,3,8,8], float32[4,3,3,3] → float32[1,4,6,6]")},
-                            {0.002, 0.004, t.intern("send"), t.intern("Send"), 5}};
+                            {0.002, 0.004, t.intern("send"), t.intern("Send"), 5},
+                            {0.004, 0.0042, t.intern("fused conv"), t.intern("NhwcConv"),
+                             std::uint8_t(OpCategory::Fused)}};
         t.lanes[b].spans = {{0.0, 0.0045, t.intern("waiting for recv"), t.intern("(wait)"), trace::kIdleCategory},
                             {0.0045, 0.005, t.intern("recv"), t.intern("Recv"), 5}};
         t.transfers.push_back({0.004, 0.005, 4096, std::uint32_t(a), std::uint32_t(b)});
@@ -603,8 +605,11 @@ private slots:
         QCOMPARE(back->lanes.size(), std::size_t(2));
         back->sortLanes();
         QCOMPARE(back->lanes[0].device, std::string("cpu:0"));
-        QCOMPARE(back->lanes[0].spans.size(), std::size_t(2));
+        QCOMPARE(back->lanes[0].spans.size(), std::size_t(3));
         QCOMPARE(back->strings[back->lanes[0].spans[1].name], std::string("send"));
+        // The category the file names: ai.opscope's NhwcConv (the file carries no domain) came back
+        // "other" and was drawn grey, most of a profiled CNN's spans (a new-user trial).
+        QCOMPARE(OpCategory(back->lanes[0].spans[2].category), OpCategory::Fused);
         // Op type and shapes come back from args; the category follows the op, not the node name.
         const trace::Span &conv = back->lanes[0].spans[0];
         QCOMPARE(back->strings[conv.op], std::string("Conv"));

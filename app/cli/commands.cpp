@@ -10,9 +10,11 @@
 #include "passes/registry.h"
 #include "runtime/conformance.h"
 #include "runtime/npy.h"
+#include "runtime/randominputs.h"
 #include "util/numbers.h"
 #include "util/status.h"
 
+#include <algorithm>
 #include <set>
 #include <filesystem>
 #include <iostream>
@@ -101,6 +103,24 @@ Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::
         }
     }
     return Status::ok();
+}
+
+void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std::string, std::int64_t> &dims)
+{
+    std::set<std::string> unbound;
+    for (ValueId v : graph.inputs()) {
+        const Value &value = graph.value(v);
+        const bool isGiven =
+            std::any_of(given.begin(), given.end(), [&](const auto &f) { return f.first == value.name; });
+        if (isGiven || value.initializer || !value.type.shape)
+            continue;
+        for (const Dim &d : value.type.shape->dims)
+            if (const std::string name = d.symbol.empty() ? kUnnamedDim : d.symbol; !d.isKnown() && !dims.count(name))
+                unbound.insert(name);
+    }
+    for (const std::string &name : unbound)
+        std::cerr << "opscope-cli: note: dimension '" << oneLine(name) << "' is not bound; using 1 (--dim "
+                  << oneLine(name) << "=VALUE)\n";
 }
 
 std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names)

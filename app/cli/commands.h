@@ -32,6 +32,10 @@ int reportError(const Status &status);
 // otherwise is an error naming both.
 Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::string, std::int64_t> &dims);
 
+// Prints a note per symbolic dim of the graph's random inputs (not in `given`, not an initializer)
+// that `dims` leaves unbound, so at 1: a too-small input otherwise fails far from its cause.
+void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std::string, std::int64_t> &dims);
+
 // File names for tensors or passes named by the model: unsafe characters become '_', names longer
 // than a file system takes are shortened with a hash of the whole name, and names that end up equal
 // ("a/b", "a:b" and "a_b" all become a_b) get -2, -3, … so no file is written twice.

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     runCmd->add_option("--input", run.inputs,
                        "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
     runCmd->add_option("--dim", run.dims,
-                       "NAME=VALUE binds a symbolic dimension (repeatable; unbound ones are 1)");
+                       "NAME=VALUE binds a symbolic dimension (repeatable; unbound ones are 1; ?=VALUE sizes the unnamed ones)");
     runCmd->add_option("--seed", run.seed, "Seed of the random inputs")->default_val(0);
     runCmd->add_option("--threads", run.threads, "Intra-op threads (1-256)")
         ->default_val(1)
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         ->check(CLI::NonNegativeNumber);
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
-    runCmd->add_flag("--force", run.force, "Allow --save-outputs files to replace the input model or its weights");
+    runCmd->add_flag("--force", run.force, "Allow --save-outputs and --trace files to replace the input model, its weights or --input files");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
     runCmd->add_option("--trace", run.trace,
                        "Write a Chrome trace of one more run after the timed ones (on cuda:N with every "
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
     profileCmd->add_option("--input", profile.inputs,
                            "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
     profileCmd->add_option("--dim", profile.dims,
-                           "NAME=VALUE for a symbolic dimension of random inputs (repeatable)");
+                           "NAME=VALUE for a symbolic dimension of random inputs (repeatable; ?=VALUE sizes the unnamed ones)");
     profileCmd->add_flag("--fixed-queues", profile.fixedQueues,
                          "parallel: a fixed queue per worker (as GPU streams) instead of one shared queue");
     profileCmd->add_flag("--estimated-costs", profile.estimatedCosts,
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
         ->check(CLI::IsMember({"basic", "extended", "layout", "all", "none"}));
     memoryCmd->add_option("--seed", memory.seed, "Seed of the random inputs")->default_val(0);
     memoryCmd->add_option("--input", memory.inputs, "NAME=FILE.npy or NAME=FILE.pb (repeatable); other inputs are random");
-    memoryCmd->add_option("--dim", memory.dims, "NAME=VALUE for a symbolic dimension of random inputs (repeatable)");
+    memoryCmd->add_option("--dim", memory.dims, "NAME=VALUE for a symbolic dimension of random inputs (repeatable; ?=VALUE sizes the unnamed ones)");
     memoryCmd->add_flag("--fixed-queues", memory.fixedQueues, "parallel: a fixed queue per worker instead of a shared one");
     memoryCmd->add_flag("--no-inplace", memory.noInPlace, "Plan without in-place reuse");
     memoryCmd->add_flag("--no-share", memory.noShare, "Plan without sharing buffers between tensors");

@@ -65,6 +65,7 @@ int runMemory(const MemoryArgs &args)
         return reportError(ok);
     if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
         return reportError(ok);
+    noteUnboundDims(model.graph, given->tensors, given->dims);
 
     // Serial and parallel plan the model as it is; greedy and round-robin place it on the devices
     // and partition it (Send/Recv), as profile does.

@@ -149,9 +149,21 @@ int runOptimize(const OptimizeArgs &args)
     if (!args.report.empty())
         if (Status ok = checkWritePath(args.report, "--report", inputFiles, args.force); !ok)
             return reportError(ok);
-    std::error_code pathError;
-    if (!args.report.empty() && !args.output.empty() &&
-        fs::weakly_canonical(args.report, pathError) == fs::weakly_canonical(args.output, pathError))
+    // Compared as the files they will be: "./o.onnx", an absolute path or a link to -o's file too.
+    const auto resolved = [](const std::string &p) {
+        std::error_code e;
+        fs::path absolute = fs::absolute(p, e);
+        // A link to a file not written yet: weakly_canonical leaves a dangling link as it is.
+        for (int hops = 0; hops < 40 && fs::is_symlink(absolute, e); ++hops) {
+            const fs::path target = fs::read_symlink(absolute, e);
+            if (e)
+                break;
+            absolute = target.is_absolute() ? target : absolute.parent_path() / target;
+        }
+        const fs::path canonical = fs::weakly_canonical(absolute, e);
+        return (e ? absolute : canonical).lexically_normal();
+    };
+    if (!args.report.empty() && !args.output.empty() && resolved(args.report) == resolved(args.output))
         return reportError(Status::invalid("--report and -o both name '" + args.report +
                                            "'; the report would replace the model"));
     if (!args.dumpDir.empty()) {

@@ -27,8 +27,8 @@ Expected<int> deviceCount(const std::string &spec, const std::string &option)
 {
     const auto colon = spec.find(':');
     if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
-        return Status::invalid(option + " must be cpu:N (GPU devices arrive with the CUDA backend; "
-                               "--simulate gpu:N predicts them)");
+        return Status::invalid(option + " must be cpu:N: profile runs its schedules on CPU devices for now (on a "
+                               "GPU: run --device cuda:N [--trace F.json]; --simulate gpu:N predicts GPU schedules)");
     // One kind of device per run: "cpu:1,cuda:1" was read as cpu:1 and ran without the GPU.
     const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(spec).substr(colon + 1), 1, 256);
     if (!n)
@@ -180,6 +180,7 @@ int runProfile(const ProfileArgs &args)
         return reportError(ok);
     if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
         return reportError(ok);
+    noteUnboundDims(model.graph, given->tensors, given->dims);
     options.given = std::move(given->tensors);
     options.dims = given->dims;
     Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);

@@ -199,21 +199,7 @@ int runModel(const RunArgs &args)
     RandomInputOptions random;
     random.seed = args.seed;
     random.dims = parsed->dims;
-    // Say which symbolic dims default to 1: a too-small input otherwise fails far from its cause.
-    std::set<std::string> unbound;
-    for (const IoInfo &io : (*session)->inputs()) {
-        const bool isGiven =
-            std::any_of(given.begin(), given.end(), [&](const auto &f) { return f.first == io.name; });
-        if (isGiven || io.hasDefault || !io.type.shape)
-            continue;
-        for (const Dim &d : io.type.shape->dims)
-            if (const std::string name = d.symbol.empty() ? kUnnamedDim : d.symbol;
-                !d.isKnown() && !random.dims.count(name))
-                unbound.insert(name);
-    }
-    for (const std::string &sym : unbound)
-        std::cerr << "opscope-cli: note: dimension '" << sym << "' is not bound; using 1 (--dim " << sym
-                  << "=VALUE)\n";
+    noteUnboundDims(model.graph, given, random.dims);
     Expected<Feeds> feeds = randomFeeds(**session, given, random);
     if (!feeds)
         return reportError(feeds.status());
