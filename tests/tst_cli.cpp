@@ -330,6 +330,20 @@ private slots:
         r = cli({"run", sample("inception_block.onnx"), "--iterations", "1", "--trace", trace});
         QVERIFY2(r.exitCode == 0 && r.out.contains("trace    " + trace), qPrintable(r.out + r.err));
 
+        // Spans show the sizes the run had, not the graph's "batch" (a new-user trial).
+        r = cli({"run", sample("transformer_block.onnx"), "--iterations", "1", "--dim", "batch=3", "--trace", trace});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        read = trace::readChromeTrace(trace.toStdString());
+        QVERIFY(read);
+        std::size_t withShapes = 0;
+        for (const trace::Lane &l : read->lanes)
+            for (const trace::Span &s : l.spans)
+                if (s.shapes != trace::kNoString) {
+                    ++withShapes;
+                    QVERIFY2(read->strings[s.shapes].find("batch") == std::string::npos, read->strings[s.shapes].c_str());
+                }
+        QVERIFY(withShapes > 5);
+
         const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
         fs::copy_file(test::samplePath("inception_block.onnx"), in);
         const std::string before = readFile(in);

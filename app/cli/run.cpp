@@ -77,6 +77,7 @@ Expected<TraceSummary> traceOneRun(const InferenceSession &session, const Feeds 
 {
     TraceSummary summary;
     trace::Recorder recorder(plan ? plan->devices : std::vector<std::string>{args.device});
+    recorder.setFeeds(&session.model().graph, feeds);
     exec.onStep = [&recorder](const StepEvent &e) { recorder.onStep(e); };
 #ifdef OPSCOPE_HAVE_CUDA
     std::unique_ptr<gpu::CuptiTracer> cupti;

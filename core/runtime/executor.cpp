@@ -4,6 +4,7 @@
 #include "runtime/workerpool.h"
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -276,11 +277,20 @@ private:
         if (m_options.onStep) {
             const auto end = std::chrono::steady_clock::now();
             std::uint64_t bytes = 0;
-            for (ValueId v : m_pg.graph->node(step.node).outputs)
-                if (const RuntimeTensor *t = v.valid() ? m_frame.get(v) : nullptr;
-                    t && t->dtype() != DataType::String)
+            const std::vector<ValueId> &outs = m_pg.graph->node(step.node).outputs;
+            std::array<const RuntimeTensor *, 8> few{};
+            std::vector<const RuntimeTensor *> many(outs.size() > few.size() ? outs.size() : 0);
+            const RuntimeTensor **tensors = many.empty() ? few.data() : many.data();
+            for (std::size_t i = 0; i < outs.size(); ++i) {
+                const RuntimeTensor *t = outs[i].valid() ? m_frame.get(outs[i]) : nullptr;
+                tensors[i] = t;
+                if (t && t->dtype() != DataType::String)
                     bytes += t->byteSize();
-            m_options.onStep({m_pg.graph, step.node, lane, queue.device, start, end, waitStart.value_or(start), bytes});
+            }
+            StepEvent e{m_pg.graph, step.node, lane, queue.device, start, end, waitStart.value_or(start), bytes};
+            e.outputs = tensors;
+            e.outputCount = outs.size();
+            m_options.onStep(e);
         }
         {
             std::lock_guard lock(m_mutex);

@@ -30,6 +30,10 @@ struct StepEvent
     // Bytes of the outputs it computed (main graph; 0 in bodies): a trace's transfer sizes when
     // shapes are symbolic and the declared types say nothing.
     std::uint64_t outputBytes = 0;
+    // The tensors it computed, one per node output (null for an unused one): valid during the
+    // callback only. What a trace shows as the shapes the run had, where the graph says "batch".
+    const RuntimeTensor *const *outputs = nullptr;
+    std::size_t outputCount = 0;
 };
 
 class Backend;

@@ -440,6 +440,7 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
             continue;
         }
         trace::Recorder recorder(plan->plan.devices);
+        recorder.setFeeds(&(*session)->model().graph, feeds);
         ExecOptions exec;
         exec.threads = threads;
         exec.cancel = options.cancel;

@@ -79,10 +79,24 @@ void Recorder::record(const StepEvent &event, const std::string *given)
             bytes = count * dataTypeSize(v.type.elemType);
         }
     }
+    std::vector<std::optional<std::vector<std::int64_t>>> shapes(event.outputCount);
+    for (std::size_t i = 0; i < event.outputCount; ++i)
+        if (const RuntimeTensor *t = event.outputs[i])
+            shapes[i] = t->shape();
     // One lock per step, as before labels could be given: this runs on every queue's thread.
     const std::lock_guard lock(m_mutex);
     const std::string &label = given ? *given : m_label;
-    m_events.push_back({event, label.empty() ? n.name : n.name + label, n.opType, n.domain, bytes, label});
+    m_events.push_back(
+        {event, label.empty() ? n.name : n.name + label, n.opType, n.domain, bytes, label, std::move(shapes)});
+    m_events.back().step.outputs = nullptr; // not valid after the callback
+}
+
+void Recorder::setFeeds(const Graph *graph, const std::vector<std::pair<std::string, RuntimeTensor>> &feeds)
+{
+    const std::lock_guard lock(m_mutex);
+    for (const auto &[name, tensor] : feeds)
+        if (const ValueId v = graph->findValue(name); v.valid())
+            m_feedShapes[{graph, v.index}] = tensor.shape();
 }
 
 void Recorder::setLabel(std::string label)
@@ -93,8 +107,11 @@ void Recorder::setLabel(std::string label)
 
 namespace {
 
-// The node's tensor types as the graph knows them (symbolic dims by name).
-std::string shapesOf(const Graph &graph, const Node &n)
+using RunShapes = std::map<std::pair<const Graph *, std::uint32_t>, std::vector<std::int64_t>>;
+
+// The node's tensor types: the sizes the run had where it knows them (a step's outputs, the feeds),
+// else as the graph declares them (symbolic dims by name).
+std::string shapesOf(const Graph &graph, const Node &n, const RunShapes &run)
 {
     const auto describe = [&](const std::vector<ValueId> &values) {
         std::string out;
@@ -102,8 +119,15 @@ std::string shapesOf(const Graph &graph, const Node &n)
             if (!v.valid())
                 continue;
             const TypeInfo &t = graph.value(v).type;
-            out += (out.empty() ? "" : ", ") + std::string(dataTypeName(t.elemType)) +
-                   (t.shape ? t.shape->toString() : std::string("[?]"));
+            out += (out.empty() ? "" : ", ") + std::string(dataTypeName(t.elemType));
+            if (const auto it = run.find({&graph, v.index}); it != run.end()) {
+                out += '[';
+                for (std::size_t i = 0; i < it->second.size(); ++i)
+                    out += (i ? "," : "") + std::to_string(it->second[i]);
+                out += ']';
+            } else {
+                out += t.shape ? t.shape->toString() : std::string("[?]");
+            }
         }
         return out;
     };
@@ -123,6 +147,13 @@ Trace Recorder::finish(const std::string &name)
     double firstStart = -1.0;
     // Shapes are formatted here, once per node, not while the run is being timed.
     std::map<std::pair<const Graph *, std::uint32_t>, std::uint32_t> shapes;
+    RunShapes runShapes = m_feedShapes;
+    for (const Event &e : m_events) {
+        const Node &n = e.step.graph->node(e.step.node);
+        for (std::size_t i = 0; i < e.outputShapes.size() && i < n.outputs.size(); ++i)
+            if (n.outputs[i].valid() && e.outputShapes[i])
+                runShapes.emplace(std::pair(e.step.graph, n.outputs[i].index), *e.outputShapes[i]);
+    }
     const auto deviceName = [this](int device) {
         return std::size_t(device) < m_devices.size() ? m_devices[std::size_t(device)]
                                                       : "device " + std::to_string(device);
@@ -143,7 +174,7 @@ Trace Recorder::finish(const std::string &name)
         auto known = shapes.find(key);
         if (known == shapes.end())
             known =
-                shapes.emplace(key, t.intern(shapesOf(*e.step.graph, e.step.graph->node(e.step.node)))).first;
+                shapes.emplace(key, t.intern(shapesOf(*e.step.graph, e.step.graph->node(e.step.node), runShapes))).first;
         s.shapes = known->second;
         t.lanes[lane].spans.push_back(s);
     }

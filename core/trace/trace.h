@@ -8,6 +8,8 @@
 #include "runtime/executor.h"
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -110,6 +112,9 @@ public:
     // Appended to the names of the spans recorded from now on: several runs in one trace (the
     // micro-batches of a pipeline, " #2") stay apart.
     void setLabel(std::string label);
+    // The run's feeds, so that spans reading graph inputs show their sizes, not "batch" (the
+    // executor reports what each step computed; the feeds are no step's).
+    void setFeeds(const Graph *graph, const std::vector<std::pair<std::string, RuntimeTensor>> &feeds);
     // The trace of what was recorded since begin(); Recv nodes become transfers as well.
     Trace finish(const std::string &name);
 
@@ -122,7 +127,9 @@ private:
         std::string name, op, domain;
         std::uint64_t bytes;
         std::string label; // setLabel's at the time: a Recv pairs with the Send of its own run
+        std::vector<std::optional<std::vector<std::int64_t>>> outputShapes; // what the step computed
     };
+    std::map<std::pair<const Graph *, std::uint32_t>, std::vector<std::int64_t>> m_feedShapes;
     std::vector<std::string> m_devices;
     std::chrono::steady_clock::time_point m_zero;
     std::mutex m_mutex;
