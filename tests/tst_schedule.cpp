@@ -431,6 +431,15 @@ private slots:
         for (const auto &[device, u] : r.utilization)
             QVERIFY2(std::abs(u - (device == "cuda:0" ? 0.4 : 1.0)) < 1e-9, device.c_str());
         QVERIFY2(std::abs(opSeconds(t)["conv1"] - 0.4) < 1e-9, qPrintable(QString::number(opSeconds(t)["conv1"])));
+
+        // Copies on another stream of the same GPU: overlapped by kernels 0.2–0.6 for half of
+        // 0.5–0.7, not at all 0.8–0.9; a kernel on another GPU does not count.
+        t.lanes.push_back({"cuda:0", 1014, {{0.5, 0.7, t.intern("x"), t.intern("Memcpy HtoD"), 9},
+                                            {0.8, 0.9, t.intern("y"), t.intern("Memcpy DtoH"), 9}}, "stream 14"});
+        t.lanes.push_back({"cuda:1", 1013, {{0.8, 0.9, conv, op, 0}}, "stream 13"});
+        summarizeRun(r);
+        QCOMPARE(r.transfers, std::size_t(2));
+        QVERIFY2(std::abs(r.overlap - 0.1 / 0.3) < 1e-9, qPrintable(QString::number(r.overlap)));
     }
 
     void streamsShareTheirGpu()

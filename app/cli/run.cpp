@@ -7,6 +7,7 @@
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
+#include "schedule/profiler.h"
 #include "trace/chrometrace.h"
 
 #ifdef OPSCOPE_HAVE_CUDA
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -68,6 +70,8 @@ struct TraceSummary
     } gpu;
 #endif
     std::string note; // why the trace has no GPU lanes, where it should
+    std::vector<std::pair<std::string, double>> utilization; // device → busy share of the run
+    double overlap = 0.0;                                    // copy time a kernel overlapped
 };
 
 // The run as a Chrome trace: the executor's steps (each node on its device's queue), and on a GPU
@@ -112,6 +116,12 @@ Expected<TraceSummary> traceOneRun(const InferenceSession &session, const Feeds 
     for (const trace::Lane &l : t.lanes)
         summary.spans += l.spans.size();
     OPSCOPE_TRY(trace::writeChromeTrace(t, args.trace));
+    // A GPU's busy share and copy/compute overlap come from its stream lanes (schedule::summarizeRun).
+    schedule::ProfileRun r;
+    r.trace = std::move(t);
+    schedule::summarizeRun(r);
+    summary.utilization = r.utilization;
+    summary.overlap = r.overlap;
     return summary;
 }
 
@@ -294,7 +304,8 @@ int runModel(const RunArgs &args)
         j["trace"] = {{"file", args.trace},        {"spans", traced->spans}, {"run_ms", traced->runMs},
                       {"gpu_kernels", traced->gpu.kernels}, {"gpu_copies", traced->gpu.copies},
                       {"gpu_unattributed", traced->gpu.unattributed}, {"gpu_dropped", traced->gpu.dropped},
-                      {"gpu_note", traced->note}};
+                      {"gpu_note", traced->note}, {"overlap", traced->overlap},
+                      {"utilization", nlohmann::ordered_json(traced->utilization)}};
     j["warnings"] = mismatches;
     std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
     std::sort(ops.begin(), ops.end(),
@@ -323,9 +334,12 @@ int runModel(const RunArgs &args)
             std::cout << "trace    " << args.trace << " (" << traced->spans << " spans"
                       << (traced->gpu.kernels + traced->gpu.copies
                               ? ", " + std::to_string(traced->gpu.kernels) + " GPU kernels and " +
-                                    std::to_string(traced->gpu.copies) + " copies"
-                              : std::string())
-                      << ")\n";
+                                    std::to_string(traced->gpu.copies) + " copies, copy/compute overlap " +
+                                    std::to_string(int(std::lround(traced->overlap * 100))) + " %"
+                              : std::string());
+        for (const auto &[name, u] : traced->utilization)
+            std::cout << ", " << name << " busy " << std::lround(u * 100) << " %";
+        std::cout << ")\n";
         if (args.profile && args.iterations > 0) {
             std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "ms/run", "share");
             for (const auto &[op, v] : ops)

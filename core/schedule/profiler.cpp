@@ -72,8 +72,39 @@ void summarizeRun(ProfileRun &r)
             reach = std::max(reach, b);
         }
     }
+    // A GPU's own copies (CUPTI's, on its stream lanes) are transfers too: their overlap is the
+    // share of their time a kernel runs on another stream of the same GPU — copy/compute overlap,
+    // as Nsight Systems shows it.
+    std::size_t copies = 0;
+    const auto isCopy = [&](const trace::Span &s) { return t.strings[s.op].starts_with("Memcpy"); };
+    for (std::uint32_t li = 0; li < t.lanes.size(); ++li) {
+        const trace::Lane &lane = t.lanes[li];
+        if (!trace::isStreamLane(lane) || trace::isHostLane(lane.device))
+            continue;
+        for (const trace::Span &x : lane.spans) {
+            if (!isCopy(x) || x.end <= x.start)
+                continue;
+            ++copies;
+            transferTime += x.end - x.start;
+            std::vector<std::pair<double, double>> covered;
+            for (std::uint32_t lj = 0; lj < t.lanes.size(); ++lj) {
+                const trace::Lane &other = t.lanes[lj];
+                if (lj == li || other.device != lane.device || !trace::isStreamLane(other))
+                    continue;
+                for (const trace::Span &k : other.spans)
+                    if (!isCopy(k) && k.category != trace::kIdleCategory && k.start < x.end && k.end > x.start)
+                        covered.emplace_back(std::max(k.start, x.start), std::min(k.end, x.end));
+            }
+            std::sort(covered.begin(), covered.end());
+            double reach = x.start;
+            for (const auto &[a, b] : covered) {
+                overlapped += std::max(0.0, b - std::max(a, reach));
+                reach = std::max(reach, b);
+            }
+        }
+    }
     r.overlap = transferTime > 0 ? overlapped / transferTime : 0.0;
-    r.transfers = t.transfers.size();
+    r.transfers = t.transfers.size() + copies;
 }
 
 trace::Trace combinedTrace(const std::vector<ProfileRun> &runs, const std::string &name)
