@@ -142,11 +142,12 @@ void CuptiTraceBuilder::add(const void *record)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
         const auto *a = static_cast<const CUpti_ActivityAPI *>(record);
-        std::string name = m_apiName ? m_apiName(a->cbid) : std::string();
+        const bool driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        std::string name = m_apiName ? m_apiName(driver, a->cbid) : std::string();
         if (name.empty())
-            name = (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "runtime call " : "driver call ") + std::to_string(a->cbid);
-        m_items.push_back({Kind::Api, a->start, a->end, 0, a->threadId, a->correlationId, std::move(name), {},
-                           "CUDA API"});
+            name = (driver ? "driver call " : "runtime call ") + std::to_string(a->cbid);
+        m_items.push_back({driver ? Kind::Driver : Kind::Api, a->start, a->end, 0, a->threadId, a->correlationId,
+                           std::move(name), {}, driver ? "CUDA driver" : "CUDA API"});
         ++m_counts.apiCalls;
         break;
     }
@@ -183,9 +184,11 @@ CuptiCounts CuptiTraceBuilder::appendTo(trace::Trace &trace, const ClockMap &clo
     for (const Item &i : m_items) {
         if (i.end < i.start)
             continue; // CUPTI marks an unfinished record with end 0
-        const bool host = i.kind == Kind::Api || i.kind == Kind::Sync;
-        // Host lanes: calls per thread (0), synchronizations per stream they waited on (1).
-        byLane[{host, host ? (i.kind == Kind::Sync ? 1u : 0u) : i.device, i.stream}].push_back(&i);
+        const bool host = i.kind == Kind::Api || i.kind == Kind::Driver || i.kind == Kind::Sync;
+        // Host lanes: runtime calls per thread (0), synchronizations per stream they waited on (1),
+        // driver calls per thread (2).
+        const std::uint32_t hostKind = i.kind == Kind::Sync ? 1u : i.kind == Kind::Driver ? 2u : 0u;
+        byLane[{host, host ? hostKind : i.device, i.stream}].push_back(&i);
     }
     // Queue numbers stay clear of the recorder's plan queues on the same device name.
     constexpr std::uint32_t kLaneBase = 1000;
@@ -197,10 +200,11 @@ CuptiCounts CuptiTraceBuilder::appendTo(trace::Trace &trace, const ClockMap &clo
                   [](const Item *a, const Item *b) { return a->start != b->start ? a->start < b->start : a->end < b->end; });
         trace::Lane lane;
         lane.device = host ? "host" : "cuda:" + std::to_string(device);
-        lane.queue = kLaneBase + (host && device == 1 ? 1000000u : 0u) + stream;
+        lane.queue = kLaneBase + (host ? device * 1000000u : 0u) + stream;
         lane.label = !host        ? "stream " + std::to_string(stream)
                      : device == 0 ? "CUDA API (thread " + std::to_string(stream) + ")"
-                                   : "CUDA sync (stream " + std::to_string(stream) + ")";
+                     : device == 1 ? "CUDA sync (stream " + std::to_string(stream) + ")"
+                                   : "CUDA driver (thread " + std::to_string(stream) + ")";
         const auto laneIndex = std::uint32_t(trace.lanes.size());
         for (const Item *i : items) {
             trace::Span s;

@@ -59,8 +59,9 @@ struct CuptiCounts
 class CuptiTraceBuilder
 {
 public:
-    // cbid → the runtime API function's name ("cudaLaunchKernel_v7000"); the tracer asks CUPTI.
-    using ApiName = std::function<std::string(std::uint32_t cbid)>;
+    // cbid → the runtime (driver: false) or driver API function's name ("cudaLaunchKernel",
+    // "cuLaunchKernel"); the tracer asks CUPTI.
+    using ApiName = std::function<std::string(bool driver, std::uint32_t cbid)>;
     explicit CuptiTraceBuilder(ApiName apiName);
 
     // One record as CUPTI hands it over (a CUpti_Activity *: its kind says which struct it is).
@@ -69,20 +70,21 @@ public:
     void addDropped(std::uint64_t n) { m_counts.dropped += n; }
 
     // Appends the recorded lanes to `trace` on its clock: per GPU a lane per stream ("cuda:0",
-    // "stream 13") with its kernels, copies and memsets, and per host thread a "CUDA API" lane
-    // (device "host") with the calls and synchronizations; a launch arrow from each call to the
-    // work it started. `nodes` resolves external correlation ids.
+    // "stream 13") with its kernels, copies and memsets; per host thread a "CUDA API" lane and a
+    // "CUDA driver" lane (device "host": the driver calls run inside the runtime's, and libraries
+    // such as cuDNN launch through the driver), per stream a "CUDA sync" lane; a launch arrow from
+    // each call to the work it started. `nodes` resolves external correlation ids.
     CuptiCounts appendTo(trace::Trace &trace, const ClockMap &clock, const std::vector<LaunchedNode> &nodes) const;
 
     const CuptiCounts &counts() const { return m_counts; }
 
 private:
-    enum class Kind : std::uint8_t { Kernel, Copy, Memset, Api, Sync };
+    enum class Kind : std::uint8_t { Kernel, Copy, Memset, Api, Driver, Sync };
     struct Item
     {
         Kind kind;
         std::uint64_t start, end;
-        std::uint32_t device, stream; // Api/Sync: the thread id in `stream`
+        std::uint32_t device, stream; // Api/Driver: the thread id in `stream`
         std::uint32_t correlation;
         std::string name;   // kernel (demangled) or API function
         std::string detail; // launch geometry, copy direction and size

@@ -18,7 +18,9 @@ namespace {
 constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    // Libraries launch through the driver too (cuDNN's cuLaunchKernelEx): its calls carry the
+    // correlation ids of those kernels, and external correlation records follow the API kinds on.
+    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
 const char *kindName(CUpti_ActivityKind kind)
@@ -29,6 +31,7 @@ const char *kindName(CUpti_ActivityKind kind)
     case CUPTI_ACTIVITY_KIND_MEMCPY2: return "peer copies";
     case CUPTI_ACTIVITY_KIND_MEMSET: return "memsets";
     case CUPTI_ACTIVITY_KIND_RUNTIME: return "runtime calls";
+    case CUPTI_ACTIVITY_KIND_DRIVER: return "driver calls";
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "synchronizations";
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return "external correlation ids";
     default: return "activity";
@@ -46,10 +49,12 @@ std::string resultText(CUptiResult r)
 }
 
 // "cudaLaunchKernel_v7000" → "cudaLaunchKernel".
-std::string apiName(std::uint32_t cbid)
+std::string apiName(bool driver, std::uint32_t cbid)
 {
     const char *name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
+    if (cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) !=
+            CUPTI_SUCCESS ||
+        !name)
         return {};
     std::string s = name;
     if (const auto v = s.rfind("_v"); v != std::string::npos && v + 2 < s.size() &&

@@ -344,6 +344,9 @@ private slots:
                 }
         QVERIFY(withShapes > 5);
 
+        r = cli({"run", sample("inception_block.onnx"), "--iterations", "1", "--trace", ""});
+        QVERIFY2(r.exitCode == 1 && r.err.contains("needs a file name"), qPrintable(r.err)); // was ignored
+
         const fs::path in = fs::path(tmp.path().toStdString()) / "m.onnx";
         fs::copy_file(test::samplePath("inception_block.onnx"), in);
         const std::string before = readFile(in);

@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
 #include <cstring>
@@ -80,7 +81,9 @@ std::string text(const trace::Trace &t, std::uint32_t id)
 // One run's records, every kind the tracer enables, a few that must be skipped or counted.
 trace::Trace recordedRun(gpu::CuptiCounts &counts, const ClockMap &clock)
 {
-    gpu::CuptiTraceBuilder b([](std::uint32_t cbid) -> std::string {
+    gpu::CuptiTraceBuilder b([](bool driver, std::uint32_t cbid) -> std::string {
+        if (driver)
+            return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ? "cuLaunchKernelEx" : "";
         return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000   ? "cudaLaunchKernel"
                : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020 ? "cudaMemcpyAsync"
                                                                           : "";
@@ -105,6 +108,14 @@ trace::Trace recordedRun(gpu::CuptiCounts &counts, const ClockMap &clock)
     const auto e1 = external(1, 1), e2 = external(2, 2);
     b.add(&e1);
     b.add(&e2);
+    // A library's kernel launched through the driver inside node 1 (cuDNN's cuLaunchKernelEx).
+    auto driverCall = api(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 7, 1100, 1500);
+    driverCall.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+    b.add(&driverCall);
+    const auto e7 = external(7, 1);
+    b.add(&e7);
+    const auto cudnn = kernel("cudnn_conv_kernel", 7, 13, 4000, 4900);
+    b.add(&cudnn);
     // No node pushed an id around these: unattributed, counted.
     CUpti_ActivityMemset4 set;
     std::memset(&set, 0, sizeof set);
@@ -199,10 +210,10 @@ private slots:
         const ClockMap clock = gpu::fitClock({{kBase, 0.5}});
         const trace::Trace t = recordedRun(counts, clock);
 
-        QCOMPARE(counts.kernels, std::uint64_t(3)); // the unfinished one is counted, not drawn
+        QCOMPARE(counts.kernels, std::uint64_t(4)); // the unfinished one is counted, not drawn
         QCOMPARE(counts.copies, std::uint64_t(2));
         QCOMPARE(counts.memsets, std::uint64_t(1));
-        QCOMPARE(counts.apiCalls, std::uint64_t(2));
+        QCOMPARE(counts.apiCalls, std::uint64_t(3));
         QCOMPARE(counts.syncs, std::uint64_t(1));
         QCOMPARE(counts.unattributed, std::uint64_t(3)); // memset, stray kernel, peer copy
         QCOMPARE(counts.dropped, std::uint64_t(5));
@@ -211,15 +222,18 @@ private slots:
         // A lane per device and stream; host lanes per thread (calls) and per stream (waits).
         const trace::Lane *s13 = findLane(t, "cuda:0", "stream 13");
         QVERIFY(s13);
-        QCOMPARE(s13->spans.size(), std::size_t(2));
-        const trace::Span &k = s13->spans[0];
+        QCOMPARE(s13->spans.size(), std::size_t(3));
+        // The driver-launched library kernel is its node's too.
+        QCOMPARE(text(t, s13->spans[0].name), std::string("relu1"));
+        QCOMPARE(text(t, s13->spans[0].detail).substr(0, 17), std::string("cudnn_conv_kernel"));
+        const trace::Span &k = s13->spans[1];
         QCOMPARE(text(t, k.name), std::string("relu1"));
         QCOMPARE(text(t, k.op), std::string("Relu"));
         QCOMPARE(k.category, std::uint8_t(OpCategory::Activation));
         QCOMPARE(text(t, k.detail), std::string("reluKernel(float const*, float*, long); grid [80,1,1] block "
                                                 "[256,1,1], 40 registers, 2.0 KiB shared"));
         QVERIFY(std::abs(k.start - (0.5 + 5e-6)) < 1e-12 && std::abs(k.end - (0.5 + 9e-6)) < 1e-12);
-        const trace::Span &c = s13->spans[1];
+        const trace::Span &c = s13->spans[2];
         QCOMPARE(text(t, c.name), std::string("out_copy"));
         QCOMPARE(text(t, c.op), std::string("Memcpy DtoH"));
         QCOMPARE(c.category, std::uint8_t(OpCategory::Communication));
@@ -242,6 +256,9 @@ private slots:
         QCOMPARE(text(t, calls->spans[0].name), std::string("cudaLaunchKernel"));
         QCOMPARE(calls->spans[0].category, trace::kIdleCategory); // host calls are not device work
         QVERIFY(trace::isHostLane(calls->device));
+        const trace::Lane *driverCalls = findLane(t, "host", "CUDA driver (thread 7)");
+        QVERIFY(driverCalls);
+        QCOMPARE(text(t, driverCalls->spans[0].name), std::string("cuLaunchKernelEx"));
         const trace::Lane *waits = findLane(t, "host", "CUDA sync (stream 13)");
         QVERIFY(waits);
         QCOMPARE(text(t, waits->spans[0].name), std::string("stream synchronize"));
@@ -253,12 +270,13 @@ private slots:
 
         // A launch arrow from each call to the work it started (correlation ids), none for the
         // work no recorded call started.
-        QCOMPARE(t.launches.size(), std::size_t(2));
+        QCOMPARE(t.launches.size(), std::size_t(3));
         const trace::Launch &first = t.launches[0];
         QCOMPARE(&t.lanes[first.fromLane], calls);
         QCOMPARE(&t.lanes[first.toLane], s13);
         QVERIFY(std::abs(first.start - (0.5 + 1e-6)) < 1e-12 && std::abs(first.end - (0.5 + 5e-6)) < 1e-12);
-        QVERIFY(std::abs(t.launches[1].end - (0.5 + 9.5e-6)) < 1e-12);
+        QCOMPARE(&t.lanes[t.launches[1].fromLane], driverCalls);
+        QVERIFY(std::abs(t.launches[2].end - (0.5 + 9.5e-6)) < 1e-12);
         QVERIFY(t.transfers.empty()); // launches are not data moving between lanes
     }
 
@@ -276,9 +294,9 @@ private slots:
         const trace::Lane *s13 = findLane(*back, "cuda:0", "stream 13");
         QVERIFY(s13);
         QCOMPARE(text(*back, s13->spans[0].name), std::string("relu1"));
-        QVERIFY(text(*back, s13->spans[0].detail).starts_with("reluKernel(float const*, float*, long); grid"));
+        QVERIFY(text(*back, s13->spans[1].detail).starts_with("reluKernel(float const*, float*, long); grid"));
         QVERIFY(findLane(*back, "host", "CUDA API (thread 7)"));
-        QCOMPARE(back->launches.size(), std::size_t(2));
+        QCOMPARE(back->launches.size(), std::size_t(3));
         QVERIFY(back->transfers.empty());
         // Lanes without a name of their own stay "queue N" both ways.
         trace::Trace plain;

@@ -76,7 +76,9 @@ int main(int argc, char **argv)
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
     runCmd->add_option("--trace", run.trace,
                        "Write a Chrome trace of one more run after the timed ones (on cuda:N with every "
-                       "kernel, copy and CUDA call CUPTI records, each tied to its node)");
+                       "kernel, copy and CUDA call CUPTI records, each tied to its node)")
+        ->check(CLI::Validator([](std::string &path) { return path.empty() ? std::string("needs a file name") : std::string(); },
+                               "FILE.json"));
     runCmd->add_flag("--no-memory-plan", run.noMemoryPlan,
                      "Allocate each tensor on its own instead of from the memory plan the first run sizes");
     runCmd
