@@ -177,22 +177,20 @@ std::vector<ProfileRun> splitSession(const trace::Trace &combined)
         laneAt[i] = {it->second, std::uint32_t(t.lanes.size())};
         t.lanes.push_back(std::move(lane));
     }
-    for (const trace::Transfer &x : combined.transfers) {
-        if (x.fromLane >= laneAt.size() || x.toLane >= laneAt.size() || laneAt[x.fromLane].first != laneAt[x.toLane].first)
-            continue;
-        trace::Transfer y = x;
-        y.fromLane = laneAt[x.fromLane].second;
-        y.toLane = laneAt[x.toLane].second;
-        runs[laneAt[x.fromLane].first].trace.transfers.push_back(y);
-    }
-    for (const trace::Launch &x : combined.launches) {
-        if (x.fromLane >= laneAt.size() || x.toLane >= laneAt.size() || laneAt[x.fromLane].first != laneAt[x.toLane].first)
-            continue;
-        trace::Launch y = x;
-        y.fromLane = laneAt[x.fromLane].second;
-        y.toLane = laneAt[x.toLane].second;
-        runs[laneAt[x.fromLane].first].trace.launches.push_back(y);
-    }
+    // Arrows (transfers, launches) go to the run both their lanes belong to, renumbered there.
+    const auto splitArrows = [&](const auto &arrows, auto member) {
+        for (const auto &x : arrows) {
+            if (x.fromLane >= laneAt.size() || x.toLane >= laneAt.size() ||
+                laneAt[x.fromLane].first != laneAt[x.toLane].first)
+                continue;
+            auto y = x;
+            y.fromLane = laneAt[x.fromLane].second;
+            y.toLane = laneAt[x.toLane].second;
+            (runs[laneAt[x.fromLane].first].trace.*member).push_back(y);
+        }
+    };
+    splitArrows(combined.transfers, &trace::Trace::transfers);
+    splitArrows(combined.launches, &trace::Trace::launches);
     for (const trace::Counter &c : combined.counters) {
         const std::size_t slash = session ? c.device.find('/') : std::string::npos;
         const auto it = runOf.find(slash != std::string::npos ? c.device.substr(0, slash) : combined.name);
