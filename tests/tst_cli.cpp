@@ -523,6 +523,32 @@ private slots:
         QCOMPARE(shape[2].toInt(), 7);
     }
 
+    // A dim shape inference could not compute is named "unk__0" by libonnx: info printed that name
+    // for outputs ("[unk__0,8,1,1]") beside "?" for the inputs' unknown dims; both are unknown.
+    void inventedDimsAreUnknown()
+    {
+        onnx::ModelProto m = test::emptyModel();
+        onnx::GraphProto *g = m.mutable_graph();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 3, 8, 8});
+        for (int d : {2, 3})
+            x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(d)->clear_dim_value();
+        *g->add_input() = x;
+        *g->add_initializer() = test::floatTensor("W", {8, 3, 3, 3}, std::vector<float>(8 * 27, 0.1f));
+        *g->add_node() = test::node("Conv", {"x", "W"}, {"y"}, "conv");
+        g->add_output()->set_name("y");
+        QTemporaryDir tmp;
+        const fs::path path = fs::path(tmp.path().toStdString()) / "unk.onnx";
+        test::writeProto(path, m);
+        Run r = cli({"info", QString::fromStdString(path.string())});
+        QVERIFY2(r.exitCode == 0 && !r.out.contains("unk__"), qPrintable(r.out));
+        r = cli({"info", QString::fromStdString(path.string()), "--json"});
+        const QJsonArray shape =
+            QJsonDocument::fromJson(r.out.toUtf8()).object()["outputs"].toArray()[0].toObject()["shape"].toArray();
+        QCOMPARE(shape.size(), 4);
+        QCOMPARE(shape[1].toInt(), 8);
+        QVERIFY2(shape[2].isNull() && shape[3].isNull(), qPrintable(r.out));
+    }
+
     void runBadArguments()
     {
         QFETCH(QStringList, args);

@@ -17,9 +17,10 @@ ValueSummary summarizeValue(const Value &value)
     s.rankKnown = t.shape.has_value();
     if (t.shape)
         for (const Dim &d : t.shape->dims) {
-            s.dims.push_back(d.isKnown()      ? std::to_string(d.value)
-                             : d.isSymbolic() ? d.symbol
-                                              : std::string("?"));
+            // A name libonnx's inference made up ("unk__0") says "unknown", as Shape::toString prints it.
+            s.dims.push_back(d.isKnown()                            ? std::to_string(d.value)
+                             : d.isSymbolic() && !d.isInvented() ? d.symbol
+                                                                    : std::string("?"));
             s.values.push_back(d.isKnown() ? d.value : -1);
         }
     return s;
