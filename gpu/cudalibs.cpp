@@ -125,7 +125,9 @@ Library load(const std::string &soname, const std::string &what, const std::stri
     X(cuptiActivityPushExternalCorrelationId)                                                                  \
     X(cuptiActivityPopExternalCorrelationId)                                                                   \
     X(cuptiGetResultString)                                                                                    \
-    X(cuptiGetCallbackName)
+    X(cuptiGetCallbackName)                                                                                    \
+    X(cuptiGetVersion)                                                                                         \
+    X(cuptiSetThreadIdType)
 
 #define OPSCOPE_ENUM(name) k_##name,
 #define OPSCOPE_NAME(name) #name,
@@ -395,5 +397,7 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
 {
     OPSCOPE_CUPTI(cuptiGetCallbackName, domain, cbid, name);
 }
+CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version) { OPSCOPE_CUPTI(cuptiGetVersion, version); }
+CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) { OPSCOPE_CUPTI(cuptiSetThreadIdType, type); }
 
 } // extern "C"

@@ -182,48 +182,72 @@ CuptiCounts CuptiTraceBuilder::appendTo(trace::Trace &trace, const ClockMap &clo
     // Lanes in a fixed order: devices, then streams by id; host threads after the devices.
     std::map<std::tuple<bool, std::uint32_t, std::uint32_t>, std::vector<const Item *>> byLane;
     for (const Item &i : m_items) {
-        if (i.end < i.start)
-            continue; // CUPTI marks an unfinished record with end 0
+        // CUPTI says "no timing" with 0 (CUPTI_TIMESTAMP_UNKNOWN) and "unfinished" with end 0; on
+        // its epoch-based clock either would be a span decades before the run.
+        if (i.start == 0 || i.end == 0 || i.end < i.start) {
+            ++counts.untimed;
+            continue;
+        }
         const bool host = i.kind == Kind::Api || i.kind == Kind::Driver || i.kind == Kind::Sync;
         // Host lanes: runtime calls per thread (0), synchronizations per stream they waited on (1),
         // driver calls per thread (2).
         const std::uint32_t hostKind = i.kind == Kind::Sync ? 1u : i.kind == Kind::Driver ? 2u : 0u;
         byLane[{host, host ? hostKind : i.device, i.stream}].push_back(&i);
     }
-    // Queue numbers stay clear of the recorder's plan queues on the same device name.
+    // Queue numbers: after the recorder's plan queues on the same device name, counted per device
+    // (ids are in the labels: thread ids and CUPTI's "no stream" value would wrap any arithmetic).
     constexpr std::uint32_t kLaneBase = 1000;
-    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, double>> apiAt;  // correlation → lane, start
-    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, double>> workAt; // correlation → lane, start
+    std::map<std::string, std::uint32_t> nextQueue;
+    std::unordered_map<std::uint32_t, std::pair<std::uint32_t, double>> apiAt;       // correlation → lane, start
+    std::unordered_multimap<std::uint32_t, std::pair<std::uint32_t, double>> workAt; // one call, several copies
     for (auto &[key, items] : byLane) {
         const auto &[host, device, stream] = key;
         std::sort(items.begin(), items.end(),
                   [](const Item *a, const Item *b) { return a->start != b->start ? a->start < b->start : a->end < b->end; });
-        trace::Lane lane;
-        lane.device = host ? "host" : "cuda:" + std::to_string(device);
-        lane.queue = kLaneBase + (host ? device * 1000000u : 0u) + stream;
-        lane.label = !host        ? "stream " + std::to_string(stream)
-                     : device == 0 ? "CUDA API (thread " + std::to_string(stream) + ")"
-                     : device == 1 ? "CUDA sync (stream " + std::to_string(stream) + ")"
-                                   : "CUDA driver (thread " + std::to_string(stream) + ")";
-        const auto laneIndex = std::uint32_t(trace.lanes.size());
+        const std::string deviceName = host ? "host" : "cuda:" + std::to_string(device);
+        const std::string id = std::to_string(stream);
+        const std::string label = !host        ? "stream " + id
+                                  : device == 0 ? "CUDA API (thread " + id + ")"
+                                  : device == 1 ? (stream == 0xFFFFFFFFu ? std::string("CUDA sync (context, events)")
+                                                                         : "CUDA sync (stream " + id + ")")
+                                                : "CUDA driver (thread " + id + ")";
+        // Kernels of one stream can truly overlap (Hopper's programmatic dependent launch starts the
+        // next before the last ends): such a span goes to a further lane of the stream with its real
+        // times; overlaps of a few ns (CUPTI's rounding) are clamped instead.
+        std::vector<std::size_t> lanes; // indices into trace.lanes for this stream
         for (const Item *i : items) {
             trace::Span s;
             s.start = clock.toSeconds(i->start);
             s.end = std::max(s.start, clock.toSeconds(i->end));
-            // Lanes are non-overlapping by contract; CUPTI's rounding can overlap neighbours by a
-            // few ns (and an API call can nest a synchronization): the later one starts later.
+            std::size_t at = lanes.size();
+            for (std::size_t k = 0; k < lanes.size(); ++k) {
+                const std::vector<trace::Span> &spans = trace.lanes[lanes[k]].spans;
+                if (spans.empty() || spans.back().end <= s.start + 5e-9) {
+                    at = k;
+                    break;
+                }
+            }
+            if (at == lanes.size()) {
+                trace::Lane lane;
+                lane.device = deviceName;
+                lane.queue = kLaneBase + nextQueue[deviceName]++;
+                lane.label = lanes.empty() ? label : label + " (overlapping " + std::to_string(lanes.size()) + ")";
+                lanes.push_back(trace.lanes.size());
+                trace.lanes.push_back(std::move(lane));
+            }
+            trace::Lane &lane = trace.lanes[lanes[at]];
             if (!lane.spans.empty() && s.start < lane.spans.back().end) {
                 s.start = lane.spans.back().end;
                 s.end = std::max(s.end, s.start);
             }
-            std::string name = i->name, op = i->op, domain;
+            std::string name = i->name, op = i->op;
             std::uint8_t category = host ? trace::kIdleCategory
                                          : std::uint8_t(i->kind == Kind::Kernel ? OpCategory::Other : OpCategory::Communication);
             if (!host) {
                 const auto ext = m_external.find(i->correlation);
-                const std::uint64_t id = ext != m_external.end() ? ext->second : 0;
-                if (id >= 1 && id <= nodes.size()) {
-                    const LaunchedNode &n = nodes[std::size_t(id - 1)];
+                const std::uint64_t nodeId = ext != m_external.end() ? ext->second : 0;
+                if (nodeId >= 1 && nodeId <= nodes.size()) {
+                    const LaunchedNode &n = nodes[std::size_t(nodeId - 1)];
                     name = n.name;
                     if (i->kind == Kind::Kernel) {
                         op = n.op;
@@ -238,10 +262,12 @@ CuptiCounts CuptiTraceBuilder::appendTo(trace::Trace &trace, const ClockMap &clo
             s.category = category;
             if (!i->detail.empty())
                 s.detail = trace.intern(i->detail);
-            (host ? apiAt : workAt).emplace(i->correlation, std::pair(laneIndex, s.start));
+            if (host)
+                apiAt.emplace(i->correlation, std::pair(std::uint32_t(lanes[at]), s.start));
+            else
+                workAt.emplace(i->correlation, std::pair(std::uint32_t(lanes[at]), s.start));
             lane.spans.push_back(s);
         }
-        trace.lanes.push_back(std::move(lane));
     }
     for (const auto &[correlation, work] : workAt)
         if (const auto api = apiAt.find(correlation); api != apiAt.end())

@@ -54,6 +54,8 @@ struct CuptiCounts
     std::uint64_t unattributed = 0; // kernels, copies and memsets no node launched
     std::uint64_t dropped = 0;      // records CUPTI could not store (reported, never silent)
     std::uint64_t otherRecords = 0; // kinds this conversion does not show
+    std::uint64_t untimed = 0;      // records without timestamps (CUPTI's 0) or unfinished: not drawn
+    std::uint32_t cuptiVersion = 0; // the library's (cuptiGetVersion), 0 when not asked
 };
 
 class CuptiTraceBuilder

@@ -2,9 +2,11 @@
 
 #include "cudalibs.h"
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 
 #include <atomic>
+#include <optional>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -74,6 +76,8 @@ struct CuptiTracer::State
     // (CUPTI ns, steady clock) read back to back at start and at finish: the clock map's line.
     std::vector<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> clockPairs;
     bool finished = false;
+    CUptiResult flushed = CUPTI_SUCCESS;
+    std::uint32_t version = 0;
 };
 
 namespace {
@@ -106,15 +110,36 @@ void CUPTIAPI bufferCompleted(CUcontext context, uint32_t streamId, uint8_t *buf
     std::free(buffer);
 }
 
-// A pair of clock readings: CUPTI's between two of the host's, the host's midpoint kept.
-std::pair<std::uint64_t, std::chrono::steady_clock::time_point> clockPair()
+// A pair of clock readings: CUPTI's between two of the host's, the host's midpoint kept; none when
+// CUPTI's read failed (a pair at 0 would move every GPU span by decades).
+std::optional<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> clockPair()
 {
     const auto before = std::chrono::steady_clock::now();
     std::uint64_t ns = 0;
-    cuptiGetTimestamp(&ns);
+    const CUptiResult r = cuptiGetTimestamp(&ns);
     const auto after = std::chrono::steady_clock::now();
-    return {ns, before + (after - before) / 2};
+    if (r != CUPTI_SUCCESS || ns == 0)
+        return std::nullopt;
+    return std::pair(ns, before + (after - before) / 2);
 }
+
+// The tightest of a few pairs read back to back (a preempted read brackets loosely).
+std::optional<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> bestClockPair()
+{
+    std::optional<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> best;
+    std::chrono::steady_clock::duration bestGap = std::chrono::hours(1);
+    for (int k = 0; k < 5; ++k) {
+        const auto before = std::chrono::steady_clock::now();
+        const auto pair = clockPair();
+        const auto gap = std::chrono::steady_clock::now() - before;
+        if (pair && gap < bestGap)
+            best = pair, bestGap = gap;
+    }
+    return best;
+}
+
+// Only one tracer starts at a time: CUPTI's collection is process-wide.
+std::atomic<bool> g_starting{false};
 
 } // namespace
 
@@ -123,13 +148,22 @@ CuptiTracer::CuptiTracer(std::unique_ptr<State> state) : m_state(std::move(state
 Expected<std::unique_ptr<CuptiTracer>> CuptiTracer::start()
 {
     OPSCOPE_TRY(cuptiLoaded());
-    const std::lock_guard active(g_activeMutex);
-    if (g_active.load())
+    // CUPTI is called without g_activeMutex held: its buffer callback takes that lock on CUPTI's
+    // own thread, and CUPTI may hold an internal lock while it delivers a buffer.
+    if (g_active.load() || g_starting.exchange(true))
         return Status::unsupported("a CUPTI trace is already being recorded in this process");
+    struct Starting
+    {
+        ~Starting() { g_starting = false; }
+    } starting;
     static const CUptiResult registered = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
     if (registered != CUPTI_SUCCESS)
         return Status::unsupported("CUPTI did not take its buffer callbacks: " + resultText(registered) +
                                    " (another profiler, such as Nsight Systems, may hold CUPTI)");
+    // Thread ids as the system knows them (gettid), not pthread_self() cut to 32 bits.
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    auto state = std::make_unique<State>();
+    cuptiGetVersion(&state->version);
     std::vector<CUpti_ActivityKind> enabled;
     for (CUpti_ActivityKind kind : kKinds) {
         if (const CUptiResult r = cuptiActivityEnable(kind); r != CUPTI_SUCCESS) {
@@ -140,24 +174,41 @@ Expected<std::unique_ptr<CuptiTracer>> CuptiTracer::start()
         }
         enabled.push_back(kind);
     }
-    auto state = std::make_unique<State>();
-    state->clockPairs.push_back(clockPair());
+    if (const auto pair = bestClockPair())
+        state->clockPairs.push_back(*pair);
     std::unique_ptr<CuptiTracer> tracer(new CuptiTracer(std::move(state)));
+    const std::lock_guard active(g_activeMutex);
     g_state = tracer->m_state.get();
     g_active = tracer.get();
     return tracer;
 }
 
-CuptiTracer::~CuptiTracer()
+// Ends collection: the device finished first (a flush does not synchronize, and a kernel still
+// running comes back unfinished), the kinds disabled before the last flush (a record made between
+// a flush and the disabling would arrive after the state is gone), then the drops CUPTI counted
+// outside any buffer.
+void CuptiTracer::stopCollecting()
 {
-    if (m_state->finished)
-        return;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cudaDeviceSynchronize();
+    cudaGetLastError();
     for (CUpti_ActivityKind kind : kKinds)
         cuptiActivityDisable(kind);
+    m_state->flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped) {
+        const std::lock_guard lock(m_state->mutex);
+        m_state->builder.addDropped(dropped);
+    }
     const std::lock_guard active(g_activeMutex);
     g_state = nullptr;
     g_active = nullptr;
+    m_state->finished = true;
+}
+
+CuptiTracer::~CuptiTracer()
+{
+    if (!m_state->finished)
+        stopCollecting();
 }
 
 CuptiTracer *CuptiTracer::active() { return g_active.load(std::memory_order_acquire); }
@@ -183,25 +234,19 @@ Expected<CuptiCounts> CuptiTracer::finish(trace::Trace &trace, std::chrono::stea
 {
     if (m_state->finished)
         return Status::internal("the CUPTI trace was already finished");
-    m_state->clockPairs.push_back(clockPair());
-    // A forced flush hands over every buffer, the partly filled ones too, before it returns.
-    const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (CUpti_ActivityKind kind : kKinds)
-        cuptiActivityDisable(kind);
-    {
-        const std::lock_guard active(g_activeMutex);
-        g_state = nullptr;
-        g_active = nullptr;
-    }
-    m_state->finished = true;
-    if (flushed != CUPTI_SUCCESS)
-        return Status::unsupported("CUPTI did not hand over its records: " + resultText(flushed));
+    if (const auto pair = bestClockPair())
+        m_state->clockPairs.push_back(*pair);
+    stopCollecting();
+    if (m_state->flushed != CUPTI_SUCCESS)
+        return Status::unsupported("CUPTI did not hand over its records: " + resultText(m_state->flushed));
     std::vector<std::pair<std::uint64_t, double>> pairs;
     for (const auto &[ns, host] : m_state->clockPairs)
         pairs.emplace_back(ns, std::chrono::duration<double>(host - zero).count());
     const std::lock_guard lock(m_state->mutex);
     const std::lock_guard nodes(m_state->nodesMutex);
-    return m_state->builder.appendTo(trace, fitClock(pairs), m_state->nodes);
+    CuptiCounts counts = m_state->builder.appendTo(trace, fitClock(pairs), m_state->nodes);
+    counts.cuptiVersion = m_state->version;
+    return counts;
 }
 
 } // namespace opscope::gpu

@@ -41,6 +41,7 @@ public:
 
 private:
     explicit CuptiTracer(std::unique_ptr<State> state);
+    void stopCollecting();
     std::unique_ptr<State> m_state;
 };
 

@@ -111,8 +111,10 @@ for e in events:
         flows.setdefault(e["id"], {})[e["ph"]] = e["ts"]
 backwards = [f for f in flows.values() if "s" in f and "f" in f and f["f"] < f["s"]]
 lag = sorted(f["f"] - f["s"] for f in flows.values() if "s" in f and "f" in f)
-print(f"  kernels {t.get('gpu_kernels')} copies {t.get('gpu_copies')} unattributed {t.get('gpu_unattributed')} "
-      f"dropped {t.get('gpu_dropped')} note {t.get('gpu_note')!r}; GPU spans in file {len(gpu)}; "
+print(f"  CUPTI {t.get('cupti_version')}: kernels {t.get('gpu_kernels')} copies {t.get('gpu_copies')} "
+      f"unattributed {t.get('gpu_unattributed')} dropped {t.get('gpu_dropped')} untimed {t.get('gpu_untimed')} "
+      f"note {t.get('gpu_note')!r}; GPU spans in file {len(gpu)}; overlap {t.get('overlap')} "
+      f"busy {t.get('utilization')}; "
       f"launch arrows {len(flows)}, backwards {len(backwards)}, launch→start median "
       f"{lag[len(lag)//2] if lag else 'n/a'} us; traced run {t.get('run_ms')} ms vs median "
       f"{run['latency_ms']['median']:.3f} ms")

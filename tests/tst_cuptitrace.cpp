@@ -14,6 +14,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace opscope;
@@ -105,6 +106,11 @@ trace::Trace recordedRun(gpu::CuptiCounts &counts, const ClockMap &clock)
     copy.streamId = 13;
     copy.correlationId = 2;
     b.add(&copy);
+    auto tail = copy; // one call, a copy done in two pieces: an arrow to each
+    tail.bytes = 1024;
+    tail.start = kBase + 1'009'600;
+    tail.end = kBase + 1'009'700;
+    b.add(&tail);
     const auto e1 = external(1, 1), e2 = external(2, 2);
     b.add(&e1);
     b.add(&e2);
@@ -154,6 +160,24 @@ trace::Trace recordedRun(gpu::CuptiCounts &counts, const ClockMap &clock)
     CUpti_ActivityName name{};
     name.kind = CUPTI_ACTIVITY_KIND_NAME;
     b.add(&name);
+    // No timing at all (CUPTI_TIMESTAMP_UNKNOWN: 0/0): on CUPTI's epoch clock a span decades early.
+    CUpti_ActivityAPI untimed{};
+    untimed.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    untimed.correlationId = 8;
+    untimed.threadId = 7;
+    b.add(&untimed);
+    // A context synchronization: no stream (CUPTI_SYNCHRONIZATION_INVALID_VALUE).
+    CUpti_ActivitySynchronization2 contextSync{};
+    contextSync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    contextSync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE;
+    contextSync.streamId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    contextSync.start = kBase + 1'020'000;
+    contextSync.end = kBase + 1'021'000;
+    b.add(&contextSync);
+    // Programmatic dependent launch: the next kernel on stream 14 starts 200 ns before the last
+    // ends; it keeps its real times on a further lane of the stream.
+    const auto early = kernel("pdl_next", 9, 14, 3300, 3600);
+    b.add(&early);
     b.addDropped(5);
 
     trace::Trace t;
@@ -210,19 +234,20 @@ private slots:
         const ClockMap clock = gpu::fitClock({{kBase, 0.5}});
         const trace::Trace t = recordedRun(counts, clock);
 
-        QCOMPARE(counts.kernels, std::uint64_t(4)); // the unfinished one is counted, not drawn
-        QCOMPARE(counts.copies, std::uint64_t(2));
+        QCOMPARE(counts.kernels, std::uint64_t(5));
+        QCOMPARE(counts.untimed, std::uint64_t(2)); // the unfinished kernel, the 0/0 call: not drawn
+        QCOMPARE(counts.copies, std::uint64_t(3));
         QCOMPARE(counts.memsets, std::uint64_t(1));
-        QCOMPARE(counts.apiCalls, std::uint64_t(3));
-        QCOMPARE(counts.syncs, std::uint64_t(1));
-        QCOMPARE(counts.unattributed, std::uint64_t(3)); // memset, stray kernel, peer copy
+        QCOMPARE(counts.apiCalls, std::uint64_t(4));
+        QCOMPARE(counts.syncs, std::uint64_t(2));
+        QCOMPARE(counts.unattributed, std::uint64_t(4)); // memset, stray and PDL kernels, peer copy
         QCOMPARE(counts.dropped, std::uint64_t(5));
         QCOMPARE(counts.otherRecords, std::uint64_t(1));
 
         // A lane per device and stream; host lanes per thread (calls) and per stream (waits).
         const trace::Lane *s13 = findLane(t, "cuda:0", "stream 13");
         QVERIFY(s13);
-        QCOMPARE(s13->spans.size(), std::size_t(3));
+        QCOMPARE(s13->spans.size(), std::size_t(4));
         // The driver-launched library kernel is its node's too.
         QCOMPARE(text(t, s13->spans[0].name), std::string("relu1"));
         QCOMPARE(text(t, s13->spans[0].detail).substr(0, 17), std::string("cudnn_conv_kernel"));
@@ -245,6 +270,18 @@ private slots:
         QCOMPARE(text(t, s14->spans[0].op), std::string("Memset"));
         QCOMPARE(text(t, s14->spans[1].name), std::string("cub_scan")); // its kernel's name, no node
         QCOMPARE(s14->spans[1].category, std::uint8_t(OpCategory::Other));
+        const trace::Lane *pdl = findLane(t, "cuda:0", "stream 14 (overlapping 1)");
+        QVERIFY(pdl);
+        QCOMPARE(text(t, pdl->spans[0].name), std::string("pdl_next"));
+        QVERIFY(std::abs(pdl->spans[0].start - (0.5 + 3.3e-6)) < 1e-12); // its own start, not clamped
+        QVERIFY(findLane(t, "host", "CUDA sync (context, events)"));
+        // No span before the run: the 0/0 record is left out, not placed decades early.
+        for (const trace::Lane &l : t.lanes)
+            for (const trace::Span &sp : l.spans)
+                QVERIFY(sp.start >= 0.5);
+        // Queue numbers count up per device, whatever the thread and stream ids.
+        for (const trace::Lane &l : t.lanes)
+            QVERIFY2(l.queue >= 1000 && l.queue < 1010, l.label.c_str());
 
         const trace::Lane *peer = findLane(t, "cuda:1", "stream 20");
         QVERIFY(peer);
@@ -270,13 +307,16 @@ private slots:
 
         // A launch arrow from each call to the work it started (correlation ids), none for the
         // work no recorded call started.
-        QCOMPARE(t.launches.size(), std::size_t(3));
+        QCOMPARE(t.launches.size(), std::size_t(4));
         const trace::Launch &first = t.launches[0];
         QCOMPARE(&t.lanes[first.fromLane], calls);
         QCOMPARE(&t.lanes[first.toLane], s13);
         QVERIFY(std::abs(first.start - (0.5 + 1e-6)) < 1e-12 && std::abs(first.end - (0.5 + 5e-6)) < 1e-12);
         QCOMPARE(&t.lanes[t.launches[1].fromLane], driverCalls);
-        QVERIFY(std::abs(t.launches[2].end - (0.5 + 9.5e-6)) < 1e-12);
+        QVERIFY(std::any_of(t.launches.begin(), t.launches.end(),
+                            [](const trace::Launch &x) { return std::abs(x.end - (0.5 + 9.5e-6)) < 1e-12; }));
+        QVERIFY(std::any_of(t.launches.begin(), t.launches.end(),
+                            [](const trace::Launch &x) { return std::abs(x.end - (0.5 + 1009.6e-6)) < 1e-12; }));
         QVERIFY(t.transfers.empty()); // launches are not data moving between lanes
     }
 
@@ -286,7 +326,7 @@ private slots:
         gpu::CuptiCounts counts;
         const trace::Trace t = recordedRun(counts, gpu::fitClock({{kBase, 0.0}}));
         const std::string json = trace::toChromeJson(t);
-        QVERIFY(json.find("\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1014,\"args\":{\"name\":\"stream 13\"}") !=
+        QVERIFY(json.find("\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1001,\"args\":{\"name\":\"stream 13\"}") !=
                 std::string::npos);
         Expected<trace::Trace> back = trace::fromChromeJson(json);
         QVERIFY2(back, back ? "" : back.status().message().c_str());
@@ -296,7 +336,7 @@ private slots:
         QCOMPARE(text(*back, s13->spans[0].name), std::string("relu1"));
         QVERIFY(text(*back, s13->spans[1].detail).starts_with("reluKernel(float const*, float*, long); grid"));
         QVERIFY(findLane(*back, "host", "CUDA API (thread 7)"));
-        QCOMPARE(back->launches.size(), std::size_t(3));
+        QCOMPARE(back->launches.size(), std::size_t(4));
         QVERIFY(back->transfers.empty());
         // Lanes without a name of their own stay "queue N" both ways.
         trace::Trace plain;

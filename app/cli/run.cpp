@@ -66,7 +66,8 @@ struct TraceSummary
 #else
     struct
     {
-        std::uint64_t kernels = 0, copies = 0, unattributed = 0, dropped = 0;
+        std::uint64_t kernels = 0, copies = 0, unattributed = 0, dropped = 0, untimed = 0;
+        std::uint32_t cuptiVersion = 0;
     } gpu;
 #endif
     std::string note; // why the trace has no GPU lanes, where it should
@@ -305,6 +306,7 @@ int runModel(const RunArgs &args)
                       {"gpu_kernels", traced->gpu.kernels}, {"gpu_copies", traced->gpu.copies},
                       {"gpu_unattributed", traced->gpu.unattributed}, {"gpu_dropped", traced->gpu.dropped},
                       {"gpu_note", traced->note}, {"overlap", traced->overlap},
+                      {"gpu_untimed", traced->gpu.untimed}, {"cupti_version", traced->gpu.cuptiVersion},
                       {"utilization", nlohmann::ordered_json(traced->utilization)}};
     j["warnings"] = mismatches;
     std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
