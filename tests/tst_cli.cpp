@@ -658,12 +658,18 @@ private slots:
         QTemporaryDir tmp;
         const QString report = tmp.filePath("report.json"), dump = tmp.filePath("dump");
         Run r = cli({"optimize", sample("inception_block.onnx"), "-o", "/proc/opscope-cannot-write.onnx", "--report",
-                     report, "--dump-dir", dump, "-q"});
+                     report, "--dump-dir", dump, "--level", "all"});
         QVERIFY2(r.exitCode == 1, qPrintable(r.err));
         QVERIFY(!QFile::exists(report));
         QVERIFY(QDir(dump).isEmpty());
-        // Said once: the message named the path twice ("writing 'x': writing 'x' failed").
+        // Said once (the message named the path twice), and before any pass ran (their tables
+        // printed first, then the failure).
         QCOMPARE(r.err.count("/proc/opscope-cannot-write.onnx"), 1);
+        QVERIFY2(r.err.contains("cannot create a file in '/proc'") && r.out.isEmpty(), qPrintable(r.out + r.err));
+        // The report's folder too: nothing written, not even the model.
+        const QString model = tmp.filePath("m.onnx");
+        r = cli({"optimize", sample("inception_block.onnx"), "-o", model, "--report", "/proc/r.json", "-q"});
+        QVERIFY2(r.exitCode == 1 && !QFile::exists(model), qPrintable(r.err));
         const QString out = tmp.filePath("o.onnx");
         // The same file however it is written: the string, "/./", or a link to -o's file.
         QVERIFY(QFile::link(out, tmp.filePath("link.json")));

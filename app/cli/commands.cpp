@@ -16,6 +16,9 @@
 
 #include <algorithm>
 #include <set>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 
@@ -68,6 +71,18 @@ Status checkWritePath(const std::filesystem::path &out, const char *what,
     if (!fs::is_directory(folder, ec))
         return Status::invalid(std::string(what) + " '" + out.string() + "': the folder '" + folder.string() +
                                "' does not exist");
+    // A folder that takes no new file (read-only, /proc, full): said now, not after all the work
+    // (optimize ran every pass and printed its tables, then failed on -o /proc/x.onnx). The probe
+    // is the file AtomicFile would make there first, removed at once.
+    {
+        std::string probe = (folder / ".opscope-probe-XXXXXX").string();
+        const int fd = ::mkstemp(probe.data());
+        if (fd < 0)
+            return Status::io(std::string(what) + " '" + out.string() + "': cannot create a file in '" +
+                              folder.string() + "': " + std::strerror(errno));
+        ::close(fd);
+        ::unlink(probe.c_str());
+    }
     if (force)
         return Status::ok();
     for (std::size_t i = 0; i < inputFiles.size(); ++i)
