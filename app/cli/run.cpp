@@ -22,7 +22,6 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 #include <sys/resource.h>
 
@@ -170,6 +169,7 @@ int runModel(const RunArgs &args)
     // Where each output goes, every path checked before the run: a refusal after the first file
     // was written left some outputs saved and others not.
     std::vector<std::string> outputFiles((*session)->outputs().size());
+    const std::vector<std::filesystem::path> inputTensorFiles = feedFiles(args.inputs);
     if (!args.saveDir.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(args.saveDir, ec);
@@ -179,7 +179,6 @@ int runModel(const RunArgs &args)
         for (const auto &info : (*session)->outputs())
             names.push_back(info.name);
         const std::vector<std::string> fileNames = uniqueFileNames(names);
-        const std::vector<std::filesystem::path> inputTensorFiles = feedFiles(args.inputs);
         for (std::size_t i = 0; i < names.size(); ++i) {
             outputFiles[i] = (std::filesystem::path(args.saveDir) / (fileNames[i] + ".npy")).string();
             if (Status ok = checkWritePath(outputFiles[i], "--save-outputs file", inputFiles, args.force,
@@ -189,7 +188,7 @@ int runModel(const RunArgs &args)
         }
     }
     if (!args.trace.empty())
-        if (Status ok = checkWritePath(args.trace, "--trace", inputFiles, args.force, feedFiles(args.inputs)); !ok)
+        if (Status ok = checkWritePath(args.trace, "--trace", inputFiles, args.force, inputTensorFiles); !ok)
             return reportError(ok);
     std::optional<ExecutionPlan> plan;
     if (device) {

@@ -111,40 +111,30 @@ std::string toChromeJson(const Trace &trace)
             out += "}}";
         }
     }
+    // Flow arrows, a start and a finish event each; Perfetto binds a finish to the slice enclosing
+    // its timestamp ("bp":"e"). Transfers carry their bytes; launches are cat "launch".
     int flow = 0;
-    for (const Transfer &t : trace.transfers) {
-        const Lane &from = trace.lanes[t.fromLane], &to = trace.lanes[t.toLane];
+    const auto arrow = [&](const char *kind, double start, double end, std::uint32_t fromLane, std::uint32_t toLane,
+                           const std::string &args) {
+        if (fromLane >= trace.lanes.size() || toLane >= trace.lanes.size())
+            return;
+        const Lane &from = trace.lanes[fromLane], &to = trace.lanes[toLane];
+        const std::string head = std::string("{\"name\":\"") + kind + "\",\"cat\":\"" + kind + "\",";
         ++flow;
         begin();
-        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"s\",\"id\":" + std::to_string(flow) +
-               ",\"ts\":";
-        appendNumber(out, t.start * 1e6);
-        out += ",\"pid\":" + std::to_string(pids[from.device]) +
-               ",\"tid\":" + std::to_string(from.queue + 1) +
-               ",\"args\":{\"bytes\":" + std::to_string(t.bytes) + "}}";
+        out += head + "\"ph\":\"s\",\"id\":" + std::to_string(flow) + ",\"ts\":";
+        appendNumber(out, start * 1e6);
+        out += ",\"pid\":" + std::to_string(pids[from.device]) + ",\"tid\":" + std::to_string(from.queue + 1) + args +
+               "}";
         begin();
-        out += "{\"name\":\"transfer\",\"cat\":\"transfer\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
-               std::to_string(flow) + ",\"ts\":";
-        appendNumber(out, t.end * 1e6);
-        out +=
-            ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
-    }
-    // Launch arrows: Perfetto binds a flow's end to the slice enclosing its timestamp ("bp":"e").
-    for (const Launch &x : trace.launches) {
-        if (x.fromLane >= trace.lanes.size() || x.toLane >= trace.lanes.size())
-            continue;
-        const Lane &from = trace.lanes[x.fromLane], &to = trace.lanes[x.toLane];
-        ++flow;
-        begin();
-        out += "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":" + std::to_string(flow) + ",\"ts\":";
-        appendNumber(out, x.start * 1e6);
-        out += ",\"pid\":" + std::to_string(pids[from.device]) + ",\"tid\":" + std::to_string(from.queue + 1) + "}";
-        begin();
-        out += "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\",\"id\":" +
-               std::to_string(flow) + ",\"ts\":";
-        appendNumber(out, x.end * 1e6);
+        out += head + "\"ph\":\"f\",\"bp\":\"e\",\"id\":" + std::to_string(flow) + ",\"ts\":";
+        appendNumber(out, end * 1e6);
         out += ",\"pid\":" + std::to_string(pids[to.device]) + ",\"tid\":" + std::to_string(to.queue + 1) + "}";
-    }
+    };
+    for (const Transfer &t : trace.transfers)
+        arrow("transfer", t.start, t.end, t.fromLane, t.toLane, ",\"args\":{\"bytes\":" + std::to_string(t.bytes) + "}");
+    for (const Launch &x : trace.launches)
+        arrow("launch", x.start, x.end, x.fromLane, x.toLane, {});
     for (const Counter &c : trace.counters)
         for (const auto &[t, value] : c.samples) {
             begin();
