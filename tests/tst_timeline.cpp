@@ -9,6 +9,8 @@
 #include "testsupport.h"
 #include "timelineview.h"
 #include "trace/chrometrace.h"
+#include "trace/devicegroups.h"
+#include "ir/opcategory.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>
@@ -40,6 +42,32 @@ std::shared_ptr<const trace::Trace> syntheticTrace(int lanes, int spansPerLane)
     return t;
 }
 
+// A GPU run as `run --device cuda:0 --trace` writes it: the executor's launches on cuda:0 queue 0,
+// CUPTI's kernels and copies on stream lanes (conv1: its input's copy and two kernels on stream 13;
+// gemm on stream 14 while relu1 runs on 13), the CUDA calls on a host lane with launch arrows.
+std::shared_ptr<const trace::Trace> gpuTrace()
+{
+    auto t = std::make_shared<trace::Trace>();
+    t->name = "run on cuda:0";
+    const std::uint32_t conv = t->intern("conv1"), convOp = t->intern("Conv"), relu = t->intern("relu1"),
+                        reluOp = t->intern("Relu"), gemm = t->intern("fc"), gemmOp = t->intern("Gemm"),
+                        copy = t->intern("Memcpy HtoD");
+    const auto cat = [](const char *op) { return std::uint8_t(opCategory(op, "")); };
+    t->lanes.push_back({"cuda:0", 0, {{0.0, 2e-5, conv, convOp, cat("Conv")}, {2e-5, 3e-5, relu, reluOp, cat("Relu")},
+                                      {3e-5, 4e-5, gemm, gemmOp, cat("Gemm")}}, {}});
+    t->lanes.push_back({"cuda:0", 1013,
+                        {{1e-4, 1.2e-4, conv, copy, std::uint8_t(OpCategory::Communication)},
+                         {1.2e-4, 2e-4, conv, convOp, cat("Conv")},
+                         {2e-4, 3e-4, conv, convOp, cat("Conv")},
+                         {3.1e-4, 3.6e-4, relu, reluOp, cat("Relu")}},
+                        "stream 13"});
+    t->lanes.push_back({"cuda:0", 1014, {{3.2e-4, 5e-4, gemm, gemmOp, cat("Gemm")}}, "stream 14"});
+    t->lanes.push_back({"host", 1007, {{0.0, 5e-6, t->intern("cudaLaunchKernel"), t->intern("CUDA API"),
+                                        trace::kIdleCategory}}, "CUDA API (thread 7)"});
+    t->launches.push_back({0.0, 1.2e-4, 3, 1});
+    return t;
+}
+
 } // namespace
 
 class TestTimeline : public QObject
@@ -60,12 +88,101 @@ private slots:
         t->lanes.push_back({"cuda:0", 1013, {{2e-4, 6e-4, conv, op, 0}}, "stream 13"});
         t->lanes.push_back({"host", 1007, {{0.0, 5e-5, t->intern("cudaLaunchKernel"), t->intern("CUDA API"),
                                             trace::kIdleCategory}}, "CUDA API (thread 7)"});
+        // Overlapping calls read back from a file split into a further lane, which has no label:
+        // its calls are still waits, no op's (they were listed as "CUDA API").
+        t->lanes.push_back({"host", 1, {{1e-5, 2e-5, t->intern("cudaLaunchKernel"), t->intern("CUDA API"),
+                                         trace::kIdleCategory}}, {}});
         OpTotalsModel model;
         new QAbstractItemModelTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest, &model);
         model.setRuns({t});
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.data(model.index(0, 0)).toString(), QStringLiteral("Conv"));
         QCOMPARE(model.data(model.index(0, 1)).toString(), QStringLiteral("0.400"));
+    }
+
+    // A GPU's lanes group under one row per device; a node's consecutive records on a stream are
+    // one span of it (kernels and the copies it made), overlapping nodes a further row; host lanes
+    // and CPU devices do not group.
+    void deviceGroupsSummarizeEachNodesWork()
+    {
+        const auto t = gpuTrace();
+        const std::vector<trace::DeviceGroup> groups = trace::deviceGroups(*t);
+        QCOMPARE(groups.size(), std::size_t(1));
+        const trace::DeviceGroup &g = groups[0];
+        QCOMPARE(g.device, std::string("cuda:0"));
+        QCOMPARE(g.lanes, (std::vector<std::uint32_t>{0, 1, 2}));
+        QCOMPARE(g.rows.size(), std::size_t(2)); // fc overlaps relu1
+        QCOMPARE(g.rows[0].spans.size(), std::size_t(2));
+        const trace::Span &conv = g.rows[0].spans[0];
+        QCOMPARE(t->strings[conv.name], std::string("conv1"));
+        QCOMPARE(t->strings[conv.op], std::string("Conv")); // named by its kernels, not its copy
+        QCOMPARE(conv.category, std::uint8_t(opCategory("Conv", "")));
+        QCOMPARE(conv.start, 1e-4);
+        QCOMPARE(conv.end, 3e-4);
+        QCOMPARE(g.work[0][0].kernels, 2u);
+        QCOMPARE(g.work[0][0].copies, 1u);
+        QVERIFY(std::abs(g.work[0][0].busy - 2e-4) < 1e-12);
+        QCOMPARE(t->strings[g.rows[0].spans[1].name], std::string("relu1"));
+        QCOMPARE(t->strings[g.rows[1].spans[0].name], std::string("fc"));
+        QCOMPARE(trace::nodeWorkSpan(*t, g, "fc", 0.0)->start, 3.2e-4);
+        QVERIFY(!trace::nodeWorkSpan(*t, g, "nothing", 0.0));
+        // The same node twice on one stream with another between: two spans (a loop body's node,
+        // a pipeline's micro-batches), found from where the caller is.
+        trace::Trace twice = *t;
+        twice.lanes[1].spans.push_back({4e-4, 4.5e-4, twice.intern("conv1"), twice.intern("Conv"), 0});
+        const auto again = trace::deviceGroups(twice);
+        QCOMPARE(again[0].rows[0].spans.size(), std::size_t(3));
+        QCOMPARE(trace::nodeWorkSpan(twice, again[0], "conv1", 3.5e-4)->start, 4e-4);
+        QCOMPARE(trace::nodeWorkSpan(twice, again[0], "conv1", 9.0)->start, 4e-4); // the last before
+        QVERIFY(trace::deviceGroups(*syntheticTrace(2, 10)).empty());
+    }
+
+    // Collapsed, a GPU is one row of node spans; a click on its label shows its launch and stream
+    // lanes; a double-click on a node's span zooms to that node's kernels, outlined.
+    void gpuLanesGroupUnderTheirDevice()
+    {
+        TimelineView view;
+        view.resize(1000, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const auto t = gpuTrace();
+        view.setRuns({{t, QStringLiteral("gpu")}});
+        QCOMPARE(view.groups(0).size(), std::size_t(1));
+        QCOMPARE(view.rowCount(), 1 + 2 + 1); // header, the group's two rows, the host lane
+        const int groupY = TimelineView::AxisHeight + TimelineView::HeaderHeight + TimelineView::RowHeight / 2;
+        const auto groupRow = view.rowAt(groupY);
+        QVERIFY(groupRow && groupRow->kind == TimelineView::Row::Kind::Group);
+        // The group's row hit-tests its node spans.
+        const QPoint onConv(int(view.timeToX(2e-4)), groupY);
+        const auto hit = view.spanAt(onConv);
+        QVERIFY(hit && hit->group == 0);
+        QCOMPARE(t->strings[view.span(*hit).name], std::string("conv1"));
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, QPoint(40, groupY));
+        QVERIFY(view.isGroupExpanded(0, 0));
+        QCOMPARE(view.rowCount(), 1 + 2 + 3 + 1);
+        // The expanded lanes follow the group's rows: the launch lane, then the streams.
+        const auto stream13 = view.rowAt(groupY + 3 * TimelineView::RowHeight);
+        QVERIFY(stream13 && stream13->kind == TimelineView::Row::Kind::Lane);
+        QCOMPARE(stream13->index, std::size_t(1));
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, QPoint(40, groupY));
+        QVERIFY(!view.isGroupExpanded(0, 0));
+        QCOMPARE(view.rowCount(), 4);
+        // Double-clicking the node's span opens the group on its kernels.
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {}, onConv);
+        QVERIFY(view.isGroupExpanded(0, 0));
+        QVERIFY(view.visibleStart() <= 1e-4 && view.visibleStart() > 2e-5); // a third of its time either side
+        QVERIFY(view.visibleEnd() >= 3e-4 && view.visibleEnd() < 4e-4);
+        // So does its launch on the executor's lane: from the launch, to the work it queued.
+        view.fit();
+        view.setGroupExpanded(0, 0, false);
+        view.setGroupExpanded(0, 0, true);
+        const int launchY = groupY + 2 * TimelineView::RowHeight;
+        QCOMPARE(view.rowAt(launchY)->index, std::size_t(0));
+        QVERIFY(view.showNodeWork(0, 0, QStringLiteral("fc"), 3e-5));
+        QVERIFY(view.visibleStart() <= 3.2e-4 && view.visibleEnd() >= 5e-4);
+        QVERIFY(!view.showNodeWork(0, 0, QStringLiteral("nothing"), 0.0));
+        QImage image(view.size(), QImage::Format_ARGB32);
+        view.render(&image); // paints collapsed arrows and both row kinds without tripping
     }
 
     void timeAndPixels_data()
@@ -113,7 +230,7 @@ private slots:
         // The short run's header: after the axis, the long run's header and its two lanes.
         const int shortHeader = TimelineView::AxisHeight + TimelineView::HeaderHeight +
                                 2 * TimelineView::RowHeight + TimelineView::HeaderHeight / 2;
-        QCOMPARE(view.rowAt(shortHeader)->first, std::size_t(1));
+        QCOMPARE(view.rowAt(shortHeader)->run, std::size_t(1));
         QTest::mouseDClick(view.viewport(), Qt::LeftButton, {}, QPoint(400, shortHeader));
         QCOMPARE(view.visibleStart(), 0.0);
         // The run fills the width up to the 10-pixel right margin.

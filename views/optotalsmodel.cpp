@@ -16,13 +16,16 @@ void OpTotalsModel::setRuns(const std::vector<std::shared_ptr<const trace::Trace
     for (std::size_t r = 0; r < runs.size(); ++r) {
         m_runNames.push_back(QString::fromStdString(runs[r]->name));
         // A GPU's time is its own record's (stream lanes), not its launches' too; the CUDA API
-        // calls are the host's, not an op's.
+        // calls are the host's, not an op's, and waits are no op's anywhere (core's opSeconds
+        // leaves them out alike: a host lane that overlapping calls split in two had no label).
         const std::vector<bool> queuedOnly = trace::queuedOnlyLanes(*runs[r]);
         for (std::size_t i = 0; i < runs[r]->lanes.size(); ++i) {
             const trace::Lane &l = runs[r]->lanes[i];
             if (queuedOnly[i] || (trace::isHostLane(l.device) && !l.label.empty()))
                 continue;
             for (const trace::Span &s : l.spans) {
+                if (s.category == trace::kIdleCategory)
+                    continue;
                 auto &v = totals[QString::fromStdString(runs[r]->strings[s.op])];
                 v.resize(runs.size(), 0.0);
                 v[r] += (s.end - s.start) * 1e3;

@@ -12,6 +12,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 #include <cmath>
+#include <limits>
 
 namespace opscope {
 
@@ -50,6 +51,17 @@ TimelineView::TimelineView(QWidget *parent) : QAbstractScrollArea(parent)
 void TimelineView::setRuns(std::vector<TimelineRun> runs)
 {
     m_runs = std::move(runs);
+    m_groups.clear();
+    m_expanded.clear();
+    m_groupOf.clear();
+    for (const TimelineRun &r : m_runs) {
+        m_groups.push_back(trace::deviceGroups(*r.trace));
+        m_expanded.emplace_back(m_groups.back().size(), false);
+        m_groupOf.emplace_back(r.trace->lanes.size(), -1);
+        for (std::size_t g = 0; g < m_groups.back().size(); ++g)
+            for (std::uint32_t lane : m_groups.back()[g].lanes)
+                m_groupOf.back()[lane] = int(g);
+    }
     rebuildRows();
     fit();
 }
@@ -60,15 +72,64 @@ void TimelineView::setHighlightedNode(const QString &name)
     viewport()->update();
 }
 
+bool TimelineView::isGroupExpanded(std::size_t run, int group) const
+{
+    return run < m_expanded.size() && group >= 0 && std::size_t(group) < m_expanded[run].size() &&
+           m_expanded[run][std::size_t(group)];
+}
+
+void TimelineView::setGroupExpanded(std::size_t run, int group, bool expanded)
+{
+    if (run >= m_expanded.size() || group < 0 || std::size_t(group) >= m_expanded[run].size() ||
+        m_expanded[run][std::size_t(group)] == expanded)
+        return;
+    m_expanded[run][std::size_t(group)] = expanded;
+    rebuildRows();
+    viewport()->update();
+}
+
+bool TimelineView::showNodeWork(std::size_t run, int group, const QString &node, double from)
+{
+    if (run >= m_groups.size() || group < 0 || std::size_t(group) >= m_groups[run].size())
+        return false;
+    const trace::Span *work =
+        trace::nodeWorkSpan(*m_runs[run].trace, m_groups[run][std::size_t(group)], node.toStdString(), from);
+    if (!work)
+        return false;
+    setGroupExpanded(run, group, true);
+    setHighlightedNode(node);
+    // The node's work with a margin of a third of it on each side: its neighbours for context.
+    const double pad = std::max(1e-7, (work->end - work->start) / 3.0);
+    setVisibleRange(std::max(0.0, work->start - pad), work->end + pad);
+    return true;
+}
+
 void TimelineView::rebuildRows()
 {
     m_rows.clear();
     for (std::size_t r = 0; r < m_runs.size(); ++r) {
-        m_rows.push_back({r, -1});
-        // Lanes, then the run's counters (memory lanes) as rows numbered after its lanes.
-        const std::size_t rows = m_runs[r].trace->lanes.size() + m_runs[r].trace->counters.size();
-        for (std::size_t l = 0; l < rows; ++l)
-            m_rows.push_back({r, int(l)});
+        const trace::Trace &t = *m_runs[r].trace;
+        m_rows.push_back({r, Row::Kind::Header, 0, -1});
+        // A group's rows where its device's first lane is, its lanes under them when expanded.
+        std::vector<bool> placed(m_groups[r].size(), false);
+        for (std::size_t l = 0; l < t.lanes.size(); ++l) {
+            const int g = m_groupOf[r][l];
+            if (g < 0) {
+                m_rows.push_back({r, Row::Kind::Lane, l, -1});
+                continue;
+            }
+            if (placed[std::size_t(g)])
+                continue;
+            placed[std::size_t(g)] = true;
+            const trace::DeviceGroup &group = m_groups[r][std::size_t(g)];
+            for (std::size_t k = 0; k < group.rows.size(); ++k)
+                m_rows.push_back({r, Row::Kind::Group, k, g});
+            if (m_expanded[r][std::size_t(g)])
+                for (std::uint32_t member : group.lanes)
+                    m_rows.push_back({r, Row::Kind::Lane, member, g});
+        }
+        for (std::size_t c = 0; c < t.counters.size(); ++c)
+            m_rows.push_back({r, Row::Kind::Counter, c, -1});
     }
     updateScrollBars();
 }
@@ -85,7 +146,7 @@ int TimelineView::rowTop(std::size_t row) const
 {
     int y = AxisHeight - verticalScrollBar()->value();
     for (std::size_t i = 0; i < row; ++i)
-        y += m_rows[i].lane < 0 ? HeaderHeight : RowHeight;
+        y += rowHeight(m_rows[i]);
     return y;
 }
 
@@ -93,7 +154,7 @@ void TimelineView::updateScrollBars()
 {
     int total = 0;
     for (const Row &r : m_rows)
-        total += r.lane < 0 ? HeaderHeight : RowHeight;
+        total += rowHeight(r);
     verticalScrollBar()->setRange(0, std::max(0, total - (viewport()->height() - AxisHeight)));
     verticalScrollBar()->setPageStep(viewport()->height());
 }
@@ -128,31 +189,39 @@ void TimelineView::zoomAt(double factor, double x)
     viewport()->update();
 }
 
-std::optional<std::pair<std::size_t, int>> TimelineView::rowAt(int y) const
+std::optional<TimelineView::Row> TimelineView::rowAt(int y) const
 {
     int top = AxisHeight - verticalScrollBar()->value();
     for (const Row &r : m_rows) {
-        const int h = r.lane < 0 ? HeaderHeight : RowHeight;
+        const int h = rowHeight(r);
         if (y >= top && y < top + h)
-            return std::pair(r.run, r.lane);
+            return r;
         top += h;
     }
     return std::nullopt;
 }
 
+const trace::Span &TimelineView::span(const Hit &hit) const
+{
+    const trace::Lane &lane = hit.group >= 0 ? m_groups[hit.run][std::size_t(hit.group)].rows[hit.lane]
+                                             : m_runs[hit.run].trace->lanes[hit.lane];
+    return lane.spans[hit.span];
+}
+
 std::optional<TimelineView::Hit> TimelineView::spanAt(QPoint pos) const
 {
     const auto row = rowAt(pos.y());
-    if (!row || row->second < 0 || pos.x() < LabelWidth ||
-        std::size_t(row->second) >= m_runs[row->first].trace->lanes.size()) // a counter row
+    if (!row || pos.x() < LabelWidth || (row->kind != Row::Kind::Lane && row->kind != Row::Kind::Group))
         return std::nullopt;
-    const trace::Lane &lane = m_runs[row->first].trace->lanes[std::size_t(row->second)];
+    const bool group = row->kind == Row::Kind::Group;
+    const trace::Lane &lane = group ? m_groups[row->run][std::size_t(row->group)].rows[row->index]
+                                    : m_runs[row->run].trace->lanes[row->index];
     const double t = xToTime(pos.x()), slack = 2.0 / m_pixelsPerSecond; // a 2-pixel grip on thin spans
     auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), t - slack,
                                [](const trace::Span &s, double v) { return s.end < v; });
     if (it == lane.spans.end() || it->start > t + slack)
         return std::nullopt;
-    return Hit{row->first, std::size_t(row->second), std::uint32_t(it - lane.spans.begin())};
+    return Hit{row->run, row->index, std::uint32_t(it - lane.spans.begin()), group ? row->group : -1};
 }
 
 void TimelineView::paintAxis(QPainter &p)
@@ -207,6 +276,29 @@ void TimelineView::paintCounter(QPainter &p, const trace::Counter &c, int y, int
                QStringLiteral("%1  mem %2").arg(QString::fromStdString(c.device), QString::fromStdString(bytesText(std::uint64_t(peak)))));
 }
 
+void TimelineView::paintSpans(QPainter &p, const trace::Trace &t, const trace::Lane &lane, int y, int rh, double t1)
+{
+    const CanvasTheme &theme = canvasTheme();
+    for (const trace::DrawItem &d : trace::levelOfDetail(lane, m_t0, t1, m_pixelsPerSecond)) {
+        const double x0 = timeToX(d.start), x1 = std::max(timeToX(d.end), x0 + 1.0);
+        const QRectF r(x0, y + 3, x1 - x0, rh - 6);
+        const OpCategory cat = OpCategory(d.category);
+        p.fillRect(r, d.count > 1 ? categoryBorder(cat) : categoryFill(cat));
+        const trace::Span &s = lane.spans[d.span];
+        const QString name = QString::fromStdString(t.strings[s.name]);
+        if (d.count == 1 && !m_highlight.isEmpty() && name == m_highlight) {
+            p.setPen(QPen(theme.selection, 2));
+            p.drawRect(r.adjusted(1, 1, -1, -1));
+        }
+        if (d.count == 1 && r.width() > 36) {
+            p.setPen(theme.text);
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter,
+                       p.fontMetrics().elidedText(QString::fromStdString(t.strings[s.op]) + QStringLiteral(" ") + name,
+                                                  Qt::ElideRight, int(r.width()) - 5));
+        }
+    }
+}
+
 void TimelineView::paintEvent(QPaintEvent *)
 {
     QPainter p(viewport());
@@ -215,18 +307,27 @@ void TimelineView::paintEvent(QPaintEvent *)
     p.fillRect(rect(), theme.canvas);
     const double t1 = visibleEnd();
     const QFont spanFont(QStringLiteral("DejaVu Sans"), 7), labelFont(QStringLiteral("DejaVu Sans"), 8);
-    std::vector<int> laneY(m_rows.size(), -1);
+    // Where each lane's arrows end: its own row, or its group's first row when collapsed.
+    std::vector<std::vector<int>> laneY(m_runs.size());
+    for (std::size_t r = 0; r < m_runs.size(); ++r)
+        laneY[r].assign(m_runs[r].trace->lanes.size(), std::numeric_limits<int>::min());
+    std::vector<std::vector<int>> groupY(m_runs.size());
+    for (std::size_t r = 0; r < m_runs.size(); ++r)
+        groupY[r].assign(m_groups[r].size(), std::numeric_limits<int>::min());
     int y = AxisHeight - verticalScrollBar()->value();
     for (std::size_t i = 0; i < m_rows.size(); ++i) {
         const Row &row = m_rows[i];
-        const int rh = row.lane < 0 ? HeaderHeight : RowHeight;
-        laneY[i] = y;
+        const int rh = rowHeight(row);
+        if (row.kind == Row::Kind::Lane)
+            laneY[row.run][row.index] = y;
+        else if (row.kind == Row::Kind::Group && row.index == 0)
+            groupY[row.run][std::size_t(row.group)] = y;
         if (y + rh < AxisHeight || y > h) {
             y += rh;
             continue;
         }
         const TimelineRun &run = m_runs[row.run];
-        if (row.lane < 0) {
+        if (row.kind == Row::Kind::Header) {
             p.fillRect(QRect(0, y, w, rh), theme.runHeader);
             QFont bold = labelFont;
             bold.setBold(true);
@@ -237,59 +338,61 @@ void TimelineView::paintEvent(QPaintEvent *)
             y += rh;
             continue;
         }
-        if (std::size_t(row.lane) >= run.trace->lanes.size()) {
-            paintCounter(p, run.trace->counters[std::size_t(row.lane) - run.trace->lanes.size()], y, rh, t1);
+        if (row.kind == Row::Kind::Counter) {
+            paintCounter(p, run.trace->counters[row.index], y, rh, t1);
             y += rh;
             continue;
         }
-        const trace::Lane &lane = run.trace->lanes[std::size_t(row.lane)];
-        if (i % 2)
+        const bool groupRow = row.kind == Row::Kind::Group;
+        const trace::Lane &lane = groupRow ? m_groups[row.run][std::size_t(row.group)].rows[row.index]
+                                           : run.trace->lanes[row.index];
+        if (groupRow)
+            p.fillRect(QRect(LabelWidth, y, w - LabelWidth, rh), theme.runHeader.lighter(104));
+        else if (i % 2)
             p.fillRect(QRect(LabelWidth, y, w - LabelWidth, rh), theme.lane);
         p.setClipRect(QRect(LabelWidth, y, w - LabelWidth, rh));
         p.setFont(spanFont);
-        for (const trace::DrawItem &d : trace::levelOfDetail(lane, m_t0, t1, m_pixelsPerSecond)) {
-            const double x0 = timeToX(d.start), x1 = std::max(timeToX(d.end), x0 + 1.0);
-            const QRectF r(x0, y + 3, x1 - x0, rh - 6);
-            const OpCategory cat = OpCategory(d.category);
-            p.fillRect(r, d.count > 1 ? categoryBorder(cat) : categoryFill(cat));
-            const trace::Span &s = lane.spans[d.span];
-            const QString name = QString::fromStdString(run.trace->strings[s.name]);
-            if (d.count == 1 && !m_highlight.isEmpty() && name == m_highlight) {
-                p.setPen(QPen(theme.selection, 2));
-                p.drawRect(r.adjusted(1, 1, -1, -1));
-            }
-            if (d.count == 1 && r.width() > 36) {
-                p.setPen(theme.text);
-                p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter,
-                           p.fontMetrics().elidedText(QString::fromStdString(run.trace->strings[s.op]) +
-                                                          QStringLiteral(" ") + name,
-                                                      Qt::ElideRight, int(r.width()) - 5));
-            }
-        }
+        paintSpans(p, *run.trace, lane, y, rh, t1);
         p.setClipping(false);
         p.fillRect(QRect(0, y, LabelWidth, rh), theme.axis);
-        p.setFont(labelFont);
+        QString label;
+        if (groupRow && row.index == 0)
+            label = (isGroupExpanded(row.run, row.group) ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) +
+                    QString::fromStdString(lane.device) + QStringLiteral("  nodes");
+        else if (groupRow)
+            label = QStringLiteral("    ") + QString::fromStdString(lane.label);
+        else if (row.group >= 0) // under its device's row: the executor's lanes queued the work
+            label = QStringLiteral("    ") + (lane.label.empty() ? QStringLiteral("launches  q%1").arg(lane.queue)
+                                                                 : QString::fromStdString(lane.label));
+        else
+            label = QString::fromStdString(lane.device) +
+                    (lane.label.empty() ? QStringLiteral("  q%1").arg(lane.queue)
+                                        : QStringLiteral("  ") + QString::fromStdString(lane.label));
+        QFont font = labelFont;
+        font.setBold(groupRow && row.index == 0);
+        p.setFont(font);
         p.setPen(theme.panelText);
         p.drawText(QRect(10, y, LabelWidth - 14, rh), Qt::AlignVCenter,
-                   p.fontMetrics().elidedText(
-                       QString::fromStdString(lane.device) +
-                           (lane.label.empty() ? QStringLiteral("  q%1").arg(lane.queue)
-                                               : QStringLiteral("  ") + QString::fromStdString(lane.label)),
-                       Qt::ElideMiddle, LabelWidth - 14));
+                   p.fontMetrics().elidedText(label, Qt::ElideMiddle, LabelWidth - 14));
         y += rh;
     }
+    for (std::size_t r = 0; r < m_runs.size(); ++r)
+        for (std::size_t l = 0; l < laneY[r].size(); ++l)
+            if (laneY[r][l] == std::numeric_limits<int>::min() && m_groupOf[r][l] >= 0)
+                laneY[r][l] = groupY[r][std::size_t(m_groupOf[r][l])];
     // Transfers: arrows from the producer's lane to the receiver's.
     p.setClipRect(QRect(LabelWidth, AxisHeight, w - LabelWidth, h - AxisHeight));
     p.setRenderHint(QPainter::Antialiasing);
-    for (std::size_t i = 0; i < m_rows.size(); ++i) {
-        if (m_rows[i].lane != 0)
-            continue; // once per run, at its first lane row
-        const TimelineRun &run = m_runs[m_rows[i].run];
-        for (const trace::Transfer &x : run.trace->transfers) {
-            if (x.end < m_t0 || x.start > t1)
+    constexpr int kNone = std::numeric_limits<int>::min();
+    for (std::size_t r = 0; r < m_runs.size(); ++r) {
+        const trace::Trace &t = *m_runs[r].trace;
+        const std::vector<int> &ys = laneY[r];
+        const auto rowOf = [&](std::uint32_t lane) { return lane < ys.size() ? ys[lane] : kNone; };
+        for (const trace::Transfer &x : t.transfers) {
+            if (x.end < m_t0 || x.start > t1 || rowOf(x.fromLane) == kNone || rowOf(x.toLane) == kNone)
                 continue;
-            const int y0 = laneY[i + x.fromLane] + RowHeight / 2, y1 = laneY[i + x.toLane] + RowHeight / 2;
-            const QPointF a(timeToX(x.start), y0), b(timeToX(x.end), y1);
+            const QPointF a(timeToX(x.start), rowOf(x.fromLane) + RowHeight / 2),
+                b(timeToX(x.end), rowOf(x.toLane) + RowHeight / 2);
             p.setPen(QPen(diffColor(DiffState::Modified).darker(130), 1.2));
             p.drawLine(a, b);
             const double angle = std::atan2(b.y() - a.y(), b.x() - a.x());
@@ -298,19 +401,25 @@ void TimelineView::paintEvent(QPaintEvent *)
                                     b - QPointF(std::cos(angle + 0.45) * 6, std::sin(angle + 0.45) * 6)});
         }
         // Launch arrows (a CUDA API call → its kernel or copy): thin, and only when few enough are
-        // in view to be told apart; zoomed out they would paint the rows over.
+        // in view to be told apart; zoomed out they would paint the rows over. A collapsed group
+        // hides its lanes' launches: they would fan into its one row from every call.
+        const auto shown = [&](std::uint32_t lane) {
+            return lane < ys.size() && ys[lane] != kNone &&
+                   (m_groupOf[r][lane] < 0 || isGroupExpanded(r, m_groupOf[r][lane]));
+        };
         std::vector<const trace::Launch *> launches;
-        for (const trace::Launch &x : run.trace->launches)
-            if (x.end >= m_t0 && x.start <= t1 && x.fromLane < run.trace->lanes.size() &&
-                x.toLane < run.trace->lanes.size() && launches.size() <= kMaxLaunchArrows)
+        for (const trace::Launch &x : t.launches)
+            if (x.end >= m_t0 && x.start <= t1 && shown(x.fromLane) && shown(x.toLane) &&
+                launches.size() <= kMaxLaunchArrows)
                 launches.push_back(&x);
         if (launches.size() <= kMaxLaunchArrows) {
             p.setPen(QPen(theme.panelText, 0.8));
             for (const trace::Launch *x : launches) {
                 // From the call's edge facing the work's lane to the work's edge facing the call.
-                const bool down = laneY[i + x->toLane] > laneY[i + x->fromLane];
-                p.drawLine(QPointF(timeToX(x->start), laneY[i + x->fromLane] + (down ? RowHeight - 2 : 2)),
-                           QPointF(timeToX(x->end), laneY[i + x->toLane] + (down ? 2 : RowHeight - 2)));
+                const int from = rowOf(x->fromLane), to = rowOf(x->toLane);
+                const bool down = to > from;
+                p.drawLine(QPointF(timeToX(x->start), from + (down ? RowHeight - 2 : 2)),
+                           QPointF(timeToX(x->end), to + (down ? 2 : RowHeight - 2)));
             }
         }
     }
@@ -369,13 +478,20 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event)
     }
     const bool click = (event->pos() - m_pressPos).manhattanLength() < 4;
     m_panning = false;
-    if (click)
-        if (const auto hit = spanAt(event->pos())) {
-            const trace::Trace &t = *m_runs[hit->run].trace;
-            const trace::Span &s = t.lanes[hit->lane].spans[hit->span];
-            setHighlightedNode(QString::fromStdString(t.strings[s.name]));
-            emit spanClicked(QString::fromStdString(t.strings[s.name]), QString::fromStdString(t.name));
-        }
+    if (!click)
+        return;
+    if (event->pos().x() < LabelWidth) {
+        // A group's label opens or closes it.
+        if (const auto row = rowAt(event->pos().y()); row && row->kind == Row::Kind::Group)
+            setGroupExpanded(row->run, row->group, !isGroupExpanded(row->run, row->group));
+        return;
+    }
+    if (const auto hit = spanAt(event->pos())) {
+        const trace::Trace &t = *m_runs[hit->run].trace;
+        const trace::Span &s = span(*hit);
+        setHighlightedNode(QString::fromStdString(t.strings[s.name]));
+        emit spanClicked(QString::fromStdString(t.strings[s.name]), QString::fromStdString(t.name));
+    }
 }
 
 void TimelineView::fitRun(std::size_t run)
@@ -386,8 +502,18 @@ void TimelineView::fitRun(std::size_t run)
 
 void TimelineView::mouseDoubleClickEvent(QMouseEvent *event)
 {
+    // A node's span on a GPU (its work in the group's row, or its launch) opens into its kernels.
+    if (const auto hit = spanAt(event->pos())) {
+        const int group = hit->group >= 0 ? hit->group : m_groupOf[hit->run][hit->lane];
+        const trace::Span &s = span(*hit);
+        const QString node = QString::fromStdString(m_runs[hit->run].trace->strings[s.name]);
+        if (group >= 0 && showNodeWork(hit->run, group, node, s.start))
+            return;
+    }
+    if (event->pos().x() < LabelWidth)
+        return; // the label toggles a group on each click; the double-click is two of them
     if (const auto row = rowAt(event->pos().y()))
-        fitRun(row->first);
+        fitRun(row->run);
     else
         QAbstractScrollArea::mouseDoubleClickEvent(event);
 }
@@ -418,7 +544,7 @@ bool TimelineView::viewportEvent(QEvent *event)
         auto *help = static_cast<QHelpEvent *>(event);
         if (const auto hit = spanAt(help->pos())) {
             const trace::Trace &t = *m_runs[hit->run].trace;
-            const trace::Span &s = t.lanes[hit->lane].spans[hit->span];
+            const trace::Span &s = span(*hit);
             QString text =
                 QStringLiteral("%1  (%2)\n%3 from %4")
                     .arg(QString::fromStdString(t.strings[s.name]), QString::fromStdString(t.strings[s.op]),
@@ -427,6 +553,15 @@ bool TimelineView::viewportEvent(QEvent *event)
                 text += QLatin1Char('\n') + QString::fromStdString(t.strings[s.shapes]);
             if (s.detail != trace::kNoString)
                 text += QLatin1Char('\n') + QString::fromStdString(t.strings[s.detail]);
+            if (hit->group >= 0) {
+                const trace::NodeWork &work = m_groups[hit->run][std::size_t(hit->group)].work[hit->lane][hit->span];
+                text += QStringLiteral("\n%1 kernel%2, %3 cop%4, busy %5\nDouble-click: its kernels")
+                            .arg(work.kernels)
+                            .arg(work.kernels == 1 ? "" : "s")
+                            .arg(work.copies)
+                            .arg(work.copies == 1 ? "y" : "ies")
+                            .arg(durationText(work.busy));
+            }
             QToolTip::showText(help->globalPos(), text, viewport());
         } else {
             QToolTip::hideText();

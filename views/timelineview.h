@@ -4,7 +4,11 @@
 // transfers as arrows between lanes. Drawing asks core for a level-of-detail list per lane
 // (trace::levelOfDetail) and only paints it, so a million spans draw at any zoom.
 // Wheel zooms around the cursor, drag pans, right-drag zooms to a range, Ctrl+0 fits.
+// A GPU's lanes sit under one row per device (trace::deviceGroups): collapsed, each node's work
+// on the device is one span; a click on the row's label expands it into its launch and stream
+// lanes, and a double-click on a node's span expands it and zooms to that node's kernels.
 
+#include "trace/devicegroups.h"
 #include "trace/trace.h"
 
 #include <QAbstractScrollArea>
@@ -48,15 +52,33 @@ public:
     void fitRun(std::size_t run);
     void zoomAt(double factor, double x);
 
+    struct Row
+    {
+        enum class Kind { Header, Lane, Group, Counter };
+        std::size_t run = 0;
+        Kind kind = Kind::Header;
+        std::size_t index = 0;  // the lane, the counter, or the row of the group
+        int group = -1;         // Group rows and the lanes of a group: which of the run's groups
+        bool operator==(const Row &) const = default;
+    };
     struct Hit
     {
-        std::size_t run = 0, lane = 0;
+        std::size_t run = 0, lane = 0; // lane: in the trace, or the group's row (group ≥ 0)
         std::uint32_t span = 0;
+        int group = -1;
     };
     std::optional<Hit> spanAt(QPoint viewportPos) const;
-    // The row under a viewport y: (run, lane), lane -1 for a run's header.
-    std::optional<std::pair<std::size_t, int>> rowAt(int y) const;
+    const trace::Span &span(const Hit &hit) const;
+    // The row under a viewport y.
+    std::optional<Row> rowAt(int y) const;
     int rowCount() const { return int(m_rows.size()); }
+    // A run's device groups (GPUs with stream lanes), and whether each shows its lanes.
+    const std::vector<trace::DeviceGroup> &groups(std::size_t run) const { return m_groups[run]; }
+    bool isGroupExpanded(std::size_t run, int group) const;
+    void setGroupExpanded(std::size_t run, int group, bool expanded);
+    // Expands the group and zooms to `node`'s work on the device (its first at or after `from`),
+    // the node outlined; false when the node did nothing there.
+    bool showNodeWork(std::size_t run, int group, const QString &node, double from);
 
 signals:
     void spanClicked(const QString &node, const QString &run);
@@ -73,12 +95,9 @@ protected:
     bool viewportEvent(QEvent *event) override;
 
 private:
-    struct Row
-    {
-        std::size_t run;
-        int lane; // -1: header
-    };
     void rebuildRows();
+    int rowHeight(const Row &row) const { return row.kind == Row::Kind::Header ? HeaderHeight : RowHeight; }
+    void paintSpans(QPainter &p, const trace::Trace &t, const trace::Lane &lane, int y, int rh, double t1);
     void updateScrollBars();
     double duration() const;
     int rowTop(std::size_t row) const;
@@ -86,6 +105,9 @@ private:
     void paintCounter(QPainter &p, const trace::Counter &c, int y, int rh, double t1) const;
 
     std::vector<TimelineRun> m_runs;
+    std::vector<std::vector<trace::DeviceGroup>> m_groups; // per run
+    std::vector<std::vector<bool>> m_expanded;             // per run, per group
+    std::vector<std::vector<int>> m_groupOf;               // per run, per lane: its group or -1
     std::vector<Row> m_rows;
     double m_t0 = 0.0;
     double m_pixelsPerSecond = 1e4;
