@@ -298,15 +298,23 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
         if (folded)
             folded->push_back({rule, {}, {id}, {graph.node(id).name}, {}, {}});
     };
+    // A fold replaces each output by one tensor. A node with more outputs than its op makes
+    // (Size(x) -> (a, b) from a model above libonnx's schemas, found by fuzzing) is left for the
+    // runtime to refuse: indexing the results past their end corrupted the heap.
+    auto fold = [&](NodeId id, const char *rule, std::vector<Tensor> results) {
+        if (results.size() != graph.node(id).outputs.size())
+            return false;
+        record(id, rule);
+        replaceByConstants(graph, id, std::move(results));
+        return true;
+    };
     for (NodeId id : *order) {
         const Node &node = graph.node(id);
         if (!node.alive || neverFolded(node))
             continue;
         if (isOp(node, "Constant")) {
             const Attribute *value = node.attribute("value");
-            if (value && value->type == AttributeType::Tensor && node.outputs.size() == 1) {
-                record(id, "Constant → initializer");
-                replaceByConstants(graph, id, {value->t});
+            if (value && value->type == AttributeType::Tensor && fold(id, "Constant → initializer", {value->t})) {
                 changed = true;
                 continue;
             }
@@ -319,9 +327,8 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
             changed = true;
             continue;
         }
-        if (std::optional<Tensor> shape = foldShapeOnly(graph, node)) {
-            record(id, "static shape → constant");
-            replaceByConstants(graph, id, {std::move(*shape)});
+        if (std::optional<Tensor> shape = foldShapeOnly(graph, node);
+            shape && fold(id, "static shape → constant", {std::move(*shape)})) {
             changed = true;
             continue;
         }
@@ -341,9 +348,8 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
             bytes += t.byteSize();
         if (bytes > options.foldSizeLimit)
             continue;
-        record(id, "evaluated once");
-        replaceByConstants(graph, id, std::move(*results));
-        changed = true;
+        if (fold(id, "evaluated once", std::move(*results)))
+            changed = true;
     }
     return changed;
 }

@@ -179,8 +179,11 @@ Shape64 stridesOf(const Shape64 &shape)
 
 Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx)
 {
-    if (axis < -rank || axis >= std::max<std::int64_t>(rank, 1))
-        return ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+    // A scalar has no axis: axis 0 of a rank-0 input was let through, and every kernel that then
+    // read shape[axis] (Concat of a scalar, found by fuzzing) read past an empty shape.
+    if (axis < -rank || axis >= rank)
+        return ctx.fail(rank == 0 ? "axis " + std::to_string(axis) + " given for a scalar input (rank 0), which has no axes"
+                                  : "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
     return axis < 0 ? axis + rank : axis;
 }
 

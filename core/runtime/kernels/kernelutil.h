@@ -162,7 +162,7 @@ Status dispatchBySize(DataType dtype, F &&f)
 // ---- shapes -----------------------------------------------------------------------------------
 std::int64_t product(const Shape64 &shape, std::size_t from = 0, std::size_t to = SIZE_MAX);
 Shape64 stridesOf(const Shape64 &shape);
-// Normalizes a possibly negative axis; fails for out-of-range axes.
+// Normalizes a possibly negative axis into [0, rank); fails for out-of-range axes and scalars.
 Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx);
 
 // Multidirectional (numpy) broadcasting of several shapes.
