@@ -4,6 +4,7 @@
 #include "runtime/workerpool.h"
 
 #include <algorithm>
+#include <new>
 #include <array>
 #include <condition_variable>
 #include <cstring>
@@ -403,7 +404,15 @@ private:
         }
         const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
         ctx.setWorkspacePerCall(recording);
-        OPSCOPE_TRY(backend.run(pn, ctx));
+        // A kernel's own scratch (Einsum's accumulator over a 2^32-element output, found by
+        // fuzzing) can exceed memory where its output did not: that is the model's size, said as
+        // such, not an internal error.
+        try {
+            OPSCOPE_TRY(backend.run(pn, ctx));
+        } catch (const std::bad_alloc &) {
+            return Status::unsupported("node '" + n.name + "' (" + n.opType +
+                                       ") needs more memory than this machine can give it");
+        }
         if (ctx.workspaceFromPlan())
             m_workspaces.fetch_add(1, std::memory_order_relaxed);
         if (recording && n.id.index < m_options.record->workspaceBytes.size())

@@ -1,6 +1,7 @@
 #include "runtime/randominputs.h"
 
 #include "runtime/kernels/kernelutil.h"
+#include "util/systemmemory.h"
 
 #include <algorithm>
 #include <random>
@@ -43,6 +44,11 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
 {
     Feeds feeds = given;
     std::mt19937_64 rng(options.seed);
+    // Every shape first: inputs that would not fit are refused before any is made. A model that
+    // declares [3, 2^31 - 1] (fuzzing found it) had its 25 GiB of random floats written for a
+    // minute, then died of memory, instead of being told at once.
+    std::vector<std::pair<const IoInfo *, std::vector<std::int64_t>>> wanted;
+    long double total = 0;
     for (const IoInfo &io : session.inputs()) {
         const bool isGiven =
             std::any_of(given.begin(), given.end(), [&](const auto &f) { return f.first == io.name; });
@@ -54,14 +60,30 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
         if (!io.type.shape)
             return Status::invalid("input '" + io.name + "' has no declared shape; give it explicitly");
         std::vector<std::int64_t> shape;
+        long double elements = 1;
         for (const Dim &d : io.type.shape->dims) {
             if (d.isKnown()) {
                 shape.push_back(d.value);
-                continue;
+            } else {
+                const auto it = options.dims.find(d.symbol.empty() ? std::string(kUnnamedDim) : d.symbol);
+                shape.push_back(it != options.dims.end() ? it->second : 1);
             }
-            const auto it = options.dims.find(d.symbol.empty() ? std::string(kUnnamedDim) : d.symbol);
-            shape.push_back(it != options.dims.end() ? it->second : 1);
+            elements *= static_cast<long double>(std::max<std::int64_t>(shape.back(), 0));
         }
+        total += elements * static_cast<long double>(std::max<std::size_t>(dataTypeSize(io.type.elemType), 1));
+        wanted.emplace_back(&io, std::move(shape));
+    }
+    if (const std::uint64_t have = recentAvailableMemoryBytes(); have && total > static_cast<long double>(have)) {
+        std::string sizes;
+        for (const auto &[io, shape] : wanted)
+            sizes += (sizes.empty() ? "" : ", ") + io->name + " " + shapeText(shape);
+        return Status::unsupported("random inputs of the declared sizes (" + sizes + ") need " +
+                                   bytesText(total > 1.8e19L ? UINT64_MAX : std::uint64_t(total)) + ", but " +
+                                   bytesText(have) +
+                                   " is available: give smaller sizes with --dim or the inputs with --input");
+    }
+    for (const auto &[ioPtr, shape] : wanted) {
+        const IoInfo &io = *ioPtr;
         Expected<RuntimeTensor> t = RuntimeTensor::allocate(io.type.elemType, shape);
         if (!t)
             return t.status().withContext("input '" + io.name + "'");

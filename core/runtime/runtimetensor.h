@@ -120,7 +120,8 @@ RuntimeTensor RuntimeTensor::fromValues(DataType dtype, std::vector<std::int64_t
                                         const std::vector<T> &values)
 {
     RuntimeTensor t = *allocate(dtype, std::move(shape));
-    std::memcpy(t.m_data, values.data(), std::min(t.byteSize(), values.size() * sizeof(T)));
+    if (!values.empty()) // memcpy from an empty vector's null data is undefined, even for 0 bytes
+        std::memcpy(t.m_data, values.data(), std::min(t.byteSize(), values.size() * sizeof(T)));
     return t;
 }
 

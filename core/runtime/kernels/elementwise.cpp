@@ -98,7 +98,7 @@ Status arithKernel(KernelContext &ctx)
 template<Arith K, bool IsMean = false>
 Status variadicKernel(KernelContext &ctx)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
+    OPSCOPE_TRY(ctx.requireInputs(std::max<std::size_t>(1, ctx.inputCount()))); // none may be omitted
     RuntimeTensor acc = ctx.in(0);
     for (std::size_t i = 1; i < ctx.inputCount(); ++i) {
         Expected<RuntimeTensor> r = arithApply<K>(ctx, acc, ctx.in(i));

@@ -565,6 +565,16 @@ Status reverseSequenceKernel(KernelContext &ctx)
     const RuntimeTensor &x = ctx.in(0);
     const std::vector<std::int64_t> lens = ctx.in(1).toInt64Vector();
     const std::int64_t batchAxis = ctx.attrInt("batch_axis", 1), timeAxis = ctx.attrInt("time_axis", 0);
+    // As the schema says: the two axes are 0 and 1 in either order, of an input of rank 2 or more,
+    // with one length per batch entry.
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D, got " + x.shapeText());
+    if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+        return ctx.fail("batch_axis and time_axis must be 0 and 1 (either way round), got " +
+                        std::to_string(batchAxis) + " and " + std::to_string(timeAxis));
+    if (std::int64_t(lens.size()) != x.dim(std::size_t(batchAxis)))
+        return ctx.fail("sequence_lens has " + std::to_string(lens.size()) + " entries for a batch of " +
+                        std::to_string(x.dim(std::size_t(batchAxis))));
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();

@@ -301,7 +301,9 @@ Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm
             rows,
             [&](std::int64_t r) {
                 std::int64_t rem = r, off = 0;
-                for (std::size_t d = rank - 1; d-- > 0;) {
+                // Every axis but the innermost, outermost last; none for a scalar (rank - 1
+                // wrapped around to SIZE_MAX there and read the shape far out of range).
+                for (std::size_t d = rank > 0 ? rank - 1 : 0; d-- > 0;) {
                     off += (rem % out.dim(d)) * srcStride[d];
                     rem /= out.dim(d);
                 }

@@ -123,6 +123,7 @@ Status einsumKernel(KernelContext &ctx)
     std::string eq = ctx.attrString("equation");
     if (Status valid = checkEinsumEquation(eq, ctx.inputCount()); !valid)
         return ctx.fail(valid.message());
+    OPSCOPE_TRY(ctx.requireInputs(ctx.inputCount())); // every operand, none omitted
     eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
     const auto arrow = eq.find("->");
     std::string lhs = eq.substr(0, arrow);
@@ -246,7 +247,12 @@ template<class T>
 Status nllLoss(KernelContext &ctx, const RuntimeTensor &input, const RuntimeTensor &target,
                const RuntimeTensor *weight, std::size_t outIndex)
 {
+    if (input.rank() < 2)
+        return ctx.fail("input must be at least 2-D (N, C, ...), got " + input.shapeText());
     const std::int64_t n = input.dim(0), c = input.dim(1), inner = product(input.shape(), 2);
+    if (weight && weight->elementCount() != c)
+        return ctx.fail("weight must have one element per class (" + std::to_string(c) + "), got " +
+                        weight->shapeText());
     const bool hasIgnore = ctx.hasAttr("ignore_index");
     const std::int64_t ignore = ctx.attrInt("ignore_index", 0);
     const std::string reduction = ctx.attrString("reduction", "mean");
@@ -304,6 +310,8 @@ Status softmaxCrossEntropyKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &scores = ctx.in(0);
+    if (scores.rank() < 2)
+        return ctx.fail("scores must be at least 2-D (N, C, ...), got " + scores.shapeText());
     const std::int64_t n = scores.dim(0), c = scores.dim(1), inner = product(scores.shape(), 2);
     return dispatchFloat(scores.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);

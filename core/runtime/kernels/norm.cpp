@@ -155,8 +155,13 @@ Status instanceNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
     const double eps = ctx.attrFloat("epsilon", 1e-5f);
     const std::int64_t c = x.dim(1), inner = product(x.shape(), 2);
+    if (scale.elementCount() != c || bias.elementCount() != c)
+        return ctx.fail("scale and bias must have one element per channel (" + std::to_string(c) + "), got " +
+                        scale.shapeText() + " and " + bias.shapeText());
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
@@ -292,6 +297,8 @@ Status groupNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
     const std::int64_t groups = ctx.attrInt("num_groups", 1), c = x.dim(1);
     if (groups <= 0 || c % groups)
         return ctx.fail("num_groups must divide the channels");
@@ -299,6 +306,11 @@ Status groupNormKernel(KernelContext &ctx)
     const std::int64_t inner = product(x.shape(), 2), perGroup = c / groups * inner;
     // Opset 18: scale/bias per group; opset 21: per channel.
     const bool perChannel = scale.elementCount() == c;
+    const std::int64_t params = perChannel ? c : groups;
+    if (scale.elementCount() != params || bias.elementCount() != params)
+        return ctx.fail("scale and bias must have one element per channel (" + std::to_string(c) +
+                        ") or per group (" + std::to_string(groups) + "), got " + scale.shapeText() + " and " +
+                        bias.shapeText());
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
@@ -320,7 +332,11 @@ Status lrnKernel(KernelContext &ctx)
     const RuntimeTensor &x = ctx.in(0);
     const double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f),
                  bias = ctx.attrFloat("bias", 1.0f);
+    if (x.rank() < 2)
+        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
     const std::int64_t size = ctx.attrInt("size", 1), c = x.dim(1), inner = product(x.shape(), 2);
+    if (size < 1)
+        return ctx.fail("size must be at least 1, got " + std::to_string(size));
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();

@@ -241,7 +241,7 @@ Status transposeKernel(KernelContext &ctx)
 
 Status concatKernel(KernelContext &ctx)
 {
-    OPSCOPE_TRY(ctx.requireInputs(1));
+    OPSCOPE_TRY(ctx.requireInputs(std::max<std::size_t>(1, ctx.inputCount()))); // none may be omitted
     const RuntimeTensor &first = ctx.in(0);
     const auto rank = static_cast<std::int64_t>(first.rank());
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), rank, ctx);
