@@ -4,6 +4,7 @@
 #include "onnx/schemacheck.h"
 
 #include "ir/tensor.h"
+#include "onnx/extraarity.h"
 #include "onnx/schemacheckdetail.h"
 
 #include <algorithm>
@@ -74,6 +75,16 @@ std::int64_t newestKnownOpset(const std::string &domain)
     const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     const auto it = map.find(domain);
     return it == map.end() ? 0 : it->second.second;
+}
+
+// The opset an op of `domain` came in, as this libonnx knows it; 0 for an op it does not know.
+int firstOpset(const std::string &op, const std::string &domain)
+{
+    const std::int64_t newest = newestKnownOpset(domain);
+    for (int v = 1; v <= newest; ++v)
+        if (const onnx::OpSchema *s = onnx::OpSchemaRegistry::Schema(op, v, domain))
+            return s->SinceVersion();
+    return 0;
 }
 
 class StructureChecker
@@ -212,12 +223,14 @@ private:
         // An op the model's opset predates (Einsum, from opset 12, in an opset-5 model) has no
         // schema there, so nothing above checked it, and no runtime implements it at that opset:
         // its kernel met inputs no schema had vetted (an omitted operand).
+        if (!schema && !m_functions.count({n.domain(), n.op_type()}))
+            if (const std::optional<OpArity> arity = extraArity(domain, n.op_type()))
+                OPSCOPE_TRY(againstArity(n, *arity, label));
         if (!schema && opset != opsets.end() && !m_functions.count({n.domain(), n.op_type()}))
-            if (const onnx::OpSchema *later =
-                    onnx::OpSchemaRegistry::Schema(n.op_type(), std::numeric_limits<int>::max(), domain))
-                return Status::invalid(label + ": " + shown(n.op_type()) + " came in opset " +
-                                       std::to_string(later->SinceVersion()) + (domain.empty() ? "" : " of " + domain) +
-                                       ", but the model imports opset " + std::to_string(opset->second) +
+            if (const int first = firstOpset(n.op_type(), domain); first > opset->second)
+                return Status::invalid(label + ": " + shown(n.op_type()) + " came in opset " + std::to_string(first) +
+                                       (domain.empty() ? "" : " of " + domain) + ", but the model imports opset " +
+                                       std::to_string(opset->second) +
                                        ": raise the model's opset import or use an op of its opset");
         if (n.op_type() == "Einsum" && domain.empty()) {
             for (const auto &a : n.attribute())
@@ -262,6 +275,32 @@ private:
             return Status::invalid(label + ": attribute '" + a.name() + "' is " + std::to_string(a.i()) +
                                    "; it must be at least " + std::to_string(minimum));
         }
+        return Status::ok();
+    }
+
+    // The table's counts for an op libonnx has no schema for; the first minInputs inputs are
+    // required, so none of them may be the empty name.
+    static Status againstArity(const onnx::NodeProto &n, const OpArity &a, const std::string &label)
+    {
+        const auto range = [](int lo, int hi) {
+            return lo == hi ? std::to_string(lo)
+                            : std::to_string(lo) + (hi == std::numeric_limits<int>::max() ? " or more"
+                                                                                        : " to " + std::to_string(hi));
+        };
+        if (n.input_size() < a.minInputs || n.input_size() > a.maxInputs)
+            return Status::invalid(label + " has " + std::to_string(n.input_size()) + " input(s); " +
+                                   shown(n.op_type()) + " takes " + range(a.minInputs, a.maxInputs));
+        if (n.output_size() < a.minOutputs || n.output_size() > a.maxOutputs)
+            return Status::invalid(label + " has " + std::to_string(n.output_size()) + " output(s); " +
+                                   shown(n.op_type()) + " produces " + range(a.minOutputs, a.maxOutputs));
+        for (int i = 0; i < a.minInputs; ++i)
+            if (n.input(i).empty())
+                return Status::invalid(label + ": input " + std::to_string(i) + " is empty, but " +
+                                       shown(n.op_type()) + " requires it");
+        for (int i = 0; i < a.minOutputs; ++i)
+            if (n.output(i).empty())
+                return Status::invalid(label + ": output " + std::to_string(i) + " is empty, but " +
+                                       shown(n.op_type()) + " always produces it");
         return Status::ok();
     }
 
