@@ -21,7 +21,7 @@ const std::map<Key, OpArity> &table()
         {{"", "GroupNormalization"}, {3, 3, 1, 1}},
         {{"", "RMSNormalization"}, {2, 2, 1, 1}},
         {{"", "SimplifiedLayerNormalization"}, {2, 2, 1, 3}},
-        {{"", "Attention"}, {3, 6, 1, 4}},
+        {{"", "Attention"}, {3, 7, 1, 4}}, // opset 24 added nonpad_kv_seqlen
         {{"", "RotaryEmbedding"}, {1, 4, 1, 1}},
         // ONNX Runtime's contrib ops.
         {{"com.microsoft", "BiasGelu"}, {2, 2, 1, 1}},

@@ -46,7 +46,7 @@ std::string shown(const std::string &name)
 std::string nodeLabel(const onnx::NodeProto &n)
 {
     if (n.name().empty())
-        return "a " + shown(n.op_type()) + " node";
+        return "an unnamed " + shown(n.op_type()) + " node"; // "a Einsum node" read badly
     return "node '" + shown(n.name()) + "' (" + shown(n.op_type()) + ")";
 }
 

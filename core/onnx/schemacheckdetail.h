@@ -21,7 +21,7 @@ const std::map<std::string, int> &shapeInputs();
 
 std::string canonicalDomain(const std::string &domain); // "ai.onnx" → ""
 std::string shown(const std::string &name);              // control characters escaped
-std::string nodeLabel(const onnx::NodeProto &n);         // "node 'x' (Conv)" or "a Conv node"
+std::string nodeLabel(const onnx::NodeProto &n);         // "node 'x' (Conv)" or "an unnamed Conv node"
 // Ops whose inference and kernels divide by or index with their window attributes.
 bool isWindowOp(const std::string &op);
 // Replaces the inference function of every version of `op`'s schema by wrap(original): how the
