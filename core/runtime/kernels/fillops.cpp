@@ -153,6 +153,10 @@ Expected<PadGeometry> padGeometry(const KernelContext &ctx, const RuntimeTensor 
                                  : PadMode::Constant;
     g.shape.resize(static_cast<std::size_t>(rank));
     for (std::size_t d = 0; d < std::size_t(rank); ++d) {
+        // In long double first: pads of 2^63 - 1 (fuzzing) overflowed the sum.
+        const long double size = (long double)x.dim(d) + (long double)g.begin[d] + (long double)end[d];
+        if (size > (long double)(std::int64_t(1) << 62))
+            return ctx.fail("pads make dimension " + std::to_string(d) + " too large");
         g.shape[d] = x.dim(d) + g.begin[d] + end[d];
         if (g.shape[d] < 0)
             return ctx.fail("pads make dimension " + std::to_string(d) + " negative");

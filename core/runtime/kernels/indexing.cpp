@@ -284,9 +284,19 @@ Status gatherNdKernel(KernelContext &ctx)
     const std::int64_t b = ctx.attrInt("batch_dims", 0);
     if (idx.rank() < 1)
         return ctx.fail("indices must be at least 1-D");
+    // The schema's rules: 0 <= batch_dims < rank(indices), the leading batch_dims dims of data
+    // and indices equal, 1 <= k <= rank(data) - batch_dims.
+    if (b < 0 || b >= std::int64_t(idx.rank()) || b >= std::int64_t(x.rank()))
+        return ctx.fail("batch_dims " + std::to_string(b) + " is out of range for data " + x.shapeText() +
+                        " and indices " + idx.shapeText());
+    for (std::size_t d = 0; d < std::size_t(b); ++d)
+        if (x.dim(d) != idx.dim(d))
+            return ctx.fail("the batch dims of data " + x.shapeText() + " and indices " + idx.shapeText() +
+                            " differ");
     const std::int64_t k = idx.dim(idx.rank() - 1);
-    if (b + k > std::int64_t(x.rank()))
-        return ctx.fail("indices last dimension is too large for the data's rank");
+    if (k < 1 || b + k > std::int64_t(x.rank()))
+        return ctx.fail("indices' last dimension (" + std::to_string(k) + ") must be 1 to " +
+                        std::to_string(std::int64_t(x.rank()) - b) + " for data " + x.shapeText());
     std::vector<std::int64_t> shape(idx.shape().begin(), idx.shape().end() - 1);
     shape.insert(shape.end(), x.shape().begin() + b + k, x.shape().end());
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
