@@ -330,6 +330,51 @@ bool hasExternalData(const onnx::GraphProto &g)
 
 } // namespace
 
+namespace {
+
+// A negative dim_value (old exporters write -1 for "any") is no size. libonnx's inference reads
+// it as one (GatherND's indices [2, -1] made it index dim -1 and crash, found by fuzzing), so it
+// never sees one: a graph input's becomes the symbol `<input>_dim<d>`, bindable with --dim (said in
+// a warning), any other (outputs, value_info, subgraphs) is left unknown.
+void symbolizeNegativeDims(onnx::GraphProto &g, bool top, std::vector<std::string> &warnings)
+{
+    const auto fix = [&](onnx::ValueInfoProto &vi, bool named) {
+        if (!vi.has_type() || !vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+            return;
+        auto *shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+        for (int d = 0; d < shape->dim_size(); ++d) {
+            auto *dim = shape->mutable_dim(d);
+            if (!dim->has_dim_value() || dim->dim_value() >= 0)
+                continue;
+            const std::int64_t was = dim->dim_value();
+            if (!named) {
+                dim->clear_dim_value();
+                continue;
+            }
+            const std::string symbol = vi.name() + "_dim" + std::to_string(d);
+            dim->set_dim_param(symbol);
+            warnings.push_back("input '" + vi.name() + "' dimension " + std::to_string(d) + " is " +
+                               std::to_string(was) + ", not a size; it is treated as the symbol '" + symbol +
+                               "' (bind it with --dim " + symbol + "=VALUE)");
+        }
+    };
+    for (auto &vi : *g.mutable_input())
+        fix(vi, top);
+    for (auto &vi : *g.mutable_output())
+        fix(vi, false);
+    for (auto &vi : *g.mutable_value_info())
+        fix(vi, false);
+    for (auto &n : *g.mutable_node())
+        for (auto &a : *n.mutable_attribute()) {
+            if (a.has_g())
+                symbolizeNegativeDims(*a.mutable_g(), false, warnings);
+            for (auto &sub : *a.mutable_graphs())
+                symbolizeNegativeDims(sub, false, warnings);
+        }
+}
+
+} // namespace
+
 Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions &options)
 {
     ImportResult result;
@@ -342,6 +387,7 @@ Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions 
 
     // Before any libonnx code reads the model: its checker and inference trust what they get.
     OPSCOPE_TRY(checkModelStructure(proto));
+    symbolizeNegativeDims(*proto.mutable_graph(), true, result.warnings);
     const bool external = hasExternalData(proto.graph());
     if (options.runChecker)
         runChecker(proto, options, external, result.warnings);

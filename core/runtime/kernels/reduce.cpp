@@ -350,15 +350,32 @@ void reduceColumns(const T *x, std::int64_t len, std::int64_t inner, std::int64_
     }
 }
 
+// log and sqrt of an integer sum made into an integer again: log(0) = -inf and sqrt of a wrapped
+// negative sum = NaN cannot be (the cast was undefined; fuzzing found ReduceLogSum of int64
+// zeros). Saturated as a float-to-int Cast with saturation would, NaN as 0.
+template<class A>
+A fromDouble(double v)
+{
+    if constexpr (std::is_integral_v<A>) {
+        if (v != v)
+            return A(0);
+        if (v <= double(std::numeric_limits<A>::min()))
+            return std::numeric_limits<A>::min();
+        if (v >= double(std::numeric_limits<A>::max()))
+            return std::numeric_limits<A>::max();
+    }
+    return static_cast<A>(v);
+}
+
 template<Red K, class A>
 A finish(A a, std::int64_t len, bool nan)
 {
     if constexpr (K == Red::Mean)
         a = len ? static_cast<A>(a / static_cast<A>(len)) : a;
     else if constexpr (K == Red::L2)
-        a = static_cast<A>(std::sqrt(double(a)));
+        a = fromDouble<A>(std::sqrt(double(a)));
     else if constexpr (K == Red::LogSum)
-        a = static_cast<A>(std::log(double(a)));
+        a = fromDouble<A>(std::log(double(a)));
     if constexpr (std::is_floating_point_v<A> && (K == Red::Max || K == Red::Min))
         if (nan)
             a = std::numeric_limits<A>::quiet_NaN();
@@ -380,7 +397,7 @@ void logSumExp(const T *src, T *dst, std::int64_t outer, std::int64_t len, std::
             double sum = 0;
             for (std::int64_t k = 0; k < len; ++k)
                 sum += std::exp(double(A(C(run[k * inner]))) - double(m));
-            dst[o * inner + i] = static_cast<T>(static_cast<C>(A(std::log(sum) + double(m))));
+            dst[o * inner + i] = static_cast<T>(static_cast<C>(fromDouble<A>(std::log(sum) + double(m))));
         }
 }
 
