@@ -61,20 +61,7 @@ public:
             if (v.valid() && g.value(v).isGraphInput)
                 return Status::invalid(where + ": graph input '" + vi.name() + "' is listed twice");
             TypeInfo type = typeFromProto(vi.type());
-            // A negative size (old exporters write -1 for "any") is no size: make it a named
-            // symbol the user can bind with --dim, and say so, instead of silently running it as 1.
-            if (type.shape)
-                for (std::size_t d = 0; d < type.shape->dims.size(); ++d) {
-                    Dim &dim = type.shape->dims[d];
-                    if (dim.value < 0 && dim.symbol.empty() && vi.type().tensor_type().shape().dim(int(d)).has_dim_value()) {
-                        dim.symbol = vi.name() + "_dim" + std::to_string(d);
-                        dim.value = -1;
-                        m_warnings.push_back(where + ": input '" + vi.name() + "' dimension " + std::to_string(d) +
-                                             " is " + std::to_string(vi.type().tensor_type().shape().dim(int(d)).dim_value()) +
-                                             ", not a size; it is treated as the symbol '" + dim.symbol +
-                                             "' (bind it with --dim " + dim.symbol + "=VALUE)");
-                    }
-                }
+            // Negative sizes were made symbols before inference (symbolizeNegativeDims).
             const ValueId id = g.addInput(vi.name(), std::move(type));
             g.value(id).docString = vi.doc_string();
             OPSCOPE_TRY(checkType(g.value(id).type, "graph input '" + vi.name() + "'"));
