@@ -315,10 +315,6 @@ bool hasExternalData(const onnx::GraphProto &g)
     return false;
 }
 
-} // namespace
-
-namespace {
-
 // A negative dim_value (old exporters write -1 for "any") is no size. libonnx's inference reads
 // it as one (GatherND's indices [2, -1] made it index dim -1 and crash, found by fuzzing), so it
 // never sees one: a graph input's becomes the symbol `<input>_dim<d>`, bindable with --dim (said in

@@ -231,18 +231,19 @@ private:
                 : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
         if (schema)
             OPSCOPE_TRY(againstSchema(n, *schema, label, opset->second > newestKnownOpset(domain)));
-        // An op the model's opset predates (Einsum, from opset 12, in an opset-5 model) has no
-        // schema there, so nothing above checked it, and no runtime implements it at that opset:
-        // its kernel met inputs no schema had vetted (an omitted operand).
-        if (!schema && !m_functions.count({n.domain(), n.op_type()}))
+        if (!schema && !m_functions.count({n.domain(), n.op_type()})) {
+            // Ops libonnx does not know: opscope's own table of counts.
             if (const std::optional<OpArity> arity = extraArity(domain, n.op_type()))
                 OPSCOPE_TRY(againstArity(n, *arity, label));
-        if (!schema && opset != opsets.end() && !m_functions.count({n.domain(), n.op_type()}))
-            if (const int first = firstOpset(n.op_type(), domain); first > opset->second)
+            // An op the model's opset predates (Einsum, from opset 12, in an opset-5 model) has no
+            // schema there, so nothing above checked it, and no runtime implements it at that
+            // opset: its kernel met inputs no schema had vetted (an omitted operand).
+            if (const int first = opset == opsets.end() ? 0 : firstOpset(n.op_type(), domain); first > 0 && first > opset->second)
                 return Status::invalid(label + ": " + shown(n.op_type()) + " came in opset " + std::to_string(first) +
                                        (domain.empty() ? "" : " of " + domain) + ", but the model imports opset " +
                                        std::to_string(opset->second) +
                                        ": raise the model's opset import or use an op of its opset");
+        }
         if (n.op_type() == "Einsum" && domain.empty()) {
             for (const auto &a : n.attribute())
                 if (a.name() == "equation")

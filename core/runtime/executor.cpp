@@ -4,12 +4,12 @@
 #include "runtime/workerpool.h"
 
 #include <algorithm>
-#include <new>
 #include <array>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <omp.h>
 #include <optional>
 #include <set>

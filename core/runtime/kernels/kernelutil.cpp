@@ -177,6 +177,13 @@ Shape64 stridesOf(const Shape64 &shape)
     return s;
 }
 
+Status requireBatchAndChannels(const RuntimeTensor &t, const char *what, const KernelContext &ctx)
+{
+    if (t.rank() >= 2)
+        return Status::ok();
+    return ctx.fail(std::string(what) + " must be at least 2-D (N, C, ...), got " + t.shapeText());
+}
+
 Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx)
 {
     // A scalar has no axis: axis 0 of a rank-0 input was let through, and every kernel that then

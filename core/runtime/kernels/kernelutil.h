@@ -164,6 +164,9 @@ std::int64_t product(const Shape64 &shape, std::size_t from = 0, std::size_t to 
 Shape64 stridesOf(const Shape64 &shape);
 // Normalizes a possibly negative axis into [0, rank); fails for out-of-range axes and scalars.
 Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx);
+// Fails unless `t` is at least 2-D, (N, C, ...) as the normalizations and losses read it: their
+// dim(1) of a scalar or a vector read past its shape. `what` names it ("input", "scores").
+Status requireBatchAndChannels(const RuntimeTensor &t, const char *what, const KernelContext &ctx);
 
 // Multidirectional (numpy) broadcasting of several shapes.
 struct Broadcast

@@ -247,8 +247,7 @@ template<class T>
 Status nllLoss(KernelContext &ctx, const RuntimeTensor &input, const RuntimeTensor &target,
                const RuntimeTensor *weight, std::size_t outIndex)
 {
-    if (input.rank() < 2)
-        return ctx.fail("input must be at least 2-D (N, C, ...), got " + input.shapeText());
+    OPSCOPE_TRY(requireBatchAndChannels(input, "input", ctx));
     const std::int64_t n = input.dim(0), c = input.dim(1), inner = product(input.shape(), 2);
     if (weight && weight->elementCount() != c)
         return ctx.fail("weight must have one element per class (" + std::to_string(c) + "), got " +
@@ -310,8 +309,7 @@ Status softmaxCrossEntropyKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &scores = ctx.in(0);
-    if (scores.rank() < 2)
-        return ctx.fail("scores must be at least 2-D (N, C, ...), got " + scores.shapeText());
+    OPSCOPE_TRY(requireBatchAndChannels(scores, "scores", ctx));
     const std::int64_t n = scores.dim(0), c = scores.dim(1), inner = product(scores.shape(), 2);
     return dispatchFloat(scores.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);

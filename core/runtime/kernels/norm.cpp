@@ -22,8 +22,7 @@ Status batchNormKernel(KernelContext &ctx)
     const RuntimeTensor &x = ctx.in(0);
     if (ctx.attrInt("training_mode", 0) != 0 || (ctx.wantsOutput(1) && ctx.opset() >= 14))
         return ctx.unsupported("training mode (running statistics) is not supported");
-    if (x.rank() < 2)
-        return ctx.fail("input must be at least 2-D");
+    OPSCOPE_TRY(requireBatchAndChannels(x, "input", ctx));
     const double eps = ctx.attrFloat("epsilon", 1e-5f);
     const std::int64_t c = x.dim(1), inner = product(x.shape(), 2), outer = x.dim(0);
     for (std::size_t i = 1; i < 5; ++i)
@@ -155,8 +154,7 @@ Status instanceNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
-    if (x.rank() < 2)
-        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
+    OPSCOPE_TRY(requireBatchAndChannels(x, "input", ctx));
     const double eps = ctx.attrFloat("epsilon", 1e-5f);
     const std::int64_t c = x.dim(1), inner = product(x.shape(), 2);
     if (scale.elementCount() != c || bias.elementCount() != c)
@@ -297,8 +295,7 @@ Status groupNormKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &x = ctx.in(0), &scale = ctx.in(1), &bias = ctx.in(2);
-    if (x.rank() < 2)
-        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
+    OPSCOPE_TRY(requireBatchAndChannels(x, "input", ctx));
     const std::int64_t groups = ctx.attrInt("num_groups", 1), c = x.dim(1);
     if (groups <= 0 || c % groups)
         return ctx.fail("num_groups must divide the channels");
@@ -332,8 +329,7 @@ Status lrnKernel(KernelContext &ctx)
     const RuntimeTensor &x = ctx.in(0);
     const double alpha = ctx.attrFloat("alpha", 1e-4f), beta = ctx.attrFloat("beta", 0.75f),
                  bias = ctx.attrFloat("bias", 1.0f);
-    if (x.rank() < 2)
-        return ctx.fail("input must be at least 2-D (N, C, ...), got " + x.shapeText());
+    OPSCOPE_TRY(requireBatchAndChannels(x, "input", ctx));
     const std::int64_t size = ctx.attrInt("size", 1), c = x.dim(1), inner = product(x.shape(), 2);
     if (size < 1)
         return ctx.fail("size must be at least 1, got " + std::to_string(size));
