@@ -24,14 +24,10 @@ ValueId reduceMean(Model &model, NodeChain &chain, ValueId x, const std::vector<
 Expected<bool> lowerRmsNorm(Model &model, Graph &graph, NodeId id)
 {
     const Node n = graph.node(id);
-    const std::int64_t axis = attrInt(n, "axis", -1);
-    const auto rank = knownRank(graph, n.inputs[0]);
-    if (axis >= 0 && !rank)
-        return Status::unsupported("RMSNormalization '" + n.name +
-                                   "' with a positive axis needs a known rank");
-    std::vector<std::int64_t> axes;
-    for (std::int64_t a = axis < 0 ? axis : axis - static_cast<std::int64_t>(*rank); a < 0; ++a)
-        axes.push_back(a);
+    const Expected<std::vector<std::int64_t>> trailing = trailingAxes(graph, n, n.inputs[0], attrInt(n, "axis", -1));
+    if (!trailing)
+        return trailing.status();
+    const std::vector<std::int64_t> &axes = *trailing;
     NodeChain c(graph, n.name);
     const ValueId x = n.inputs[0];
     const ValueId ms = reduceMean(model, c, c.op("Mul", {x, x}), axes);

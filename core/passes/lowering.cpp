@@ -121,16 +121,10 @@ Expected<bool> lowerLayerNorm(Model &, Graph &graph, NodeId id)
 {
     const Node n = graph.node(id);
     const std::string base = n.name;
-    const std::int64_t axis = attrInt(n, "axis", -1);
-    const auto rank = knownRank(graph, n.inputs[0]);
-    if (axis >= 0 && !rank)
-        return Status::unsupported("LayerNormalization '" + base +
-                                   "' with a positive axis needs a known rank");
-    const std::int64_t first = axis < 0 ? axis : axis - static_cast<std::int64_t>(*rank);
-    std::vector<std::int64_t> axes;
-    for (std::int64_t a = first; a < 0; ++a)
-        axes.push_back(a);
-    const std::vector<Attribute> reduce{Attribute::makeInts("axes", axes), Attribute::makeInt("keepdims", 1)};
+    const Expected<std::vector<std::int64_t>> axes = trailingAxes(graph, n, n.inputs[0], attrInt(n, "axis", -1));
+    if (!axes)
+        return axes.status();
+    const std::vector<Attribute> reduce{Attribute::makeInts("axes", *axes), Attribute::makeInt("keepdims", 1)};
     const ValueId eps =
         addConstant(graph, base + "_epsilon", floatTensor({}, {attrFloat(n, "epsilon", 1e-5f)}));
     auto step = [&](const char *op, std::vector<ValueId> ins,

@@ -492,4 +492,20 @@ bool isTransposeWith(const Node &node, const std::vector<std::int64_t> &perm)
     return isOp(node, "Transpose") && attrInts(node, "perm") == perm;
 }
 
+Expected<std::vector<std::int64_t>> trailingAxes(const Graph &graph, const Node &n, ValueId x, std::int64_t axis)
+{
+    // Far above any rank a real model has; the kernels read at most this many dims too.
+    constexpr std::int64_t kDeepest = 64;
+    const std::optional<std::size_t> rank = knownRank(graph, x);
+    const auto r = rank ? static_cast<std::int64_t>(*rank) : kDeepest;
+    if (axis < -r || axis >= r || (axis >= 0 && !rank))
+        return Status::unsupported(n.opType + " '" + n.name + "': axis " + std::to_string(axis) +
+                                   (rank ? " is outside its input's rank " + std::to_string(*rank)
+                                         : std::string(" needs a known rank")));
+    std::vector<std::int64_t> axes;
+    for (std::int64_t a = axis < 0 ? axis : axis - r; a < 0; ++a)
+        axes.push_back(a);
+    return axes;
+}
+
 } // namespace opscope::passes

@@ -47,6 +47,11 @@ std::optional<float> scalarFloat(const Graph &graph, ValueId v);
 std::optional<std::vector<std::int64_t>> staticShape(const Graph &graph, ValueId v);
 std::optional<std::size_t> knownRank(const Graph &graph, ValueId v);
 std::optional<std::int64_t> knownDim(const Graph &graph, ValueId v, std::size_t axis);
+// The axes from `axis` to the last, negative (-k..-1): what a normalization over the trailing
+// dims of `x` reduces, as a lowering spells it out. Unsupported (the node stays as it is, its
+// kernel judges it) for an axis outside x's rank, a non-negative axis of an unknown rank, or a
+// negative one beyond any tensor's rank: an axis of -2^40 listed 2^40 axes and never ended.
+Expected<std::vector<std::int64_t>> trailingAxes(const Graph &graph, const Node &n, ValueId x, std::int64_t axis);
 DataType elementType(const Graph &graph, ValueId v); // Undefined when unknown
 // Same known shape, symbolic dims compared by name.
 bool sameShape(const Graph &graph, ValueId a, ValueId b);

@@ -99,6 +99,8 @@ Status loopKernel(KernelContext &ctx)
         if (out->size() != 1 + carried + scanCount)
             return ctx.fail("the body yields " + std::to_string(out->size()) + " values, expected " +
                             std::to_string(1 + carried + scanCount));
+        if ((*out)[0].elementCount() != 1)
+            return ctx.fail("the body's condition output must hold one value, got " + (*out)[0].shapeText());
         cond = (*out)[0].valueAsDouble(0) != 0.0;
         for (std::size_t i = 0; i < carried; ++i)
             state[i] = std::move((*out)[1 + i]);

@@ -289,6 +289,11 @@ Status depthSpaceKernel(KernelContext &ctx, bool toSpace)
     if (b <= 0)
         return ctx.fail("blocksize must be positive");
     const std::int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+    // blocksize² and the channels times it must not wrap: 2^40 squared wrapped to 0, and
+    // `c % 0` stopped the process.
+    std::int64_t bb = 0, grown = 0;
+    if (__builtin_mul_overflow(b, b, &bb) || __builtin_mul_overflow(c, bb, &grown))
+        return ctx.fail("blocksize " + std::to_string(b) + " is too large");
     RuntimeTensor view;
     std::vector<std::int64_t> perm, outShape;
     if (toSpace) {
@@ -382,6 +387,8 @@ Status triluKernel(KernelContext &ctx)
     const RuntimeTensor &x = ctx.in(0);
     if (x.rank() < 2)
         return ctx.fail("input must be at least 2-D");
+    if (ctx.input(1))
+        OPSCOPE_TRY(requireOneValue(ctx.in(1), "k", ctx));
     const std::int64_t k = ctx.input(1) ? ctx.in(1).valueAsInt(0) : 0;
     const bool upper = ctx.attrInt("upper", 1) != 0;
     const std::int64_t rows = x.dim(x.rank() - 2), cols = x.dim(x.rank() - 1);

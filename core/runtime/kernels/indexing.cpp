@@ -372,6 +372,8 @@ Status scatterNdKernel(KernelContext &ctx)
     if (!parsed)
         return parsed.status();
     const ScatterReduction mode = *parsed;
+    if (idx.rank() == 0) // its last dim is the index tuple's length
+        return ctx.fail("indices must be at least 1-D, got a scalar");
     const std::int64_t k = idx.dim(idx.rank() - 1);
     if (k > std::int64_t(x.rank()))
         return ctx.fail("indices last dimension exceeds the data's rank");
@@ -449,9 +451,14 @@ Status oneHotKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(3));
     const RuntimeTensor &idx = ctx.in(0), &depthT = ctx.in(1), &values = ctx.in(2);
-    const auto depth = static_cast<std::int64_t>(depthT.valueAsDouble(0));
-    if (depth <= 0)
-        return ctx.fail("depth must be positive");
+    OPSCOPE_TRY(requireOneValue(depthT, "depth", ctx));
+    // Compared as a double first: casting a NaN or 1e30 depth to int64 is undefined.
+    const double depthValue = depthT.valueAsDouble(0);
+    if (!(depthValue >= 1.0 && depthValue < 9.2e18))
+        return ctx.fail("depth must be positive, got " + std::to_string(depthValue));
+    const auto depth = static_cast<std::int64_t>(depthValue);
+    if (values.elementCount() != 2)
+        return ctx.fail("values must hold two elements (off, on), got " + values.shapeText());
     const auto outRank = std::int64_t(idx.rank()) + 1;
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), outRank, ctx);
     if (!axis)
@@ -621,6 +628,10 @@ Status topKKernel(KernelContext &ctx)
     const Expected<std::int64_t> axis = normalizeAxis(ctx.attrInt("axis", -1), std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();
+    if (ctx.opset() >= 10) {
+        OPSCOPE_TRY(ctx.requireInputs(2));
+        OPSCOPE_TRY(requireOneValue(ctx.in(1), "k", ctx));
+    }
     const std::int64_t k = ctx.opset() < 10 ? ctx.attrInt("k") : ctx.in(1).valueAsInt(0);
     const std::int64_t n = x.dim(std::size_t(*axis));
     if (k < 0 || k > n)
@@ -718,6 +729,7 @@ Status cumSumKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const RuntimeTensor &x = ctx.in(0);
+    OPSCOPE_TRY(requireOneValue(ctx.in(1), "axis", ctx));
     const Expected<std::int64_t> axis = normalizeAxis(ctx.in(1).valueAsInt(0), std::int64_t(x.rank()), ctx);
     if (!axis)
         return axis.status();

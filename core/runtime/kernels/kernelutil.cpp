@@ -184,6 +184,14 @@ Status requireBatchAndChannels(const RuntimeTensor &t, const char *what, const K
     return ctx.fail(std::string(what) + " must be at least 2-D (N, C, ...), got " + t.shapeText());
 }
 
+Status requireOneValue(const RuntimeTensor &t, const std::string &what, const KernelContext &ctx)
+{
+    if (t.elementCount() == 1)
+        return Status::ok();
+    return ctx.fail(what + " must hold one value, got " + std::to_string(t.elementCount()) + " (shape " +
+                    t.shapeText() + ")");
+}
+
 Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const KernelContext &ctx)
 {
     // A scalar has no axis: axis 0 of a rank-0 input was let through, and every kernel that then

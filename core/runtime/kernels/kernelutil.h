@@ -167,6 +167,10 @@ Expected<std::int64_t> normalizeAxis(std::int64_t axis, std::int64_t rank, const
 // Fails unless `t` is at least 2-D, (N, C, ...) as the normalizations and losses read it: their
 // dim(1) of a scalar or a vector read past its shape. `what` names it ("input", "scores").
 Status requireBatchAndChannels(const RuntimeTensor &t, const char *what, const KernelContext &ctx);
+// Fails unless `t` holds exactly one value (a scalar or any shape of one element), as a per-tensor
+// scale or zero point, a bound or a start is read: valueAsDouble(0) of an empty [0] tensor reads
+// past its buffer. `what` names it ("y_scale").
+Status requireOneValue(const RuntimeTensor &t, const std::string &what, const KernelContext &ctx);
 
 // Multidirectional (numpy) broadcasting of several shapes.
 struct Broadcast

@@ -299,6 +299,8 @@ Expected<MatZero> matZero(const KernelContext &ctx, const RuntimeTensor *zp, std
     z.t = zp;
     if (!zp || zp->elementCount() == 1)
         return z;
+    if (zp->elementCount() == 0) // at() would read its first value
+        return ctx.fail(std::string(what) + " zero point is empty");
     z.perBatch = lines;
     if (zp->elementCount() == batches * lines && batches > 1)
         z.batched = true;
@@ -411,10 +413,18 @@ Status convIntegerKernel(KernelContext &ctx)
 // Requantizes int32 accumulators like ONNX Runtime (MLAS's requantize output): the bias added in
 // int32, y = sat(round_half_even(float(acc + bias) · m[c]) + y0) with the multiplier formed in
 // float32 as ORT does, m[c] = sa · sb[c] / sy; channel c = (i / inner) % count.
+// `channelCount`: the channels sb may have one scale each for (conv's M, matmul's N).
 Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTensor &sa,
-                  const RuntimeTensor &sb, std::int64_t channelInner, const RuntimeTensor &sy,
-                  const RuntimeTensor *y0, const RuntimeTensor *bias)
+                  const RuntimeTensor &sb, std::int64_t channelInner, std::int64_t channelCount,
+                  const RuntimeTensor &sy, const RuntimeTensor *y0, const RuntimeTensor *bias)
 {
+    OPSCOPE_TRY(requireOneValue(sa, "the input's scale", ctx));
+    OPSCOPE_TRY(requireOneValue(sy, "the output's scale", ctx));
+    if (y0)
+        OPSCOPE_TRY(requireOneValue(*y0, "the output's zero point", ctx));
+    if (sb.elementCount() != 1 && sb.elementCount() != channelCount)
+        return ctx.fail("the weights' scale has " + std::to_string(sb.elementCount()) +
+                        " values: one, or one per output channel (" + std::to_string(channelCount) + ")");
     const DataType outType = y0 ? y0->dtype() : DataType::UInt8;
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, outType, acc.shape());
     if (!out)
@@ -475,17 +485,19 @@ Status requantize(KernelContext &ctx, const RuntimeTensor &acc, const RuntimeTen
 Status qLinearConvKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(8));
-    if (const RuntimeTensor *bias = ctx.input(8)) {
-        if (bias->dtype() != DataType::Int32)
-            return ctx.fail("the bias must be int32");
-        OPSCOPE_TRY(checkConvBias(ctx, bias, ctx.in(3).dim(0)));
-    }
     const bool constantW = ctx.isConstantInput(3) && ctx.isConstantInput(5);
     Expected<RuntimeTensor> acc = integerConv(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5), constantW);
     if (!acc)
         return acc.status();
-    return requantize(ctx, *acc, ctx.in(1), ctx.in(4), product(acc->shape(), 2), ctx.in(6), ctx.input(7),
-                      ctx.input(8));
+    // After the conv, which checked W's rank: dim(0) of a scalar W read past its shape.
+    const std::int64_t channels = acc->dim(1);
+    if (const RuntimeTensor *bias = ctx.input(8)) {
+        if (bias->dtype() != DataType::Int32)
+            return ctx.fail("the bias must be int32");
+        OPSCOPE_TRY(checkConvBias(ctx, bias, channels));
+    }
+    return requantize(ctx, *acc, ctx.in(1), ctx.in(4), product(acc->shape(), 2), channels, ctx.in(6),
+                      ctx.input(7), ctx.input(8));
 }
 
 Status qLinearMatMulKernel(KernelContext &ctx)
@@ -495,7 +507,8 @@ Status qLinearMatMulKernel(KernelContext &ctx)
     Expected<RuntimeTensor> acc = integerMatMul(ctx, ctx.in(0), ctx.in(3), &ctx.in(2), &ctx.in(5), constantB);
     if (!acc)
         return acc.status();
-    return requantize(ctx, *acc, ctx.in(1), ctx.in(4), 1, ctx.in(6), ctx.input(7), nullptr);
+    return requantize(ctx, *acc, ctx.in(1), ctx.in(4), 1, acc->shape().empty() ? 1 : acc->shape().back(), ctx.in(6),
+                      ctx.input(7), nullptr);
 }
 
 } // namespace

@@ -128,8 +128,9 @@ Status reshapeKernel(KernelContext &ctx)
             inferred = static_cast<int>(i);
         } else if (shape[i] < 0) {
             return ctx.fail("shape " + shapeText(shape) + " has a negative dimension");
-        } else {
-            known *= shape[i];
+        } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+            // Two dims of 2^40 wrapped the product; no tensor holds 2^63 elements anyway.
+            return ctx.fail("shape " + shapeText(shape) + " has more elements than any tensor can hold");
         }
     }
     if (inferred >= 0) {
