@@ -218,6 +218,28 @@ std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
            std::to_string(kMaxTensorRank) + " are not supported";
 }
 
+// libonnx 1.12 finds SAME padding's residual by subtracting the stride in a loop (`while
+// (residual >= stride) residual -= stride`): a MaxPool over a declared spatial dim of 2^40 with
+// stride 2 kept `info` busy for hours (found by fuzzing). Such a node is left uninferred; its
+// kernel sizes it at run time, where a tensor that large is refused.
+std::string slowSamePadding(onnx::InferenceContext &ctx)
+{
+    const AttributeProto *pad = ctx.getAttribute("auto_pad");
+    if (!pad || pad->s().rfind("SAME", 0) != 0 || ctx.getNumInputs() == 0 || !ctx.getInputType(0))
+        return {};
+    const onnx::TypeProto &t = *ctx.getInputType(0);
+    if (!t.has_tensor_type() || !t.tensor_type().has_shape())
+        return {};
+    const onnx::TensorShapeProto &shape = t.tensor_type().shape();
+    const AttributeProto *strides = ctx.getAttribute("strides");
+    for (int d = 2; d < shape.dim_size(); ++d) {
+        const std::int64_t stride = strides && d - 2 < strides->ints_size() ? strides->ints(d - 2) : 1;
+        if (stride > 1 && shape.dim(d).has_dim_value() && shape.dim(d).dim_value() / stride > (1 << 24))
+            return kSkipInference;
+    }
+    return {};
+}
+
 void installGuards()
 {
     installInferenceGaps();
@@ -261,7 +283,9 @@ void installGuards()
             for (const char *list : windowLists)
                 if (const AttributeProto *a = ctx.getAttribute(list))
                     sizes[list] = a->ints_size();
-            return windowRankProblem(name, inRank, wRank, sizes);
+            if (std::string p = windowRankProblem(name, inRank, wRank, sizes); !p.empty())
+                return p;
+            return slowSamePadding(ctx);
         });
     }
 }

@@ -3,17 +3,47 @@
 #include "runtime/kernels/kernelutil.h"
 
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <cstdlib>
 
 namespace opscope {
 namespace kernels {
 namespace {
 
+// A float truncated to an integer type as x86's conversion does, without C++'s undefined
+// behaviour for NaN, ±inf and values outside the type (ONNX leaves Cast's result there undefined;
+// this is what ONNX Runtime gives on x86, which a plain static_cast happened to give too): through
+// int32 for the narrow types, int64 for uint32 and int64, out of range the wide type's minimum.
+template<class D>
+D truncatingCast(double f)
+{
+    const double t = std::trunc(f); // NaN stays NaN and fails every comparison below
+    const auto viaInt32 = [](double x) {
+        return x >= -2147483648.0 && x < 2147483648.0 ? std::int32_t(x) : std::numeric_limits<std::int32_t>::min();
+    };
+    const auto viaInt64 = [](double x) {
+        return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? std::int64_t(x)
+                                                                         : std::numeric_limits<std::int64_t>::min();
+    };
+    if constexpr (std::is_same_v<D, std::uint64_t>) {
+        if (t >= 9223372036854775808.0 && t < 18446744073709551616.0)
+            return std::uint64_t(t);
+        return std::uint64_t(viaInt64(t));
+    } else if constexpr (sizeof(D) == 8 || std::is_same_v<D, std::uint32_t>) {
+        return D(viaInt64(t));
+    } else {
+        return D(viaInt32(t));
+    }
+}
+
 template<class S, class D>
 D convert(S v)
 {
     if constexpr (std::is_same_v<D, bool>)
         return ComputeType<S>(v) != ComputeType<S>(0);
+    else if constexpr (isFloatLike<S> && std::is_integral_v<D>)
+        return truncatingCast<D>(double(ComputeType<S>(v)));
     else if constexpr (isFloatLike<D> || isFloatLike<S>)
         return static_cast<D>(static_cast<ComputeType<D>>(static_cast<ComputeType<S>>(v)));
     else
