@@ -44,8 +44,7 @@ Status ifKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(1));
     const RuntimeTensor &cond = ctx.in(0);
-    if (cond.elementCount() != 1)
-        return ctx.fail("cond must hold one element");
+    OPSCOPE_TRY(requireOneValue(cond, "cond", ctx));
     const bool taken = cond.valueAsDouble(0) != 0.0;
     const PreparedGraph *branch = ctx.subgraph(taken ? "then_branch" : "else_branch");
     if (!branch)

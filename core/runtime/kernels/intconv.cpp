@@ -202,8 +202,8 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     if (!geo)
         return geo.status();
     const std::int64_t n = x.dim(0), c = x.dim(1), mOut = w.dim(0), g = geo->group;
-    if (xzp && xzp->elementCount() != 1)
-        return ctx.fail("the input zero point must be a single value, not " + std::to_string(xzp->elementCount()));
+    if (xzp)
+        OPSCOPE_TRY(requireOneValue(*xzp, "the input zero point", ctx));
     if (wzp && wzp->elementCount() != 1 && wzp->elementCount() != mOut)
         return ctx.fail("the weight zero point needs 1 or " + std::to_string(mOut) + " values, not " +
                         std::to_string(wzp->elementCount()));
