@@ -269,6 +269,11 @@ Status softmaxKernel(KernelContext &ctx)
         len = rank ? x.dim(std::size_t(*axis)) : 1;
         inner = product(x.shape(), std::size_t(*axis) + 1);
     }
+    // No values, but possibly 2^42 empty rows ([2^40, 4, 0]: the loops below ran for hours).
+    if (x.elementCount() == 0) {
+        Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
+        return out ? Status::ok() : out.status();
+    }
     if constexpr (K != SoftmaxKind::Hardmax) {
         // float32 of some size: oneDNN's vectorized, threaded softmax (a libm exp per element otherwise).
         if (x.dtype() == DataType::Float && x.elementCount() >= 256) {

@@ -221,6 +221,8 @@ Status channelShuffleKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
+    if (x.elementCount() == 0) // no values, but maybe 2^41 empty planes to walk
+        return Status::ok();
     const std::int64_t per = c / g;
     const std::size_t plane =
         static_cast<std::size_t>(c == 0 || n == 0 ? 0 : x.elementCount() / (n * c)) * dataTypeSize(x.dtype());

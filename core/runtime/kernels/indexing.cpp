@@ -387,6 +387,8 @@ Status scatterNdKernel(KernelContext &ctx)
     if (!out)
         return out.status();
     std::memcpy((*out)->mutableBytes(), x.bytes(), x.byteSize());
+    if (slice == 0) // nothing to scatter, but maybe 2^41 empty tuples to walk
+        return Status::ok();
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         T *dst = (*out)->template mutableData<T>();

@@ -258,7 +258,7 @@ Status nllLoss(KernelContext &ctx, const RuntimeTensor &input, const RuntimeTens
     if (target.elementCount() != n * inner)
         return ctx.fail("target " + target.shapeText() + " does not match input " + input.shapeText());
     std::vector<double> loss(std::size_t(n * inner)), weights(std::size_t(n * inner));
-    for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t b = 0; inner > 0 && b < n; ++b) // [2^40, C, 0]: no empty walk
         for (std::int64_t i = 0; i < inner; ++i) {
             const std::int64_t t = target.valueAsInt(b * inner + i);
             if (hasIgnore && t == ignore) {
@@ -318,7 +318,7 @@ Status softmaxCrossEntropyKernel(KernelContext &ctx)
             return logp.status();
         const T *src = scores.data<T>();
         T *lp = logp->template mutableData<T>();
-        for (std::int64_t b = 0; b < n; ++b)
+        for (std::int64_t b = 0; inner > 0 && b < n; ++b) // [2^40, C, 0]: no empty walk
             for (std::int64_t i = 0; i < inner; ++i) {
                 double mx = -1e300, sum = 0;
                 for (std::int64_t k = 0; k < c; ++k)
