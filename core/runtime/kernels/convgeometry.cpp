@@ -3,6 +3,8 @@
 namespace opscope::kernels {
 namespace {
 
+constexpr std::int64_t kMaxWindow = std::int64_t(1) << 48;
+
 Status fillCommon(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g)
 {
     const std::size_t sp = g.kernel.size();
@@ -23,6 +25,14 @@ Status fillCommon(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g)
     for (std::size_t d = 0; d < sp; ++d) {
         if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || pads[d] < 0 || pads[d + sp] < 0)
             return ctx.fail("kernel, strides and dilations must be positive and pads non-negative");
+        // Every sum below (window extent, input plus both pads, SAME's total padding) stays far
+        // from overflow: no attribute or window reaches 2^48, no dim of a tensor that exists 2^62.
+        std::int64_t extent = 0;
+        if (__builtin_mul_overflow(g.kernel[d] - 1, g.dilations[d], &extent) || extent >= kMaxWindow ||
+            g.strides[d] >= kMaxWindow || pads[d] >= kMaxWindow || pads[d + sp] >= kMaxWindow)
+            return ctx.fail("kernel_shape " + shapeText(g.kernel) + ", dilations " + shapeText(g.dilations) +
+                            ", strides " + shapeText(g.strides) + " or pads " + shapeText(pads) +
+                            " reach past 2^48: no tensor is that large");
         g.padBegin.push_back(pads[d]);
         g.padEnd.push_back(pads[d + sp]);
     }
@@ -117,13 +127,21 @@ Expected<ConvGeometry> convGeometry(const KernelContext &ctx, const Shape64 &x, 
             return ctx.fail("output_padding " + shapeText(outPad) + " must be ≥ 0 and smaller than the stride " +
                             shapeText(g.strides) + " or the dilation in each axis");
     const Shape64 outputShape = ctx.attrInts("output_shape");
+    if (!outputShape.empty() && outputShape.size() < sp)
+        return ctx.fail("output_shape " + shapeText(outputShape) + " needs a value per spatial axis");
     g.outShape = {x[0], w[1] * g.group};
     for (std::size_t d = 0; d < sp; ++d) {
         const std::int64_t extent = (g.kernel[d] - 1) * g.dilations[d] + 1;
+        std::int64_t stretched = 0; // strides × (input - 1): an empty tensor's dim may be 2^40
+        if (x[d + 2] < 0 || __builtin_mul_overflow(g.strides[d], x[d + 2], &stretched) || stretched >= kMaxWindow)
+            return ctx.fail("strides " + shapeText(g.strides) + " over input " + shapeText(x) +
+                            " give an output past 2^48");
         const std::int64_t full = g.strides[d] * (x[d + 2] - 1) + outPad[d] + extent;
         std::int64_t out;
         if (!outputShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
             out = !outputShape.empty() ? outputShape[outputShape.size() - sp + d] : x[d + 2] * g.strides[d];
+            if (out <= 0 || out >= kMaxWindow)
+                return ctx.fail("output_shape " + shapeText(outputShape) + " must be positive and below 2^48");
             const std::int64_t total = std::max<std::int64_t>(0, full - out);
             // ONNX: SAME_UPPER puts the odd unit at the end; SAME_LOWER and an explicit
             // output_shape (auto_pad NOTSET) at the start, as ONNX Runtime does.

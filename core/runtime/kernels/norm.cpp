@@ -235,6 +235,29 @@ Status layerNormKernel(KernelContext &ctx)
     Shape64 statShape = x.shape();
     for (std::size_t d = std::size_t(geo->axis); d < statShape.size(); ++d)
         statShape[d] = 1;
+    const DataType statType =
+        ctx.hasAttr("stash_type") && ctx.attrInt("stash_type") != 1 ? x.dtype() : DataType::Float;
+    if (x.elementCount() == 0) {
+        // Rows of no elements: nothing to normalize. The per-row scratch below is sized by the
+        // row count, which an empty input ([2^40, 2, 0]) can make 2^41: never walk or allocate it.
+        // Statistics, when asked for, are a tensor of that size, allocated (or refused) as such.
+        for (std::size_t o = 1; o <= 2; ++o) {
+            if (!ctx.wantsOutput(o))
+                continue;
+            Expected<RuntimeTensor *> t = ctx.allocateOutput(o, statType, statShape);
+            if (!t)
+                return t.status();
+            OPSCOPE_TRY(dispatchFloat(statType, [&](auto tag) -> Status {
+                using T = decltype(tag);
+                // The mean of no values is NaN; the variance taken as 0 leaves 1/sqrt(epsilon).
+                const double v = o == 1 ? std::nan("") : 1.0 / std::sqrt(eps);
+                std::fill_n((*t)->template mutableData<T>(), (*t)->elementCount(),
+                            static_cast<T>(static_cast<ComputeType<T>>(v)));
+                return Status::ok();
+            }));
+        }
+        return Status::ok();
+    }
     std::vector<double> means(static_cast<std::size_t>(outer)), invStd(static_cast<std::size_t>(outer));
     // One float parameter per element of a row (shapes equal up to leading 1s): the fast path.
     const auto perElement = [&](const RuntimeTensor &p) {
@@ -271,8 +294,6 @@ Status layerNormKernel(KernelContext &ctx)
             return Status::ok();
         }));
     }
-    const DataType statType =
-        ctx.hasAttr("stash_type") && ctx.attrInt("stash_type") != 1 ? x.dtype() : DataType::Float;
     for (std::size_t o = 1; o <= 2; ++o) {
         if (!ctx.wantsOutput(o))
             continue;
@@ -336,6 +357,8 @@ Status lrnKernel(KernelContext &ctx)
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), x.shape());
     if (!out)
         return out.status();
+    if (x.elementCount() == 0)
+        return Status::ok(); // the loops below walk batch × channels even when inner is 0
     return dispatchFloat(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
         const T *src = x.data<T>();

@@ -362,8 +362,8 @@ Status poolKernel(KernelContext &ctx)
     const std::size_t sp = geo->kernel.size();
     const Shape64 inSp(x.shape().begin() + 2, x.shape().end()),
         outSp(geo->outShape.begin() + 2, geo->outShape.end());
-    const std::int64_t inSize = product(inSp), outSize = product(outSp), kSize = product(geo->kernel);
-    const Shape64 inStr = stridesOf(inSp), outStr = stridesOf(outSp), kStr = stridesOf(geo->kernel);
+    const std::int64_t inSize = product(inSp), outSize = product(outSp);
+    const Shape64 inStr = stridesOf(inSp), outStr = stridesOf(outSp);
     const bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
     const double p = static_cast<double>(ctx.attrInt("p", 2));
     const bool colMajor = ctx.attrInt("storage_order", 0) != 0;
@@ -377,7 +377,15 @@ Status poolKernel(KernelContext &ctx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
     }
-    if (sp == 2 && x.dtype() == DataType::Float && !indices) {
+    // The 2-D row kernels below pad a row to the window's full width and walk every tap of it:
+    // fast for real windows, but one as wide as kernel_shape 2^31 (legal, SAME-padded to fit) would
+    // allocate and walk 8 GiB per row (and the unit-stride one walks every row tap). Such windows
+    // take the loop below, which visits only the taps inside the input.
+    const auto wide = [&](std::size_t d) {
+        return (geo->kernel[d] - 1) * geo->dilations[d] + 1 > 4 * inSp[d] + 64;
+    };
+    const bool wideWindow = sp == 2 && (wide(0) || wide(1));
+    if (sp == 2 && x.dtype() == DataType::Float && !indices && !wideWindow) {
         if constexpr (K == Pool::Lp)
             return lpPool2d(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
                             outSp, p);
@@ -398,40 +406,55 @@ Status poolKernel(KernelContext &ctx)
                 planes,
                 [&](std::int64_t plane) {
                     const T *in = src + plane * inSize;
-                    std::vector<std::int64_t> start(sp);
+                    // Per output: per axis, the taps that land inside the input ([lo, hi)); the
+                    // window's other taps are padding, which never wins a max nor adds, so only
+                    // the inside ones are visited (row-major, as the ONNX reference: the first
+                    // maximum wins). A window far wider than its input (kernel_shape 2^31 with
+                    // SAME padding) costs what the input holds, not what the attribute says.
+                    std::vector<std::int64_t> start(sp), lo(sp), hi(sp), tap(sp);
                     for (std::int64_t o = 0; o < outSize; ++o) {
-                        for (std::size_t d = 0; d < sp; ++d)
-                            start[d] = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - geo->padBegin[d];
+                        double padded = 1; // taps within the padded extent: AveragePool's count_include_pad
+                        bool any = true;
+                        for (std::size_t d = 0; d < sp; ++d) {
+                            const std::int64_t pb = geo->padBegin[d], k = geo->kernel[d], dil = geo->dilations[d];
+                            start[d] = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - pb;
+                            std::tie(lo[d], hi[d]) = tapRange(start[d], inSp[d], k, dil);
+                            const auto [plo, phi] = tapRange(start[d] + pb, inSp[d] + pb + geo->padEnd[d], k, dil);
+                            padded *= double(phi - plo);
+                            any &= lo[d] < hi[d];
+                        }
                         double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-                        std::int64_t best = -1, count = 0, padded = 0;
-                        for (std::int64_t k = 0; k < kSize; ++k) {
-                            std::int64_t off = 0;
-                            bool inside = true, withinPad = true;
-                            for (std::size_t d = 0; d < sp; ++d) {
-                                const std::int64_t c =
-                                    start[d] + ((k / kStr[d]) % geo->kernel[d]) * geo->dilations[d];
-                                inside &= c >= 0 && c < inSp[d];
-                                withinPad &= c < inSp[d] + geo->padEnd[d];
-                                off += c * inStr[d];
-                            }
-                            padded += withinPad ? 1 : 0;
-                            if (!inside)
-                                continue;
-                            ++count;
-                            const double v = double(C(in[off]));
-                            if constexpr (K == Pool::Max) {
-                                if (v > acc || best < 0) {
-                                    acc = v;
-                                    best = off;
+                        std::int64_t best = -1, count = 0;
+                        if (any) {
+                            tap = lo;
+                            for (;;) {
+                                std::int64_t off = 0;
+                                for (std::size_t d = 0; d < sp; ++d)
+                                    off += (start[d] + tap[d] * geo->dilations[d]) * inStr[d];
+                                ++count;
+                                const double v = double(C(in[off]));
+                                if constexpr (K == Pool::Max) {
+                                    // A NaN wins and stays, as in the row kernels and the ONNX reference.
+                                    if (best < 0 || (acc == acc && (v > acc || v != v))) {
+                                        acc = v;
+                                        best = off;
+                                    }
+                                } else if constexpr (K == Pool::Lp) {
+                                    acc += std::pow(std::abs(v), p);
+                                } else {
+                                    acc += v;
                                 }
-                            } else if constexpr (K == Pool::Lp) {
-                                acc += std::pow(std::abs(v), p);
-                            } else {
-                                acc += v;
+                                std::size_t d = sp;
+                                while (d > 0 && ++tap[d - 1] == hi[d - 1]) {
+                                    tap[d - 1] = lo[d - 1];
+                                    --d;
+                                }
+                                if (d == 0)
+                                    break;
                             }
                         }
                         if constexpr (K == Pool::Average)
-                            acc /= double(includePad ? padded : std::max<std::int64_t>(count, 1));
+                            acc /= includePad ? padded : double(std::max<std::int64_t>(count, 1));
                         if constexpr (K == Pool::Lp)
                             acc = std::pow(acc, 1.0 / p);
                         dst[plane * outSize + o] = static_cast<T>(static_cast<C>(acc));
