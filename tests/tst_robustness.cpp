@@ -14,6 +14,7 @@
 #include <QTest>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 using namespace opscope;
 namespace fs = std::filesystem;
@@ -766,6 +767,92 @@ private slots:
                                folded ? "all" : "none"});
             QVERIFY2(r.exitCode == 0, qPrintable(QString::number(r.exitCode) + ": " + r.err));
         }
+    }
+
+    // A Loop whose condition never turns false is a valid model that never ends: cancelling the
+    // run must stop it. The executor checks its flag before every step, a body's steps
+    // included — but a body without nodes (its condition output is its condition input) has no
+    // steps, and such a Loop could not be stopped at all.
+    void endlessLoopIsCancelled_data()
+    {
+        QTest::addColumn<bool>("bodyHasNodes");
+        QTest::addColumn<bool>("nested");
+        QTest::newRow("body with a node") << true << false;
+        QTest::newRow("body without nodes") << false << false;
+        QTest::newRow("inside another Loop, body without nodes") << false << true;
+    }
+
+    void endlessLoopIsCancelled()
+    {
+        QFETCH(bool, bodyHasNodes);
+        QFETCH(bool, nested);
+        // Loop(M absent, cond, v) -> v: the body hands v and its condition on unchanged. Names
+        // are unique across scopes (p: the scope's prefix).
+        const auto loopOf = [](const onnx::GraphProto &body, const std::string &p, const std::string &name) {
+            onnx::NodeProto loop = test::node("Loop", {"", p + "c", p + "v"}, {p + "v" + name}, name);
+            auto *a = loop.add_attribute();
+            a->set_name("body");
+            a->set_type(onnx::AttributeProto::GRAPH);
+            *a->mutable_g() = body;
+            return loop;
+        };
+        const auto body = [&](const std::string &p, const onnx::GraphProto *inner) {
+            onnx::GraphProto b;
+            b.set_name(p + "body");
+            *b.add_input() = test::tensorInfo(p + "i", Tp::INT64, {});
+            *b.add_input() = test::tensorInfo(p + "c", Tp::BOOL, {});
+            *b.add_input() = test::tensorInfo(p + "v", Tp::FLOAT, {2});
+            std::string v = p + "v";
+            if (inner) {
+                *b.add_node() = loopOf(*inner, p, "inner");
+                v = p + "vinner";
+            }
+            if (bodyHasNodes) {
+                *b.add_node() = test::node("Identity", {p + "c"}, {p + "c2"}, p + "keep");
+                *b.add_output() = test::tensorInfo(p + "c2", Tp::BOOL, {});
+            } else {
+                *b.add_output() = test::tensorInfo(p + "c", Tp::BOOL, {});
+            }
+            *b.add_output() = test::tensorInfo(v, Tp::FLOAT, {2});
+            return b;
+        };
+        const onnx::GraphProto innerBody = body(nested ? "in_" : "b_", nullptr);
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(13);
+        auto *g = m.mutable_graph();
+        g->set_name("endless");
+        *g->add_input() = test::tensorInfo("c", Tp::BOOL, {});
+        *g->add_input() = test::tensorInfo("v", Tp::FLOAT, {2});
+        *g->add_node() = loopOf(nested ? body("out_", &innerBody) : innerBody, "", "loop");
+        *g->add_output() = test::tensorInfo("vloop", Tp::FLOAT, {2});
+        std::unique_ptr<InferenceSession> s = session(m);
+        QVERIFY(s);
+        struct State
+        {
+            std::atomic<bool> cancel{false}, done{false};
+            std::string message;
+        };
+        auto state = std::make_shared<State>();
+        const Feeds feeds = {{"c", RuntimeTensor::fromValues(DataType::Bool, {}, std::vector<std::uint8_t>{1})},
+                             {"v", RuntimeTensor::fromValues(DataType::Float, {2}, std::vector<float>{1, 2})}};
+        std::thread([state, feeds, sess = s.get()] {
+            ExecOptions exec;
+            exec.cancel = &state->cancel;
+            Expected<std::vector<RuntimeTensor>> r = sess->run(feeds, nullptr, &exec);
+            state->message = r ? std::string("finished") : r.status().message();
+            state->done.store(true);
+        }).detach();
+        QTest::qWait(300);
+        QVERIFY2(!state->done.load(), state->message.c_str()); // still looping
+        state->cancel.store(true);
+        for (int waited = 0; waited < 10000 && !state->done.load(); waited += 50)
+            QTest::qWait(50);
+        if (!state->done.load()) {
+            (void)s.release(); // the run still uses it
+            QFAIL("the Loop did not stop within 10 s of the run being cancelled");
+        }
+        QVERIFY2(state->message.find("cancelled") != std::string::npos, state->message.c_str());
     }
 };
 

@@ -1,15 +1,55 @@
 // Small loaded models run once on random inputs: kernels must reject bad shapes, attributes and
 // values with an error, never crash or read out of bounds. Inputs stay small (dims bound to 3)
 // and the session refuses runs that would not fit in memory.
+//
+// A run is cancelled after kBudget: a Loop of billions of iterations (a Range-as-Loop export
+// whose trip count is cast from a huge float) is a valid model that is merely slow, and the
+// executor stops it between steps — it checks its cancel flag before every step, Loop
+// iterations included. A hang inside one step (a kernel that walks 2^42 empty rows) cannot be
+// cancelled that way, so it still outlasts libFuzzer's -timeout and is reported: that is a bug.
 #include "fuzztarget.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "onnx/modelio.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
 
 OPSCOPE_FUZZ_MODEL_MUTATOR(opscope::fuzz::MutationFocus::Structure)
+
+namespace {
+
+constexpr auto kBudget = std::chrono::seconds(5); // well inside run.sh's -timeout=20
+
+// One watchdog for the process: it raises `cancel` once the current run is older than kBudget.
+struct Watchdog
+{
+    std::atomic<bool> cancel{false};
+    std::atomic<std::int64_t> startedNs{0}; // 0: no run under way
+
+    Watchdog()
+    {
+        std::thread([this] {
+            for (;;) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                const std::int64_t started = startedNs.load();
+                if (started && now() - started > std::chrono::nanoseconds(kBudget).count())
+                    cancel.store(true);
+            }
+        }).detach();
+    }
+    static std::int64_t now()
+    {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+};
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
@@ -34,7 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     RandomInputOptions random;
     random.seed = size;
     Expected<Feeds> feeds = randomFeeds(**session, {}, random);
-    if (feeds)
-        (void)(*session)->run(*feeds);
+    if (feeds) {
+        static Watchdog watchdog;
+        watchdog.cancel.store(false);
+        watchdog.startedNs.store(Watchdog::now());
+        ExecOptions exec;
+        exec.cancel = &watchdog.cancel;
+        (void)(*session)->run(*feeds, nullptr, &exec);
+        watchdog.startedNs.store(0);
+    }
     return 0;
 }

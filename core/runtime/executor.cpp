@@ -588,6 +588,10 @@ Expected<std::vector<RuntimeTensor>> executeGraph(const PreparedGraph &pg, std::
                                                   const ExecOptions &options, const ExecutionPlan *plan,
                                                   const Frame *parent)
 {
+    // Checked here as well as before every step: a Loop body without nodes (its outputs are its
+    // inputs) has no steps, and a Loop of it that never ends could not be cancelled otherwise.
+    if (options.cancel && options.cancel->load())
+        return Status::error(ErrorKind::InvalidInput, "cancelled");
     const Graph &g = *pg.graph;
     Frame frame(pg, parent);
     for (ValueId v : g.initializers())
