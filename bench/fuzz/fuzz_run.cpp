@@ -22,7 +22,7 @@ OPSCOPE_FUZZ_MODEL_MUTATOR(opscope::fuzz::MutationFocus::Structure)
 
 namespace {
 
-constexpr auto kBudget = std::chrono::seconds(5); // well inside run.sh's -timeout=20
+constexpr auto kBudget = std::chrono::seconds(3); // unwinding takes as long again: inside -timeout=20
 
 // One watchdog for the process: it raises `cancel` once the current run is older than kBudget.
 struct Watchdog
