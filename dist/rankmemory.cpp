@@ -25,7 +25,7 @@ std::uint64_t embeddedWeightBytes(const Graph &graph)
 Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, const std::vector<int> &deviceOf,
                                                     const ExecutionPlan &global,
                                                     const std::vector<int> &rankOfDevice, int ranks, int threads,
-                                                    const Feeds &feeds)
+                                                    const Feeds &feeds, bool byRunning, std::size_t *unsized)
 {
     std::vector<RankMemory> need(static_cast<std::size_t>(ranks));
     const Graph &g = partitioned.graph;
@@ -54,25 +54,34 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
                 if (r >= 0 && r < ranks)
                     need[std::size_t(r)].mappedBytes += t.byteSize();
 
-    // One run of the whole plan here sizes every tensor; the memory plan then has each device's arena.
+    // One run of the whole plan here sizes every tensor; the memory plan then has each device's
+    // arena. Where the whole model does not fit this process, the inferred shapes do instead.
     SessionOptions so;
     so.threads = threads;
     so.checkMemory = false; // serial ran here already; this run needs no more than it did
     Expected<std::unique_ptr<InferenceSession>> session = InferenceSession::create(partitioned, so);
     if (!session)
         return session.status();
-    std::vector<std::unique_ptr<Backend>> owned;
-    ExecOptions exec;
-    exec.threads = threads;
-    for (std::size_t d = 0; d < global.devices.size(); ++d) {
-        owned.push_back(std::make_unique<CpuBackend>(int(d), threads));
-        exec.backends.push_back(owned.back().get());
+    std::shared_ptr<const MemoryPlan> memory;
+    if (byRunning) {
+        std::vector<std::unique_ptr<Backend>> owned;
+        ExecOptions exec;
+        exec.threads = threads;
+        for (std::size_t d = 0; d < global.devices.size(); ++d) {
+            owned.push_back(std::make_unique<CpuBackend>(int(d), threads));
+            exec.backends.push_back(owned.back().get());
+        }
+        if (Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &global, &exec); !out)
+            return out.status().withContext("sizing the plan's memory");
+        memory = (*session)->memoryPlan(feeds, &global);
+        if (!memory)
+            return Status::internal("the plan's memory could not be planned from its sizing run");
+    } else {
+        Expected<MemoryPlan> fromShapes = (*session)->memoryPlanFromShapes(feeds, &global, unsized);
+        if (!fromShapes)
+            return fromShapes.status().withContext("sizing the plan's memory from its shapes");
+        memory = std::make_shared<const MemoryPlan>(std::move(*fromShapes));
     }
-    if (Expected<std::vector<RuntimeTensor>> out = (*session)->run(feeds, &global, &exec); !out)
-        return out.status().withContext("sizing the plan's memory");
-    const std::shared_ptr<const MemoryPlan> memory = (*session)->memoryPlan(feeds, &global);
-    if (!memory)
-        return Status::internal("the plan's memory could not be planned from its sizing run");
     std::map<std::uint32_t, std::uint64_t> bytesOf; // value index → bytes, any placement
     for (std::size_t d = 0; d < memory->devices.size() && d < rankOfDevice.size(); ++d) {
         const DeviceMemory &dm = memory->devices[d];

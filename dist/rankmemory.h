@@ -4,7 +4,8 @@
 // rank dying of OOM mid-run while the others wait for its transfers.
 //
 // Rank 0 sizes the partitioned plan in its own process (every device local, one run: the sizes
-// the memory planner needs, data-dependent shapes included), then sums what each rank will hold:
+// the memory planner needs, data-dependent shapes included — or, where the whole model does not
+// fit rank 0, from the inferred shapes without a run), then sums what each rank will hold:
 //   arena     the memory plan's arena of each of its devices (intermediates, workspaces)
 //   outside   graph outputs and data-dependent tensors (own allocations)
 //   sends     the copy MpiTransfers keeps per edge it sends to another rank
@@ -40,12 +41,16 @@ struct RankMemory
 // The weights inside the model file (not mapped from external data): every rank holds them.
 std::uint64_t embeddedWeightBytes(const Graph &graph);
 
-// Rank 0 only (it runs the whole partitioned model once). `partitioned` with its by-slot
-// `deviceOf`, the global plan over every rank's devices, `rankOfDevice` by plan device.
+// Rank 0 only. `partitioned` with its by-slot `deviceOf`, the global plan over every rank's
+// devices, `rankOfDevice` by plan device. `byRunning`: one run of the whole partitioned model
+// here sizes every tensor, data-dependent ones included; otherwise (the whole model does not fit
+// rank 0) the inferred shapes do, and `unsized` counts the tensors whose size they do not know
+// (left out of the prediction).
 Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, const std::vector<int> &deviceOf,
                                                     const ExecutionPlan &global,
                                                     const std::vector<int> &rankOfDevice, int ranks, int threads,
-                                                    const Feeds &feeds);
+                                                    const Feeds &feeds, bool byRunning = true,
+                                                    std::size_t *unsized = nullptr);
 
 // The first rank whose share does not fit what it has (`available`, by rank; 0: unknown, never
 // refused), as a message naming the rank, what it needs and what it has (the caller says what to

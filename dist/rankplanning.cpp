@@ -12,7 +12,7 @@ namespace opscope::dist {
 namespace {
 
 // Enough to converge where the first placement missed by a misestimate of reuse; more rarely
-// helps and each try runs the whole model once.
+// helps and each try runs the whole model once (or plans it from its shapes).
 constexpr int kMaxPlacements = 4;
 // Aim below the budget: a placement's share is not exactly proportional to its caps.
 constexpr double kHeadroom = 0.9;
@@ -68,7 +68,7 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
                 schedule::predictPipeline(*plan, request.cost.devices.size(), request.microbatches).makespanSeconds;
         Expected<std::vector<RankMemory>> need =
             predictRankMemory(part->model, part->deviceOf, plan->plan, request.rankOfDevice, request.ranks,
-                              request.threads, sizing);
+                              request.threads, sizing, request.sizeByRunning, &outcome.unsized);
         if (!need)
             return need.status();
         const Status fits = checkRankMemory(request.name, *need, request.available, request.limitGiven);

@@ -33,6 +33,9 @@ struct RankPlanRequest
     int microbatches = 1;       // a pipeline's, for its predicted makespan
     std::vector<std::uint64_t> available; // by rank (0: unknown)
     bool limitGiven = false;    // `available` is --memory-per-rank's whole budget
+    // Size each placement by one run of it in rank 0's process; false where the whole model does
+    // not fit rank 0: from the inferred shapes (predictRankMemory).
+    bool sizeByRunning = true;
 };
 
 struct RankPlanOutcome
@@ -40,6 +43,7 @@ struct RankPlanOutcome
     // encodePlan's plan with "memory" (each rank's predicted share), or {"refused": why}.
     nlohmann::json encoded;
     int placements = 1; // greedy: how many placements it took to fit
+    std::size_t unsized = 0; // sized from shapes: tensors of data-dependent size left out
 };
 
 // Each device's cap from its rank's budget (`available`, `rankOfDevice`), as greedy starts from:

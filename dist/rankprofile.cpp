@@ -11,6 +11,7 @@
 #include "schedule/memorycounters.h"
 #include "schedule/partition.h"
 #include "schedule/pipeline.h"
+#include "util/systemmemory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -159,13 +160,47 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
     }
 
     // 4. Serial on rank 0: the reference outputs, the op times plans are made with, and the
-    // serial row when asked for.
+    // serial row when asked for — where the whole model fits rank 0. A model that outgrew one
+    // rank (its weights and the serial run's tensors over rank 0's budget, from the inferred
+    // shapes) goes without: the plans take the cost model's op times, each placement is sized
+    // from its shapes instead of a run, and the spread schedules' outputs are checked against
+    // the first one's.
     std::vector<RuntimeTensor> reference;
+    std::string referenceName = "serial";
     std::unordered_map<std::string, double> opSeconds;
     double serialMs = 0.0;
+    bool wholeFitsRankZero = true;
+    if (me == 0 && !result.available.empty() && result.available[0] > 0) {
+        const bool limitGiven = options.memoryPerRank != 0;
+        std::uint64_t weights = 0; // what rank 0 would hold beyond what it has loaded already
+        for (ValueId v : model.graph.initializers())
+            if (const Tensor &t = *model.graph.value(v).initializer; t.external || limitGiven)
+                weights += t.byteSize();
+        if (const std::optional<std::uint64_t> peak = serialSession->estimatePeakBytes(feeds);
+            peak && *peak + weights > result.available[0]) {
+            wholeFitsRankZero = false;
+            const std::string why = "the whole model needs " + bytesText(*peak + weights) + " (intermediate tensors " +
+                                    bytesText(*peak) + ", weights " + bytesText(weights) + ") but rank 0 has " +
+                                    bytesText(result.available[0]) +
+                                    (limitGiven ? " (--memory-per-rank)" : " free");
+            if (std::find(options.strategies.begin(), options.strategies.end(), Strategy::Serial) !=
+                options.strategies.end())
+                result.refused.push_back("serial does not fit rank 0: " + why);
+            result.notes.push_back("no serial run on rank 0: " + why +
+                                   "; the plans use the cost model's op times, each rank's share is sized from "
+                                   "the inferred shapes, and the schedules' outputs are checked against the first's");
+            if (options.inProcess)
+                result.notes.push_back("--in-process skipped: the plans' whole model does not fit rank 0");
+        }
+    }
+    {
+        int fits = wholeFitsRankZero ? 1 : 0; // every rank takes the same path below (--in-process)
+        MPI_Bcast(&fits, 1, MPI_INT, 0, mpi.comm());
+        wholeFitsRankZero = fits != 0;
+    }
     {
         Status st;
-        if (me == 0) {
+        if (me == 0 && wholeFitsRankZero) {
             say("serial on rank 0");
             schedule::ProfileOptions po;
             po.strategies = {Strategy::Serial};
@@ -256,6 +291,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             request.microbatches = options.microbatches;
             request.available = result.available;
             request.limitGiven = options.memoryPerRank != 0;
+            request.sizeByRunning = wholeFitsRankZero;
             capDevicesByRank(request, model);
             const bool pipelined = strategy == Strategy::Pipeline && options.microbatches > 1;
             Expected<RankPlanOutcome> planned =
@@ -264,6 +300,10 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 if (planned->placements > 1 && !planned->encoded.contains("refused"))
                     result.notes.push_back(name + " was placed " + std::to_string(planned->placements) +
                                            " times to fit each rank's memory: its first placement did not");
+                if (planned->unsized > 0)
+                    result.notes.push_back(name + ": " + std::to_string(planned->unsized) +
+                                           " tensors of data-dependent size are not in the ranks' predicted "
+                                           "shares (sized from shapes, without a run)");
                 planBytes = packJson(planned->encoded);
             } else {
                 st = planned.status();
@@ -387,9 +427,14 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 for (std::size_t i = 0; joined && i < reference.size() && same.isOk(); ++i)
                     if (Status d = schedule::sameWithinScale((*joined)[i], reference[i]); !d) {
                         const std::string what = name + " across ranks computes a different output " +
-                                                 std::to_string(i) + " than serial: " + d.message();
+                                                 std::to_string(i) + " than " + referenceName + ": " +
+                                                 d.message();
                         same = pipelined ? Status::invalid(what + kMixesSamples) : Status::internal(what);
                     }
+                if (joined && same.isOk() && reference.empty()) { // no serial run: the first schedule's
+                    reference = std::move(*joined);
+                    referenceName = name;
+                }
             }
             OPSCOPE_TRY(mpi.agree(same));
         }
@@ -476,7 +521,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         transport.reset();
 
         // The same plan in rank 0's process alone: what the MPI transport costs.
-        if (options.inProcess) {
+        if (options.inProcess && wholeFitsRankZero) {
             Status oneRun;
             if (me == 0) {
                 say(name + " in one process");

@@ -5,9 +5,11 @@
 // run from it computes a run without planning's outputs bit for bit. The safety net: an alias the
 // plan did not know is copied out, a size the sizing run did not see gets its own allocation.
 
+#include "onnx/shaperefresh.h"
 #include "runtime/conformance.h"
 #include "runtime/memoryplan.h"
 #include "runtime/planorder.h"
+#include "runtime/randominputs.h"
 #include "runtime/session.h"
 #include "schedule/partition.h"
 #include "testsupport.h"
@@ -333,6 +335,73 @@ private slots:
                 QVERIFY2(sameBits((*got)[i], want[i]), runModel.graph.value(runModel.graph.outputs()[i]).name.c_str());
             QCOMPARE(stats.copiedOut, std::size_t(0)); // the sizing run saw every alias
             QVERIFY(stats.inArena > 0);
+        }
+    }
+
+    // A plan sized from the inferred shapes alone (no run: how rank 0 of an MPI job sizes a plan
+    // whose whole model does not fit it) against one sized by a run: it passes the verifier, and
+    // per device its arena is the run's — less the kernel workspaces a run alone sees (oneDNN's
+    // reorders on the Inception sample).
+    void plannedFromShapesMatchesTheSizingRun_data()
+    {
+        QTest::addColumn<QString>("sample");
+        QTest::addColumn<int>("strategy");
+        QTest::addColumn<std::uint32_t>("seed");
+        for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+            const std::string s = std::to_string(seed);
+            QTest::newRow(("random serial/" + s).c_str()) << QString() << int(Strategy::Serial) << seed;
+            QTest::newRow(("random greedy/" + s).c_str()) << QString() << int(Strategy::Greedy) << seed;
+        }
+        for (const char *sample : {"inception_block.onnx", "transformer_block.onnx"})
+            for (Strategy st : {Strategy::Serial, Strategy::Greedy})
+                QTest::newRow((std::string(sample) + " " + (st == Strategy::Serial ? "serial" : "greedy")).c_str())
+                    << QString(sample) << int(st) << std::uint32_t(1);
+    }
+    void plannedFromShapesMatchesTheSizingRun()
+    {
+        QFETCH(QString, sample);
+        QFETCH(int, strategy);
+        QFETCH(std::uint32_t, seed);
+        Model source = sample.isEmpty() ? randomModel(seed, 10 + int(seed % 5) * 8)
+                                        : test::loadOrFail(test::samplePath(sample.toStdString())).model;
+        if (sample.isEmpty()) // built in memory: its shapes inferred as a loaded model's are
+            QVERIFY(refreshShapes(source));
+        ScheduleOptions so;
+        so.workers = 2;
+        Expected<DevicePlan> planned = planForDevices(source, Strategy(strategy), cpus(2), so);
+        QVERIFY2(planned, planned ? "" : planned.status().message().c_str());
+        const Model &model = planned->partition.model;
+        const ExecutionPlan &plan = planned->schedule.plan;
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+        QVERIFY(s);
+        RandomInputOptions ro;
+        ro.seed = seed;
+        Expected<Feeds> feeds = randomFeeds(**s, {}, ro);
+        QVERIFY(feeds);
+        std::size_t unsized = 99;
+        Expected<MemoryPlan> fromShapes = (*s)->memoryPlanFromShapes(*feeds, &plan, &unsized);
+        QVERIFY2(fromShapes, fromShapes ? "" : fromShapes.status().message().c_str());
+        QCOMPARE(unsized, std::size_t(0)); // every shape here is known from the inputs'
+        const Status valid = verifyMemoryPlan((*s)->prepared(), plan, *fromShapes);
+        QVERIFY2(valid, valid.message().c_str());
+        QVERIFY((*s)->run(*feeds, &plan)); // sizes the plan by running
+        const std::shared_ptr<const MemoryPlan> byRun = (*s)->memoryPlan(*feeds, &plan);
+        QVERIFY(byRun);
+        QCOMPARE(fromShapes->devices.size(), byRun->devices.size());
+        for (std::size_t d = 0; d < byRun->devices.size(); ++d) {
+            const DeviceMemory &a = fromShapes->devices[d], &b = byRun->devices[d];
+            std::uint64_t workspaces = 0;
+            for (const PlannedTensor &t : b.tensors)
+                if (t.isWorkspace())
+                    workspaces += t.bytes;
+            const QString what = QString("device %1: from shapes %2 B, by a run %3 B (workspaces %4 B)")
+                                     .arg(d).arg(a.plannedBytes).arg(b.plannedBytes).arg(workspaces);
+            if (workspaces == 0)
+                QVERIFY2(a.plannedBytes == b.plannedBytes, qPrintable(what));
+            else // the same tensors without the workspaces, which may also have filled gaps
+                QVERIFY2(a.plannedBytes <= b.plannedBytes && a.plannedBytes + workspaces >= b.plannedBytes,
+                         qPrintable(what));
+            QCOMPARE(a.outsideBytes, b.outsideBytes);
         }
     }
 

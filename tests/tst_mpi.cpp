@@ -673,13 +673,13 @@ private slots:
     }
 
     // A plan whose share does not fit a rank is refused before any rank runs it, naming the
-    // schedule and the rank; the rows that fit (here serial) are still reported; exit 1.
+    // schedule and the rank; exit 1. Serial, on rank 0 alone, is held to rank 0's budget too.
     void aShareThatDoesNotFitIsRefusedUpFront_data()
     {
         QTest::addColumn<QString>("budget");
         QTest::addColumn<QString>("schedules");
         QTest::addColumn<int>("refused");
-        QTest::newRow("greedy and round-robin, 4 KiB") << "4K" << "serial,greedy,round-robin" << 2;
+        QTest::newRow("serial, greedy and round-robin, 4 KiB") << "4K" << "serial,greedy,round-robin" << 3;
         QTest::newRow("round-robin alone, 1000 B") << "1000" << "round-robin" << 1;
     }
     void aShareThatDoesNotFitIsRefusedUpFront()
@@ -695,8 +695,35 @@ private slots:
         QVERIFY2(r.err.contains("allowed by --memory-per-rank"), qPrintable(r.err));
         const QJsonObject j = json(r);
         QCOMPARE(j["refused"].toArray().size(), refused);
+        QVERIFY(j["schedules"].toArray().isEmpty());
+    }
+
+    // A model that outgrew one rank — its weights alone over rank 0's budget — is profiled across
+    // ranks all the same: no serial run on rank 0 (refused when asked for, the rest still run),
+    // the plans take the cost model's op times, each placement is sized from the inferred shapes
+    // instead of a run in rank 0's process, and pipeline's outputs are checked against greedy's.
+    // Before, rank 0 ran serial and sized every plan by running the whole model, over its budget.
+    void aModelLargerThanOneRankRunsWithoutSerial()
+    {
+        const fs::path path = writeWeightChain(fs::path(m_dir.path().toStdString()) / "big.onnx", 10, 256);
+        const qint64 weights = 10ll * 256 * 256 * 4;
+        const Run r = launch(2, {"profile", QString::fromStdString(path.string()), "--ranks", "--schedule",
+                                 "serial,greedy,pipeline", "--iterations", "2", "--memory-per-rank",
+                                 QString::number(weights * 7 / 10), "--json"});
+        QCOMPARE(r.exitCode, 1); // serial was refused
+        QVERIFY2(r.err.contains("serial does not fit rank 0: the whole model needs"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("no serial run on rank 0"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("sized from the inferred shapes"), qPrintable(r.err));
+        const QJsonObject j = json(r);
+        QCOMPARE(j["refused"].toArray().size(), 1);
         const QJsonArray runs = j["schedules"].toArray();
-        QCOMPARE(runs.size(), schedules.startsWith("serial") ? 1 : 0);
+        QCOMPARE(runs.size(), 2);
+        for (const QJsonValue &run : runs)
+            for (const QJsonValue &m : run.toObject()["rank_memory"].toArray()) {
+                const QJsonObject o = m.toObject();
+                QVERIFY(o["needs_bytes"].toInteger() <= o["available_bytes"].toInteger());
+                QVERIFY(o["needs_bytes"].toInteger() > 0);
+            }
     }
 
     void aBadMemoryBudgetIsOneMessage_data()

@@ -118,37 +118,97 @@ Status InferenceSession::checkFeeds(const Feeds &feeds) const
     return Status::ok();
 }
 
-std::optional<std::uint64_t> InferenceSession::estimatePeakBytes(const Feeds &feeds) const
+namespace {
+
+// A value's bytes from its inferred type, the inputs' symbolic dims bound to the feeds' sizes;
+// nullopt where the shape is not known (data-dependent) or the type has no fixed size.
+class StaticBytes
 {
-    const Graph &g = m_model.graph;
-    std::map<std::string, std::int64_t> symbols;
-    for (const auto &[name, tensor] : feeds) {
-        const ValueId v = g.findValue(name);
-        const TypeInfo &t = g.value(v).type;
-        if (t.shape && t.shape->rank() == tensor.rank())
-            for (std::size_t d = 0; d < tensor.rank(); ++d)
-                if (t.shape->dims[d].isSymbolic())
-                    symbols[t.shape->dims[d].symbol] = tensor.dim(d);
+public:
+    StaticBytes(const Graph &g, const Feeds &feeds) : m_g(g)
+    {
+        for (const auto &[name, tensor] : feeds) {
+            const ValueId v = g.findValue(name);
+            if (!v.valid())
+                continue;
+            const TypeInfo &t = g.value(v).type;
+            if (t.shape && t.shape->rank() == tensor.rank())
+                for (std::size_t d = 0; d < tensor.rank(); ++d)
+                    if (t.shape->dims[d].isSymbolic())
+                        m_symbols[t.shape->dims[d].symbol] = tensor.dim(d);
+        }
     }
-    const auto bytesOf = [&](ValueId v) -> std::optional<std::uint64_t> {
-        const TypeInfo &t = g.value(v).type;
+    std::optional<std::uint64_t> operator()(ValueId v) const
+    {
+        const TypeInfo &t = m_g.value(v).type;
         if (t.kind != TypeInfo::Kind::Tensor || !t.shape || dataTypeSize(t.elemType) == 0)
             return std::nullopt;
         std::uint64_t n = dataTypeSize(t.elemType);
         for (const Dim &d : t.shape->dims) {
             std::int64_t size = d.value;
             if (!d.isKnown()) {
-                const auto it = symbols.find(d.symbol);
-                if (!d.isSymbolic() || it == symbols.end())
+                const auto it = m_symbols.find(d.symbol);
+                if (!d.isSymbolic() || it == m_symbols.end())
                     return std::nullopt;
                 size = it->second;
             }
             if (size > 0 && n > (std::uint64_t(1) << 62) / static_cast<std::uint64_t>(size))
                 return std::uint64_t(1) << 62;
-            n *= static_cast<std::uint64_t>(size);
+            n *= static_cast<std::uint64_t>(std::max<std::int64_t>(size, 0));
         }
         return n;
-    };
+    }
+
+private:
+    const Graph &m_g;
+    std::map<std::string, std::int64_t> m_symbols;
+};
+
+} // namespace
+
+Expected<MemoryPlan> InferenceSession::memoryPlanFromShapes(const Feeds &feeds, const ExecutionPlan *plan,
+                                                             std::size_t *unsized) const
+{
+    OPSCOPE_TRY(checkFeeds(feeds));
+    const Graph &g = m_model.graph;
+    const StaticBytes bytesOf(g, feeds);
+    SizeRecord record(g.valueSlots());
+    record.workspaceBytes.assign(g.nodeSlots(), 0);
+    std::size_t unknown = 0;
+    for (NodeId id : g.nodeIds()) {
+        const Node &n = g.node(id);
+        // The CPU runtime's views (shapeops.cpp), and Send, which hands its input on: their output
+        // shares their input's bytes.
+        const bool view = !n.inputs.empty() && n.inputs[0].valid() &&
+                          ((n.domain.empty() && (n.opType == "Reshape" || n.opType == "Flatten" ||
+                                                 n.opType == "Squeeze" || n.opType == "Unsqueeze" ||
+                                                 n.opType == "Identity")) ||
+                           (n.domain == "ai.opscope" && n.opType == "Send"));
+        for (ValueId out : n.outputs) {
+            if (!out.valid())
+                continue;
+            const std::optional<std::uint64_t> b = bytesOf(out);
+            if (!b) {
+                ++unknown;
+                continue;
+            }
+            ValueRecord &r = record[out.index];
+            r.seen = true;
+            r.dtype = g.value(out).type.elemType;
+            r.bytes = *b;
+            if (view && out == n.outputs[0])
+                r.viewOf = n.inputs[0];
+        }
+    }
+    if (unsized)
+        *unsized = unknown;
+    return planMemory(*m_prepared, plan ? *plan : m_prepared->plan, record, m_options.memory);
+}
+
+std::optional<std::uint64_t> InferenceSession::estimatePeakBytes(const Feeds &feeds) const
+{
+    const Graph &g = m_model.graph;
+    const StaticBytes bytesOf(g, feeds);
     std::vector<int> remaining = m_prepared->consumers;
     std::uint64_t live = 0;
     std::uint64_t peak = 0;

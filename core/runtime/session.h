@@ -59,6 +59,14 @@ public:
     // The memory plan runs with these feeds' shapes and this plan (null: the serial one) use, once
     // one run has sized them; null before, or with planMemory off.
     std::shared_ptr<const MemoryPlan> memoryPlan(const Feeds &feeds, const ExecutionPlan *plan = nullptr) const;
+    // A memory plan for these feeds' shapes and this plan without running: every value sized
+    // from the graph's inferred shapes (the inputs' symbols bound from the feeds), the CPU
+    // runtime's views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) sharing their input.
+    // Values whose shape is not inferred (data-dependent) are left to run-time allocations and
+    // counted in `unsized`; kernel workspaces are not known. For sizing a plan where a run
+    // cannot happen: rank 0 of an MPI job whose whole model does not fit it.
+    Expected<MemoryPlan> memoryPlanFromShapes(const Feeds &feeds, const ExecutionPlan *plan = nullptr,
+                                              std::size_t *unsized = nullptr) const;
 
 private:
     InferenceSession() = default;
