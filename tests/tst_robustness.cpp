@@ -769,6 +769,59 @@ private slots:
         }
     }
 
+    // An axis left out takes its schema's default, which a scalar's rank 0 puts out of range as
+    // surely as a written one: a LayerNormalization of a scalar (its rank known only once a
+    // Constant's output is inferred) with its Mean output crashed libonnx 1.12's inference in
+    // `info` (found by fuzzing). Every op whose inference indexes dims by `axis`, given a scalar
+    // and no axis: refused at load with the reason, never a crash.
+    void defaultAxisOfAScalarIsRefusedAtLoad_data()
+    {
+        QTest::addColumn<QString>("op");
+        QTest::addColumn<int>("opset");
+        for (const char *op : {"LayerNormalization", "Softmax", "LogSoftmax", "Hardmax", "Flatten", "ArgMax",
+                               "ArgMin", "Split", "Gather", "GatherElements", "ScatterElements"})
+            for (int opset : {11, 17})
+                if (std::string(op) != "LayerNormalization" || opset >= 17)
+                    QTest::newRow((std::string(op) + " opset " + std::to_string(opset)).c_str()) << QString(op) << opset;
+    }
+
+    void defaultAxisOfAScalarIsRefusedAtLoad()
+    {
+        QFETCH(QString, op);
+        QFETCH(int, opset);
+        const std::string name = op.toStdString();
+        onnx::ModelProto m;
+        m.set_ir_version(8);
+        m.add_opset_import()->set_version(opset);
+        auto *g = m.mutable_graph();
+        g->set_name("scalar");
+        const auto constant = [&](const std::string &out, const onnx::TensorProto &value) {
+            onnx::NodeProto c = test::node("Constant", {}, {out}, out);
+            auto *a = c.add_attribute();
+            a->set_name("value");
+            a->set_type(onnx::AttributeProto::TENSOR);
+            *a->mutable_t() = value;
+            *g->add_node() = c;
+        };
+        constant("x", test::floatTensor("", {}, {2.0f}));
+        constant("i", test::int64Tensor("", {}, {0}));
+        std::vector<std::string> inputs{"x"}, outputs{"y"};
+        if (name == "LayerNormalization")
+            inputs.push_back("x"), outputs.push_back("mean");
+        else if (name == "Gather" || name == "GatherElements")
+            inputs.push_back("i");
+        else if (name == "ScatterElements")
+            inputs.insert(inputs.end(), {"i", "x"});
+        *g->add_node() = test::node(name, inputs, outputs, "n");
+        for (const std::string &o : outputs)
+            g->add_output()->set_name(o);
+        const std::string bytes = m.SerializeAsString();
+        Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
+        QVERIFY(!r);
+        QVERIFY2(QString::fromStdString(r.status().message()).contains("out of range for an input of rank 0"),
+                 r.status().message().c_str());
+    }
+
     // A Loop whose condition never turns false is a valid model that never ends: cancelling the
     // run must stop it. The executor checks its flag before every step, a body's steps
     // included — but a body without nodes (its condition output is its condition input) has no

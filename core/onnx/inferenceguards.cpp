@@ -9,6 +9,7 @@
 #include <mutex>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -243,14 +244,36 @@ std::string slowSamePadding(onnx::InferenceContext &ctx)
 void installGuards()
 {
     installInferenceGaps();
+    // An axis left out takes the schema version's default (LayerNormalization −1, Softmax 1 or
+    // −1, Gather 0, …), which a rank-0 input puts out of range as surely as a written one:
+    // LayerNormalization of a scalar with its Mean output crashed libonnx 1.12's inference
+    // (found by fuzzing). So each version's function is guarded with its own default.
     for (const AxisRange &a : axisRanges) {
         const std::string op = a.op;
-        guardInference(op, [op](onnx::InferenceContext &ctx) {
-            const AttributeProto *axis = ctx.getAttribute("axis");
-            if (!axis || ctx.getNumInputs() == 0)
-                return std::string();
-            return axisProblem(op, axis->i(), rankOf(ctx.getInputType(0)));
-        });
+        std::set<const onnx::OpSchema *> done;
+        for (int version = 1; version <= 30; ++version) {
+            auto *schema = const_cast<onnx::OpSchema *>(onnx::OpSchemaRegistry::Schema(op, version, ""));
+            if (!schema || !done.insert(schema).second)
+                continue;
+            std::optional<std::int64_t> byDefault;
+            if (const auto it = schema->attributes().find("axis");
+                it != schema->attributes().end() && it->second.default_value.has_i())
+                byDefault = it->second.default_value.i();
+            const onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+            schema->TypeAndShapeInferenceFunction([original, op, byDefault](onnx::InferenceContext &ctx) {
+                const AttributeProto *axis = ctx.getAttribute("axis");
+                if ((axis || byDefault) && ctx.getNumInputs() > 0) {
+                    const std::string p = axisProblem(op, axis ? axis->i() : *byDefault, rankOf(ctx.getInputType(0)));
+                    if (!p.empty()) {
+                        if (t_guardFindings)
+                            t_guardFindings->push_back(op + ": " + p);
+                        fail_shape_inference(op, ": ", p);
+                    }
+                }
+                if (original)
+                    original(ctx);
+            });
+        }
     }
     // MaxUnpool's inference reads dim 1 of the indices' shape without asking whether there is one
     // (ONNX 1.12): with no shape or rank < 2 there, the node is left uninferred.
