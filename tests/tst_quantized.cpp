@@ -332,6 +332,23 @@ private slots:
         one.pads = {2, 1};
         one.stride = 2;
         QTest::addRow("1-D stride 2") << one << false << false << 2 << false;
+        // A row whose im2col columns pass the kernel's 4 MiB bound is cut into pieces of columns
+        // (pads of 2^31 − 1 asked for one 8 GiB row, found by fuzzing): pieces meet mid-row, in
+        // the padding and across strides.
+        ConvSpec wide = s;
+        wide.c = 32;
+        wide.m = 4;
+        wide.h = 2;
+        wide.w = 16000; // 288 × 16000 B of columns per row
+        QTest::addRow("row cut into column pieces") << wide << false << false << 1 << false;
+        ConvSpec wide2 = wide;
+        wide2.stride = 2;
+        wide2.w = 33001;
+        QTest::addRow("row cut into column pieces, stride 2") << wide2 << true << false << 2 << false;
+        ConvSpec padded = wide;
+        padded.w = 9;
+        padded.pads = {1, 2, 1, 20000};
+        QTest::addRow("row of mostly padding cut into pieces") << padded << false << true << 1 << false;
     }
     void convInteger()
     {

@@ -75,6 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     random.seed = size;
     Expected<Feeds> feeds = randomFeeds(**session, {}, random);
     if (feeds) {
+        // Outputs are not bounded by the inputs' size: a ConvInteger with pads of 2^31 − 1 is legal
+        // and asks for a 16 GiB output. A tensor or arena past 1 GiB is refused here as too large
+        // (a clear error, as past a machine's memory), not held against libFuzzer's RSS limit.
+        static const bool limited = (RuntimeTensor::setAllocationLimit(std::uint64_t(1) << 30), true);
+        (void)limited;
         static Watchdog watchdog;
         watchdog.cancel.store(false);
         watchdog.startedNs.store(Watchdog::now());

@@ -104,6 +104,9 @@ constexpr FixedRank fixedRanks[] = {
     {"GRU", 0, 3},     {"GRU", 1, 3},      {"GRU", 2, 3},          {"RNN", 0, 3},          {"RNN", 1, 3},
     {"RNN", 2, 3},     {"RoiAlign", 0, 4}, {"RoiAlign", 1, 2},     {"RoiAlign", 2, 1},     {"MaxRoiPool", 0, 4},
     {"MaxRoiPool", 1, 2}, {"DepthToSpace", 0, 4}, {"SpaceToDepth", 0, 4},
+    // STFT-17's signal is [batch, length, 1 or 2]; its inference read dims 1 and 2 of a rank-1
+    // signal (found by fuzzing: a crash in `info`).
+    {"STFT", 0, 3},
 };
 
 std::string fixedRankProblem(const std::string &op, int input, int rank)

@@ -118,6 +118,30 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
     return Shape::fromSizes(shape).toString();
 }
 
+namespace {
+
+std::atomic<std::uint64_t> g_allocationLimit{0};
+
+std::uint64_t allocationLimit()
+{
+    const std::uint64_t limit = g_allocationLimit.load(std::memory_order_relaxed);
+    return limit ? std::min<std::uint64_t>(limit, systemMemoryBytes()) : systemMemoryBytes();
+}
+
+std::string allocationLimitText()
+{
+    return g_allocationLimit.load(std::memory_order_relaxed)
+               ? "the " + bytesText(allocationLimit()) + " allowed per allocation"
+               : "this machine's " + bytesText(systemMemoryBytes()) + " of memory and swap";
+}
+
+} // namespace
+
+void RuntimeTensor::setAllocationLimit(std::uint64_t bytes)
+{
+    g_allocationLimit.store(bytes, std::memory_order_relaxed);
+}
+
 Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std::int64_t> shape)
 {
     // Hot path: count without building any message; only a failure pays for one.
@@ -141,11 +165,9 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
                                " is too large to allocate");
     const std::size_t bytes =
         std::max<std::size_t>(64, (static_cast<std::size_t>(count) * elem + 63) / 64 * 64);
-    if (bytes > systemMemoryBytes())
+    if (bytes > allocationLimit())
         return Status::invalid("tensor of shape " + opscope::shapeText(t.m_shape) + " needs " +
-                               bytesText(bytes) + ", more than this machine's " +
-                               bytesText(systemMemoryBytes()) +
-                               " of memory and swap");
+                               bytesText(bytes) + ", more than " + allocationLimitText());
     BufferPool &pool = BufferPool::instance();
     const bool direct = pool.direct(bytes);
     void *p = direct ? BufferPool::map(bytes) : pool.take(bytes);
@@ -164,9 +186,8 @@ Expected<RuntimeTensor> RuntimeTensor::allocate(DataType dtype, std::vector<std:
 Expected<std::shared_ptr<std::byte>> RuntimeTensor::allocateBlock(std::size_t bytes)
 {
     bytes = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
-    if (bytes > systemMemoryBytes())
-        return Status::invalid("a memory arena of " + bytesText(bytes) + " is more than this machine's " +
-                               bytesText(systemMemoryBytes()) + " of memory and swap");
+    if (bytes > allocationLimit())
+        return Status::invalid("a memory arena of " + bytesText(bytes) + " is more than " + allocationLimitText());
     void *p = BufferPool::instance().take(bytes);
     if (!p)
         return Status::io("out of memory allocating a " + bytesText(bytes) + " memory arena");

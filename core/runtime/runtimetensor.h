@@ -40,6 +40,10 @@ public:
     static Expected<RuntimeTensor> allocate(DataType dtype, std::vector<std::int64_t> shape);
     // A block of host memory (64-byte aligned) from the same recycling pool: a planned arena.
     static Expected<std::shared_ptr<std::byte>> allocateBlock(std::size_t bytes);
+    // The most one tensor or arena may take, for the whole process (0: this machine's memory and
+    // swap, the default). A harness that runs untrusted models small (the `run` fuzz target)
+    // sets one, so a legal model whose outputs alone are gigabytes is refused as too large.
+    static void setAllocationLimit(std::uint64_t bytes);
     // A tensor in `data`, which `owner` keeps alive (a range of an arena). The caller checked
     // that the bytes fit.
     static RuntimeTensor inBlock(DataType dtype, std::vector<std::int64_t> shape, std::shared_ptr<const void> owner,

@@ -110,10 +110,11 @@ OPSCOPE_CPU_CLONES void copyStride2Flipped(const std::uint8_t *__restrict src, s
 }
 
 void im2col2d(const std::uint8_t *xg, std::int64_t cg, const ConvGeometry &geo, std::int64_t IH, std::int64_t IW,
-              std::int64_t OW, std::int64_t oh0, std::int64_t rows, std::uint8_t flip, std::uint8_t pad,
-              std::uint8_t *cols)
+              std::int64_t OW, std::int64_t oh0, std::int64_t rows, std::int64_t ow0, std::int64_t ow1,
+              std::uint8_t flip, std::uint8_t pad, std::uint8_t *cols)
 {
-    const std::int64_t KH = geo.kernel[0], KW = geo.kernel[1], kSize = KH * KW, len = rows * OW;
+    // Output columns [ow0, ow1) of each row: a row's columns may be cut into pieces (below).
+    const std::int64_t KH = geo.kernel[0], KW = geo.kernel[1], kSize = KH * KW, W = ow1 - ow0, len = rows * W;
     const std::int64_t sh = geo.strides[0], sw = geo.strides[1];
     parallelFor(
         cg * kSize,
@@ -122,30 +123,34 @@ void im2col2d(const std::uint8_t *xg, std::int64_t cg, const ConvGeometry &geo, 
             const std::uint8_t *plane = xg + ci * IH * IW;
             std::uint8_t *col = cols + r * len;
             const std::int64_t off = kw * geo.dilations[1] - geo.padBegin[1];
-            const std::int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw);
-            const std::int64_t hi = std::max(lo, std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1));
+            // Columns whose tap lands inside the input row, clamped to this piece.
+            const std::int64_t lo =
+                std::clamp<std::int64_t>(std::min(OW, off >= 0 ? 0 : (-off + sw - 1) / sw), ow0, ow1);
+            const std::int64_t hi = std::clamp<std::int64_t>(
+                std::min(OW, IW - 1 - off < 0 ? 0 : (IW - 1 - off) / sw + 1), lo, ow1);
             for (std::int64_t i = 0; i < rows; ++i) {
                 const std::int64_t ih = (oh0 + i) * sh - geo.padBegin[0] + kh * geo.dilations[0];
-                std::uint8_t *crow = col + i * OW;
+                std::uint8_t *crow = col + i * W;
                 if (ih < 0 || ih >= IH) {
-                    std::memset(crow, pad, std::size_t(OW));
+                    std::memset(crow, pad, std::size_t(W));
                     continue;
                 }
                 // Locals and __restrict: byte pointers may alias anything (even `flip`), which
-                // would keep the compiler from vectorizing the copy.
-                const std::uint8_t *__restrict src = plane + ih * IW + off;
+                // would keep the compiler from vectorizing the copy. d[ow] is column ow0 + ow.
+                const std::uint8_t *__restrict src = plane + ih * IW + off + ow0 * sw;
                 std::uint8_t *__restrict d = crow;
                 const std::uint8_t f = flip;
-                std::memset(d, pad, std::size_t(lo));
+                const std::int64_t a = lo - ow0, b = hi - ow0;
+                std::memset(d, pad, std::size_t(a));
                 if (sw == 1)
-                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                    for (std::int64_t ow = a; ow < b; ++ow)
                         d[ow] = src[ow] ^ f;
                 else if (sw == 2)
-                    copyStride2Flipped(src + 2 * lo, d + lo, hi - lo, f);
+                    copyStride2Flipped(src + 2 * a, d + a, b - a, f);
                 else
-                    for (std::int64_t ow = lo; ow < hi; ++ow)
+                    for (std::int64_t ow = a; ow < b; ++ow)
                         d[ow] = src[ow * sw] ^ f;
-                std::memset(d + hi, pad, std::size_t(OW - hi));
+                std::memset(d + b, pad, std::size_t(W - b));
             }
         },
         1);
@@ -274,25 +279,32 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     // 2-D: blocks of output rows, each im2col + GEMM on one thread with its own columns (~1 MB,
     // cache-sized), all blocks in one parallel loop. A parallel region per im2col and per GEMM
     // cost a barrier each, which on a busy machine waits for a descheduled thread every time.
+    // A row whose columns alone pass kMaxColumnBytes (pads of 2^31 − 1 make one 8 GiB, found by
+    // fuzzing) is cut into pieces of columns: the scratch stays bounded whatever the output's width.
+    constexpr std::int64_t kMaxColumnBytes = std::int64_t(4) << 20;
     const std::int64_t OH = outSp[0], OW = outSp[1];
+    const std::int64_t piece = std::clamp<std::int64_t>(kMaxColumnBytes / std::max<std::int64_t>(kDim, 1), 1, OW);
+    const std::int64_t pieces = (OW + piece - 1) / piece;
     const std::int64_t bySize = (std::int64_t(1) << 20) / std::max<std::int64_t>(kDim * OW, 1);
     const std::int64_t byThreads = (OH + 2 * ctx.threads() - 1) / (2 * ctx.threads());
-    const std::int64_t rowsPerBlock = std::clamp<std::int64_t>(std::min(bySize, byThreads), 1, OH);
+    const std::int64_t rowsPerBlock = pieces > 1 ? 1 : std::clamp<std::int64_t>(std::min(bySize, byThreads), 1, OH);
     const std::int64_t blocks = (OH + rowsPerBlock - 1) / rowsPerBlock;
     std::mutex failureMutex;
     Status failure = Status::ok();
     parallelFor(
-        n * g * blocks,
+        n * g * blocks * pieces,
         [&](std::int64_t task) {
-            const std::int64_t b = task % blocks, gi = (task / blocks) % g, ni = task / (blocks * g);
-            const std::int64_t oh0 = b * rowsPerBlock, rows = std::min(rowsPerBlock, OH - oh0), len = rows * OW;
-            std::uint8_t *cols = columns(std::size_t(kDim * rowsPerBlock * OW));
+            const std::int64_t p = task % pieces, b = (task / pieces) % blocks, gi = (task / (pieces * blocks)) % g,
+                               ni = task / (pieces * blocks * g);
+            const std::int64_t ow0 = p * piece, ow1 = std::min(OW, ow0 + piece), width = ow1 - ow0;
+            const std::int64_t oh0 = b * rowsPerBlock, rows = std::min(rowsPerBlock, OH - oh0), len = rows * width;
+            std::uint8_t *cols = columns(std::size_t(kDim * rowsPerBlock * width));
             Status st = noMemory;
             if (cols) {
-                im2col2d(xbytes + (ni * c + gi * cg) * inSize, cg, *geo, inSp[0], inSp[1], OW, oh0, rows, flip, pad,
-                         cols);
+                im2col2d(xbytes + (ni * c + gi * cg) * inSize, cg, *geo, inSp[0], inSp[1], OW, oh0, rows, ow0, ow1,
+                         flip, pad, cols);
                 st = gemmLeftExact(prep->groups[std::size_t(gi)], len, reinterpret_cast<const std::int8_t *>(cols),
-                                   len, xZero, dst + (ni * mOut + gi * mg) * outSize + oh0 * OW, outSize);
+                                   len, xZero, dst + (ni * mOut + gi * mg) * outSize + oh0 * OW + ow0, outSize);
             }
             if (!st) {
                 std::lock_guard lock(failureMutex);
