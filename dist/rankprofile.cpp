@@ -191,6 +191,12 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                                    "the inferred shapes, and the schedules' outputs are checked against the first's");
             if (options.inProcess)
                 result.notes.push_back("--in-process skipped: the plans' whole model does not fit rank 0");
+            // What sets the transfer timeout below (50× serial's time): the cost model's serial
+            // makespan stands in for the run — such a model's stages may well take past 30 s.
+            if (Expected<schedule::Schedule> predicted = schedule::makeSchedule(
+                    model.graph, Strategy::Serial, schedule::calibratedCpuModel(1, threads));
+                predicted)
+                serialMs = predicted->predictedMakespan * 1e3;
         }
     }
     {
@@ -431,7 +437,9 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                                                  d.message();
                         same = pipelined ? Status::invalid(what + kMixesSamples) : Status::internal(what);
                     }
-                if (joined && same.isOk() && reference.empty()) { // no serial run: the first schedule's
+                // No serial run: the first schedule that ran the whole batch at once is the
+                // reference (a pipeline's micro-batches differ where the model mixes samples).
+                if (joined && same.isOk() && reference.empty() && !pipelined) {
                     reference = std::move(*joined);
                     referenceName = name;
                 }

@@ -128,6 +128,11 @@ private slots:
         row("avg 2x(2^31-1) SAME include", (c = {}, c.max = false, c.includePad = true, c.kernel = {2, big}, c.pads = {0, half, 1, half}, c.H = 5, c.W = 32, c));
         row("avg (2^31-1)x3 SAME exclude", (c = {}, c.max = false, c.kernel = {big, 3}, c.pads = {half, 1, half, 1}, c.H = 6, c.W = 9, c));
         row("max 3x(2^31-1) s2 Indices", (c = {}, c.kernel = {3, big}, c.strides = {2, 2}, c.pads = {1, half, 1, half}, c.H = 7, c.W = 10, c.indices = true, c));
+        // A window spanning the whole input in both axes: every output clamps to the same taps,
+        // computed once per plane (outputs × input taps would be 10^12 at 1000×1000).
+        row("max whole-input (2^31-1)^2 SAME Indices", (c = {}, c.kernel = {big, big}, c.pads = {half, half, half, half}, c.H = 40, c.W = 50, c.indices = true, c));
+        row("avg whole-input (2^31-1)^2 SAME include double", (c = {}, c.max = false, c.includePad = true, c.kernel = {big, big}, c.pads = {half, half, half, half}, c.H = 30, c.W = 20, c.asDouble = true, c));
+        row("avg whole-input (2^31-1)^2 SAME exclude double", (c = {}, c.max = false, c.kernel = {big, big}, c.pads = {half, half, half, half}, c.H = 30, c.W = 20, c.asDouble = true, c));
         row("max 3x(2^20) dilated 2", (c = {}, c.kernel = {3, 1 << 20}, c.dilations = {1, 2}, c.pads = {1, (1 << 20) - 1, 1, (1 << 20) - 1}, c.H = 4, c.W = 40, c));
     }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "onnx/modelio.h"
@@ -25,21 +26,34 @@ namespace {
 constexpr auto kBudget = std::chrono::seconds(3); // unwinding takes as long again: inside -timeout=20
 
 // One watchdog for the process: it raises `cancel` once the current run is older than kBudget.
+// Start, end and the check share a mutex, so a check of the last run cannot cancel the next.
 struct Watchdog
 {
     std::atomic<bool> cancel{false};
-    std::atomic<std::int64_t> startedNs{0}; // 0: no run under way
+    std::mutex mutex;
+    std::int64_t startedNs = 0; // 0: no run under way
 
     Watchdog()
     {
         std::thread([this] {
             for (;;) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                const std::int64_t started = startedNs.load();
-                if (started && now() - started > std::chrono::nanoseconds(kBudget).count())
+                const std::lock_guard lock(mutex);
+                if (startedNs && now() - startedNs > std::chrono::nanoseconds(kBudget).count())
                     cancel.store(true);
             }
         }).detach();
+    }
+    void start()
+    {
+        const std::lock_guard lock(mutex);
+        cancel.store(false);
+        startedNs = now();
+    }
+    void stop()
+    {
+        const std::lock_guard lock(mutex);
+        startedNs = 0;
     }
     static std::int64_t now()
     {
@@ -81,12 +95,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         static const bool limited = (RuntimeTensor::setAllocationLimit(std::uint64_t(1) << 30), true);
         (void)limited;
         static Watchdog watchdog;
-        watchdog.cancel.store(false);
-        watchdog.startedNs.store(Watchdog::now());
+        watchdog.start();
         ExecOptions exec;
         exec.cancel = &watchdog.cancel;
         (void)(*session)->run(*feeds, nullptr, &exec);
-        watchdog.startedNs.store(0);
+        watchdog.stop();
     }
     return 0;
 }

@@ -248,7 +248,7 @@ void installGuards()
 {
     installInferenceGaps();
     // An axis left out takes the schema version's default (LayerNormalization −1, Softmax 1 or
-    // −1, Gather 0, …), which a rank-0 input puts out of range as surely as a written one:
+    // −1, Gather 0, …), which a rank-0 input puts out of range for every one of these ops:
     // LayerNormalization of a scalar with its Mean output crashed libonnx 1.12's inference
     // (found by fuzzing). So each version's function is guarded with its own default.
     for (const AxisRange &a : axisRanges) {
@@ -265,7 +265,10 @@ void installGuards()
             const onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
             schema->TypeAndShapeInferenceFunction([original, op, byDefault](onnx::InferenceContext &ctx) {
                 const AttributeProto *axis = ctx.getAttribute("axis");
-                if ((axis || byDefault) && ctx.getNumInputs() > 0) {
+                // The default only for a scalar, where every op's default is out of range: at
+                // rank 1, Softmax-1..10's default 1 is legal (the input is coerced to [n, 1]).
+                const bool scalar = ctx.getNumInputs() > 0 && rankOf(ctx.getInputType(0)) == 0;
+                if ((axis || (byDefault && scalar)) && ctx.getNumInputs() > 0) {
                     const std::string p = axisProblem(op, axis ? axis->i() : *byDefault, rankOf(ctx.getInputType(0)));
                     if (!p.empty()) {
                         if (t_guardFindings)

@@ -23,10 +23,13 @@ Status fillCommon(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g)
         return ctx.fail("strides, dilations or pads do not match the " + std::to_string(sp) +
                         " spatial dimensions");
     for (std::size_t d = 0; d < sp; ++d) {
+        // An empty tensor's other dims may be anything up to 2^62 (its element count is 0).
+        if (x[d + 2] < 0 || x[d + 2] >= kMaxWindow)
+            return ctx.fail("input " + shapeText(x) + " has a spatial dim past 2^48");
         if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0 || pads[d] < 0 || pads[d + sp] < 0)
             return ctx.fail("kernel, strides and dilations must be positive and pads non-negative");
         // Every sum below (window extent, input plus both pads, SAME's total padding) stays far
-        // from overflow: no attribute or window reaches 2^48, no dim of a tensor that exists 2^62.
+        // from overflow: no attribute, window or spatial dim reaches 2^48.
         std::int64_t extent = 0;
         if (__builtin_mul_overflow(g.kernel[d] - 1, g.dilations[d], &extent) || extent >= kMaxWindow ||
             g.strides[d] >= kMaxWindow || pads[d] >= kMaxWindow || pads[d + sp] >= kMaxWindow)

@@ -249,8 +249,8 @@ Status layerNormKernel(KernelContext &ctx)
                 return t.status();
             OPSCOPE_TRY(dispatchFloat(statType, [&](auto tag) -> Status {
                 using T = decltype(tag);
-                // The mean of no values is NaN; the variance taken as 0 leaves 1/sqrt(epsilon).
-                const double v = o == 1 ? std::nan("") : 1.0 / std::sqrt(eps);
+                // The mean and variance of no values are NaN, as in the ONNX reference.
+                const double v = std::nan("");
                 std::fill_n((*t)->template mutableData<T>(), (*t)->elementCount(),
                             static_cast<T>(static_cast<ComputeType<T>>(v)));
                 return Status::ok();

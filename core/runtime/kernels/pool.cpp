@@ -377,12 +377,18 @@ Status poolKernel(KernelContext &ctx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
     }
+    if (x.elementCount() == 0 || (*out)->elementCount() == 0)
+        return Status::ok(); // nothing to pool (an empty tensor's dims may be near 2^62: no arithmetic on them)
     // The 2-D row kernels below pad a row to the window's full width and walk every tap of it:
     // fast for real windows, but one as wide as kernel_shape 2^31 (legal, SAME-padded to fit) would
-    // allocate and walk 8 GiB per row (and the unit-stride one walks every row tap). Such windows
-    // take the loop below, which visits only the taps inside the input.
+    // allocate and walk 8 GiB per row (and the unit-stride one walks every row tap); pads of 2^40
+    // with a stride as large pad the row as far. Such windows take the loop below, which visits
+    // only the taps inside the input.
     const auto wide = [&](std::size_t d) {
-        return (geo->kernel[d] - 1) * geo->dilations[d] + 1 > 4 * inSp[d] + 64;
+        const std::int64_t extent = (geo->kernel[d] - 1) * geo->dilations[d] + 1;
+        const std::int64_t reach = std::max((outSp[d] - 1) * geo->strides[d] + extent,
+                                            geo->padBegin[d] + inSp[d] + geo->padEnd[d]);
+        return reach > 4 * inSp[d] + 64;
     };
     const bool wideWindow = sp == 2 && (wide(0) || wide(1));
     if (sp == 2 && x.dtype() == DataType::Float && !indices && !wideWindow) {
@@ -412,6 +418,13 @@ Status poolKernel(KernelContext &ctx)
                     // maximum wins). A window far wider than its input (kernel_shape 2^31 with
                     // SAME padding) costs what the input holds, not what the attribute says.
                     std::vector<std::int64_t> start(sp), lo(sp), hi(sp), tap(sp);
+                    // The last output's taps inside the input, as absolute offsets per axis, and
+                    // what they gave: outputs whose windows clamp to the same taps (every one,
+                    // when a SAME-padded window spans the whole input) reuse it instead of
+                    // walking the input again — outputs × input taps would be 10^12 at 1000×1000.
+                    std::vector<std::int64_t> lastFirst(sp, -1), lastEnd(sp, -1), first(sp), end(sp);
+                    double lastAcc = 0;
+                    std::int64_t lastBest = -1, lastCount = 0;
                     for (std::int64_t o = 0; o < outSize; ++o) {
                         double padded = 1; // taps within the padded extent: AveragePool's count_include_pad
                         bool any = true;
@@ -425,7 +438,20 @@ Status poolKernel(KernelContext &ctx)
                         }
                         double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
                         std::int64_t best = -1, count = 0;
-                        if (any) {
+                        for (std::size_t d = 0; d < sp; ++d) {
+                            first[d] = start[d] + lo[d] * geo->dilations[d];
+                            end[d] = start[d] + hi[d] * geo->dilations[d];
+                        }
+                        // Same taps only if the same cells at the same spacing: the dilation is
+                        // one per axis, so equal first and end cells (and counts) say it.
+                        bool same = any;
+                        for (std::size_t d = 0; same && d < sp; ++d)
+                            same = first[d] == lastFirst[d] && end[d] == lastEnd[d];
+                        if (same) {
+                            acc = lastAcc;
+                            best = lastBest;
+                            count = lastCount;
+                        } else if (any) {
                             // The last axis's taps in a tight loop (its input stride is 1, its
                             // step the dilation); the odometer walks the other axes. Per tap, a
                             // loop over the axes cost ~30 ns: a 60×80 window with Indices over
@@ -460,6 +486,11 @@ Status poolKernel(KernelContext &ctx)
                                 if (d == 0)
                                     break;
                             }
+                            lastFirst = first;
+                            lastEnd = end;
+                            lastAcc = acc;
+                            lastBest = best;
+                            lastCount = count;
                         }
                         if constexpr (K == Pool::Average)
                             acc /= includePad ? padded : double(std::max<std::int64_t>(count, 1));
