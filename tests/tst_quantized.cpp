@@ -349,6 +349,21 @@ private slots:
         padded.w = 9;
         padded.pads = {1, 2, 1, 20000};
         QTest::addRow("row of mostly padding cut into pieces") << padded << false << true << 1 << false;
+        // 1-D runs as 2-D of height 1 (so its columns are cut into pieces too), depthwise included.
+        ConvSpec wide1 = one;
+        wide1.c = 32;
+        wide1.m = 4;
+        wide1.w = 16000;
+        wide1.kw = 9;
+        wide1.pads = {4, 4};
+        wide1.stride = 1;
+        QTest::addRow("1-D cut into column pieces") << wide1 << false << true << 2 << false;
+        ConvSpec dw1 = one;
+        dw1.c = dw1.m = dw1.group = 8;
+        dw1.w = 50;
+        dw1.kw = 5;
+        dw1.pads = {2, 2};
+        QTest::addRow("1-D depthwise") << dw1 << true << false << 1 << false;
     }
     void convInteger()
     {

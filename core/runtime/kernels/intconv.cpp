@@ -197,13 +197,47 @@ std::vector<std::int64_t> srcIndexTable(const ConvGeometry &geo, const Shape64 &
 
 } // namespace
 
+namespace {
+
+Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
+                                        const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights,
+                                        const Expected<ConvGeometry> &geo);
+
+} // namespace
+
 Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
                                     const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights)
 {
     for (const RuntimeTensor *t : {&x, &w})
         if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
             return ctx.unsupported("integer convolution of " + std::string(dataTypeName(t->dtype())));
-    const Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
+    Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
+    if (!geo || geo->kernel.size() != 1)
+        return integerConvWith(ctx, x, w, xzp, wzp, cacheWeights, geo);
+    // 1-D as 2-D of height 1, so that its im2col columns are cut into bounded pieces as 2-D ones
+    // are (the general N-d path holds a whole image's columns: pads of 2^31 − 1, 8 GiB).
+    ConvGeometry &g = *geo;
+    g.kernel.insert(g.kernel.begin(), 1);
+    g.strides.insert(g.strides.begin(), 1);
+    g.dilations.insert(g.dilations.begin(), 1);
+    g.padBegin.insert(g.padBegin.begin(), 0);
+    g.padEnd.insert(g.padEnd.begin(), 0);
+    const Shape64 outShape = g.outShape;
+    g.outShape.insert(g.outShape.begin() + 2, 1);
+    const RuntimeTensor x2 = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
+    const RuntimeTensor w2 = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
+    Expected<RuntimeTensor> out = integerConvWith(ctx, x2, w2, xzp, wzp, cacheWeights, geo);
+    if (!out)
+        return out;
+    return out->reshaped(outShape);
+}
+
+namespace {
+
+Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
+                                        const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights,
+                                        const Expected<ConvGeometry> &geo)
+{
     if (!geo)
         return geo.status();
     const std::int64_t n = x.dim(0), c = x.dim(1), mOut = w.dim(0), g = geo->group;
@@ -262,7 +296,7 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
         return reinterpret_cast<std::uint8_t *>(threadScratch(0, bytes));
     };
     const Status noMemory = Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
-    if (inSp.size() != 2) { // N-d: one block per image and group, the GEMM parallel inside
+    if (inSp.size() != 2) { // 3-D and up: one block per image and group, the GEMM parallel inside
         const std::vector<std::int64_t> srcIndex = srcIndexTable(*geo, inSp, outSp);
         std::uint8_t *cols = columns(std::size_t(kDim * outSize));
         if (!cols)
@@ -317,5 +351,7 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
         return failure;
     return out;
 }
+
+} // namespace
 
 } // namespace opscope::kernels
