@@ -237,10 +237,8 @@ Status layerNormKernel(KernelContext &ctx)
         statShape[d] = 1;
     const DataType statType =
         ctx.hasAttr("stash_type") && ctx.attrInt("stash_type") != 1 ? x.dtype() : DataType::Float;
-    if (x.elementCount() == 0) {
-        // Rows of no elements: nothing to normalize. The per-row scratch below is sized by the
-        // row count, which an empty input ([2^40, 2, 0]) can make 2^41: never walk or allocate it.
-        // Statistics, when asked for, are a tensor of that size, allocated (or refused) as such.
+    // Mean and InvStdDev, when asked for: value(o, i) of row i.
+    const auto writeStats = [&](auto value) -> Status {
         for (std::size_t o = 1; o <= 2; ++o) {
             if (!ctx.wantsOutput(o))
                 continue;
@@ -249,15 +247,20 @@ Status layerNormKernel(KernelContext &ctx)
                 return t.status();
             OPSCOPE_TRY(dispatchFloat(statType, [&](auto tag) -> Status {
                 using T = decltype(tag);
-                // The mean and variance of no values are NaN, as in the ONNX reference.
-                const double v = std::nan("");
-                std::fill_n((*t)->template mutableData<T>(), (*t)->elementCount(),
-                            static_cast<T>(static_cast<ComputeType<T>>(v)));
+                T *d = (*t)->template mutableData<T>();
+                for (std::int64_t i = 0, n = (*t)->elementCount(); i < n; ++i)
+                    d[i] = static_cast<T>(static_cast<ComputeType<T>>(value(o, i)));
                 return Status::ok();
             }));
         }
         return Status::ok();
-    }
+    };
+    // Rows of no elements: nothing to normalize. The per-row scratch below is sized by the row
+    // count, which an empty input ([2^40, 2, 0]) can make 2^41: never walk or allocate it.
+    // Statistics, when asked for, are a tensor of that size, allocated (or refused) as such; the
+    // mean and variance of no values are NaN, as in the ONNX reference.
+    if (x.elementCount() == 0)
+        return writeStats([](std::size_t, std::int64_t) { return std::nan(""); });
     std::vector<double> means(static_cast<std::size_t>(outer)), invStd(static_cast<std::size_t>(outer));
     // One float parameter per element of a row (shapes equal up to leading 1s): the fast path.
     const auto perElement = [&](const RuntimeTensor &p) {
@@ -294,22 +297,7 @@ Status layerNormKernel(KernelContext &ctx)
             return Status::ok();
         }));
     }
-    for (std::size_t o = 1; o <= 2; ++o) {
-        if (!ctx.wantsOutput(o))
-            continue;
-        Expected<RuntimeTensor *> t = ctx.allocateOutput(o, statType, statShape);
-        if (!t)
-            return t.status();
-        const std::vector<double> &src = o == 1 ? means : invStd;
-        OPSCOPE_TRY(dispatchFloat(statType, [&](auto tag) -> Status {
-            using T = decltype(tag);
-            for (std::int64_t i = 0; i < outer; ++i)
-                (*t)->template mutableData<T>()[i] =
-                    static_cast<T>(static_cast<ComputeType<T>>(src[std::size_t(i)]));
-            return Status::ok();
-        }));
-    }
-    return Status::ok();
+    return writeStats([&](std::size_t o, std::int64_t i) { return (o == 1 ? means : invStd)[std::size_t(i)]; });
 }
 
 Status groupNormKernel(KernelContext &ctx)
