@@ -337,7 +337,15 @@ private slots:
         QVERIFY(!big);
         QVERIFY(big.status().message().find("overflows") != std::string::npos);
         QVERIFY(!checkedElementCount({3, -2}, "t"));
-        QCOMPARE(*checkedElementCount({0, 1LL << 62, 1LL << 62}, "t"), 0);
+        // An empty tensor's other dims are what kernels multiply for outer and inner sizes: they
+        // must not overflow either, wherever the zero stands (a Reduce multiplied 24 · (2^63 − 1)
+        // of [0, 2, 2, 3, 4, 2^63 − 1], found by fuzzing).
+        QCOMPARE(*checkedElementCount({0, 1LL << 30, 1LL << 30}, "t"), 0);
+        QCOMPARE(*checkedElementCount({1LL << 30, 0, 1LL << 30}, "t"), 0);
+        for (const std::vector<std::int64_t> &dims :
+             {std::vector<std::int64_t>{0, 1LL << 62, 1LL << 62}, std::vector<std::int64_t>{1LL << 62, 0, 4},
+              std::vector<std::int64_t>{0, 2, 2, 3, 4, INT64_MAX}})
+            QVERIFY(!checkedElementCount(dims, "t"));
     }
 };
 

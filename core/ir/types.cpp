@@ -30,19 +30,29 @@ bool Shape::isStatic() const
 
 ElementCount countElements(const std::vector<std::int64_t> &dims)
 {
+    // The product of the non-zero dims must fit too: an empty tensor's other dims are what kernels
+    // multiply for outer and inner sizes ([0, 2^63 − 1, 24]: 24 · (2^63 − 1) overflowed in a
+    // Reduce, found by fuzzing), so a shape is refused whatever order its zeros come in.
     ElementCount c;
+    bool empty = false;
     for (std::int64_t d : dims) {
         if (d < 0) {
             c.negative = true;
             c.negativeDim = d;
             return c;
         }
-        if (d != 0 && c.count > std::numeric_limits<std::int64_t>::max() / d) {
+        if (d == 0) {
+            empty = true;
+            continue;
+        }
+        if (c.count > std::numeric_limits<std::int64_t>::max() / d) {
             c.overflow = true;
             return c;
         }
         c.count *= d;
     }
+    if (empty)
+        c.count = 0;
     return c;
 }
 

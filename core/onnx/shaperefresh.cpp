@@ -1,6 +1,7 @@
 #include "onnx/shaperefresh.h"
 
 #include "onnx/schemacheck.h"
+#include "onnx/schemacheckdetail.h"
 
 #include "ir/dependencies.h"
 
@@ -187,7 +188,8 @@ std::size_t propagateRanks(Graph &graph)
         if (out.type.isTensor() && out.type.shape)
             continue;
         const auto rank = outputRank(graph, n);
-        if (!rank)
+        // A shape input declared 2^40 long (fuzzing: a 2^46-byte allocation here) is no rank.
+        if (!rank || *rank > std::size_t(schemadetail::kMaxTensorRank))
             continue;
         DataType elem = out.type.elemType;
         if (elem == DataType::Undefined && !n.inputs.empty() && n.inputs[0].valid()) {
