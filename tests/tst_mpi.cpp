@@ -523,10 +523,12 @@ private slots:
                 QCOMPARE(o["needs_bytes"].toInteger(),
                          o["intermediate_bytes"].toInteger() + o["send_buffer_bytes"].toInteger() +
                              o["mapped_weight_bytes"].toInteger() + o["embedded_weight_bytes"].toInteger());
-                QVERIFY(o["intermediate_bytes"].toInteger() > 0);
-                // round-robin crosses ranks everywhere: both ranks send.
-                if (s["name"].toString() == "round-robin")
+                // round-robin crosses ranks everywhere: both ranks compute and send. (greedy may
+                // keep the block on one rank when the link measured slow: a busy machine.)
+                if (s["name"].toString() == "round-robin") {
+                    QVERIFY(o["intermediate_bytes"].toInteger() > 0);
                     QVERIFY(o["send_buffer_bytes"].toInteger() > 0);
+                }
                 // The sample's weights are inside the file: every rank holds all of them.
                 QVERIFY(o["embedded_weight_bytes"].toInteger() > 0);
                 QVERIFY(embedded < 0 || embedded == o["embedded_weight_bytes"].toInteger());
