@@ -516,9 +516,10 @@ private slots:
             const QJsonObject s = v.toObject();
             const QJsonArray ranks = s["rank_memory"].toArray();
             QCOMPARE(ranks.size(), 2);
-            qint64 embedded = -1;
+            qint64 embedded = -1, intermediates = 0;
             for (const QJsonValue &m : ranks) {
                 const QJsonObject o = m.toObject();
+                intermediates += o["intermediate_bytes"].toInteger();
                 QCOMPARE(o["available_bytes"].toInteger(), qint64(1) << 30);
                 QCOMPARE(o["needs_bytes"].toInteger(),
                          o["intermediate_bytes"].toInteger() + o["send_buffer_bytes"].toInteger() +
@@ -534,6 +535,7 @@ private slots:
                 QVERIFY(embedded < 0 || embedded == o["embedded_weight_bytes"].toInteger());
                 embedded = o["embedded_weight_bytes"].toInteger();
             }
+            QVERIFY(intermediates > 0);
         }
     }
 
