@@ -228,8 +228,11 @@ std::string shapeInputTooLong(onnx::InferenceContext &ctx, std::size_t i)
 // kernel sizes it at run time, where a tensor that large is refused.
 std::string slowSamePadding(onnx::InferenceContext &ctx)
 {
+    // Any auto_pad but NOTSET and VALID takes that path in libonnx, a misspelt one too
+    // ("SMAE_UPPER" hung `optimize`, found by fuzzing).
     const AttributeProto *pad = ctx.getAttribute("auto_pad");
-    if (!pad || pad->s().rfind("SAME", 0) != 0 || ctx.getNumInputs() == 0 || !ctx.getInputType(0))
+    if (!pad || pad->s().empty() || pad->s() == "NOTSET" || pad->s() == "VALID" || ctx.getNumInputs() == 0 ||
+        !ctx.getInputType(0))
         return {};
     const onnx::TypeProto &t = *ctx.getInputType(0);
     if (!t.has_tensor_type() || !t.tensor_type().has_shape())

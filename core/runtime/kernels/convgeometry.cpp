@@ -10,6 +10,10 @@ Status fillCommon(const KernelContext &ctx, const Shape64 &x, ConvGeometry &g)
     const std::size_t sp = g.kernel.size();
     if (x.size() != sp + 2)
         return ctx.fail("input " + shapeText(x) + " must have " + std::to_string(sp + 2) + " dimensions");
+    // An unknown auto_pad was taken as NOTSET (libonnx's inference takes it as SAME): refused.
+    if (const std::string pad = ctx.attrString("auto_pad", "NOTSET");
+        pad != "NOTSET" && pad != "VALID" && pad != "SAME_UPPER" && pad != "SAME_LOWER")
+        return ctx.fail("auto_pad '" + pad + "' is none of NOTSET, VALID, SAME_UPPER, SAME_LOWER");
     g.strides = ctx.attrInts("strides", Shape64(sp, 1));
     g.dilations = ctx.attrInts("dilations", Shape64(sp, 1));
     if (g.strides.empty())
