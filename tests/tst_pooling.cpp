@@ -5,6 +5,7 @@
 // short and long rows (the widths around vector lengths) and NaN inputs; the general N-d loop
 // (Indices asked for, double data) on the same geometries; windows far larger than the input.
 
+#include "runtime/kernels/kernelutil.h"
 #include "runtime/session.h"
 #include "support/passtest.h"
 #include "support/testsupport.h"
@@ -29,6 +30,7 @@ struct PoolCase
     // MaxPool's Indices output asked for, or double data: the runtime's general N-d loop
     // instead of the 2-D float row kernels.
     bool indices = false, asDouble = false;
+    bool asHalf = false; // float16 data: pooled in float through the row kernels
 };
 
 std::int64_t outDim(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t pb, std::int64_t pe,
@@ -112,6 +114,10 @@ private slots:
         row("avg 5x3 s1 pads 2,1 include", (c = {}, c.max = false, c.includePad = true, c.kernel = {5, 3}, c.pads = {2, 1, 2, 1}, c));
         row("avg 3x3 s1 asymmetric exclude", (c = {}, c.max = false, c.pads = {1, 0, 0, 2}, c.H = 6, c.W = 13, c));
         row("avg 3x3 s2 include (rows)", (c = {}, c.max = false, c.includePad = true, c.strides = {2, 2}, c.H = 13, c.W = 13, c));
+        // float16, through the float row kernels (converted in and out).
+        row("max 3x3 s1 pad1 float16", (c = {}, c.H = 14, c.W = 30, c.asHalf = true, c));
+        row("max 3x3 s2 NaN float16", (c = {}, c.nan = true, c.strides = {2, 2}, c.H = 11, c.W = 21, c.asHalf = true, c));
+        row("avg 3x3 s1 pad1 include float16", (c = {}, c.max = false, c.includePad = true, c.H = 14, c.W = 30, c.asHalf = true, c));
         // The general loop, on the same geometries.
         row("max 3x3 s1 pad1 Indices", (c = {}, c.indices = true, c));
         row("max 3x2 s1 dilated 2x3 Indices", (c = {}, c.kernel = {3, 2}, c.dilations = {2, 3}, c.pads = {2, 1, 2, 1}, c.H = 12, c.W = 19, c.indices = true, c));
@@ -157,7 +163,9 @@ private slots:
         if (c.indices)
             n.add_output("i");
         *g->add_node() = n;
-        *g->add_input() = tensorInfo("x", c.asDouble ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT,
+        *g->add_input() = tensorInfo("x", c.asDouble ? onnx::TensorProto::DOUBLE
+                                          : c.asHalf ? onnx::TensorProto::FLOAT16
+                                                     : onnx::TensorProto::FLOAT,
                                      {2, c.C, c.H, c.W});
         g->add_output()->set_name("y");
         if (c.indices)
@@ -170,6 +178,11 @@ private slots:
         for (std::int64_t i = 0; i < x.elementCount(); ++i)
             x.mutableData<float>()[i] = c.nan && i % 17 == 5 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
         RuntimeTensor feed = x;
+        if (c.asHalf) { // the reference sees the values float16 holds
+            feed = *RuntimeTensor::allocate(DataType::Float16, x.shape());
+            kernels::floatsToHalves(x.data<float>(), feed.mutableData<std::uint16_t>(), x.elementCount());
+            kernels::halvesToFloats(feed.data<std::uint16_t>(), x.mutableData<float>(), x.elementCount());
+        }
         if (c.asDouble) {
             feed = *RuntimeTensor::allocate(DataType::Double, x.shape());
             for (std::int64_t i = 0; i < x.elementCount(); ++i)
@@ -191,16 +204,23 @@ private slots:
                 for (std::int64_t ow = 0; ow < OW; ++ow) {
                     const float want = reference(c, x.data<float>() + p * c.H * c.W, oh, ow);
                     const std::int64_t at = (p * OH + oh) * OW + ow;
-                    const float got = c.asDouble ? float(out.data<double>()[at]) : out.data<float>()[at];
+                    float got = c.asDouble ? float(out.data<double>()[at]) : out.data<float>()[at];
+                    float want16 = want;
+                    if (c.asHalf) {
+                        got = kernels::halfToFloat(out.data<std::uint16_t>()[at]);
+                        want16 = kernels::halfToFloat(kernels::floatToHalf(want));
+                    }
                     if (c.indices && !std::isnan(want)) {
                         // Indices: the flat index of a cell holding the maximum, in this plane.
                         const std::int64_t i = (*y)[1].data<std::int64_t>()[at];
                         QVERIFY(i >= p * c.H * c.W && i < (p + 1) * c.H * c.W);
                         QCOMPARE(x.data<float>()[i], want);
                     }
+                    // float16 averages: one rounding of the float result (2^-11 relative).
+                    const float tolerance = c.asHalf ? 1e-3f : 1e-6f;
                     const bool same = std::isnan(want) ? std::isnan(got)
-                                      : c.max      ? got == want
-                                                   : std::fabs(got - want) <= 1e-6f * (1 + std::fabs(want));
+                                      : c.max      ? got == want16
+                                                   : std::fabs(got - want) <= tolerance * (1 + std::fabs(want));
                     if (!same)
                         QFAIL(qPrintable(QString("plane %1 (%2,%3): got %4, want %5").arg(p).arg(oh).arg(ow).arg(got).arg(want)));
                 }

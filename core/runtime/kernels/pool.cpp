@@ -7,6 +7,7 @@
 #include "util/cpuclones.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -391,13 +392,37 @@ Status poolKernel(KernelContext &ctx)
         return reach > 4 * inSp[d] + 64;
     };
     const bool wideWindow = sp == 2 && (wide(0) || wide(1));
-    if (sp == 2 && x.dtype() == DataType::Float && !indices && !wideWindow) {
+    // float16/bfloat16 pool in float through the same row kernels: converting the input and the
+    // output costs two passes, the general loop a conversion per tap (a 60×80 float16 MaxPool over
+    // 1000×1000 took 50 s there, found by fuzzing as a timeout).
+    const bool halfLike = x.dtype() == DataType::Float16 || x.dtype() == DataType::BFloat16;
+    if (sp == 2 && (x.dtype() == DataType::Float || halfLike) && !indices && !wideWindow) {
+        RuntimeTensor xf, yf;
+        const RuntimeTensor *src = &x;
+        RuntimeTensor *dst = *out;
+        if (halfLike) {
+            Expected<RuntimeTensor> f = toFloat32(x);
+            Expected<RuntimeTensor> y = RuntimeTensor::allocate(DataType::Float, geo->outShape);
+            if (!f || !y)
+                return !f ? f.status() : y.status();
+            xf = std::move(*f);
+            yf = std::move(*y);
+            src = &xf;
+            dst = &yf;
+        }
+        Status st;
         if constexpr (K == Pool::Lp)
-            return lpPool2d(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
-                            outSp, p);
+            st = lpPool2d(src->data<float>(), dst->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp, outSp, p);
         else
-            return pool2dRows<K>(x.data<float>(), (*out)->mutableData<float>(), x.dim(0) * x.dim(1), *geo,
-                                 inSp, outSp, includePad);
+            st = pool2dRows<K>(src->data<float>(), dst->mutableData<float>(), x.dim(0) * x.dim(1), *geo, inSp,
+                               outSp, includePad);
+        if (!st || !halfLike)
+            return st;
+        Expected<RuntimeTensor> back = fromFloat32(yf, x.dtype());
+        if (!back)
+            return back.status();
+        std::memcpy((*out)->mutableBytes(), back->bytes(), back->byteSize());
+        return Status::ok();
     }
     return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
         using T = decltype(tag);
