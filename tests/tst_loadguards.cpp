@@ -18,21 +18,6 @@ namespace {
 
 using Tp = onnx::TensorProto;
 
-// A session on a model built in memory; null (and a test failure) when it does not load.
-std::unique_ptr<InferenceSession> session(const onnx::ModelProto &proto)
-{
-    const std::string bytes = proto.SerializeAsString();
-    Expected<ImportResult> r = loadModelFromBytes(std::as_bytes(std::span(bytes.data(), bytes.size())), ".");
-    if (!r) {
-        QTest::qFail(r.status().message().c_str(), __FILE__, __LINE__);
-        return nullptr;
-    }
-    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(r->model);
-    if (!s)
-        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
-    return s ? std::move(*s) : nullptr;
-}
-
 } // namespace
 
 class TestLoadGuards : public QObject
@@ -150,8 +135,9 @@ private slots:
         *g->add_input() = test::tensorInfo("v", Tp::FLOAT, {2});
         *g->add_node() = loopOf(nested ? body("out_", &innerBody) : innerBody, "", "loop");
         *g->add_output() = test::tensorInfo("vloop", Tp::FLOAT, {2});
-        std::unique_ptr<InferenceSession> s = session(m);
-        QVERIFY(s);
+        Expected<std::unique_ptr<InferenceSession>> created = InferenceSession::create(test::modelOrFail(m));
+        QVERIFY2(created, created ? "" : created.status().message().c_str());
+        std::unique_ptr<InferenceSession> s = std::move(*created);
         struct State
         {
             std::atomic<bool> cancel{false}, done{false};
