@@ -60,13 +60,17 @@ QString helperScript(const QTemporaryDir &dir, const QString &name, const QStrin
 QString hungHelper(const QTemporaryDir &dir)
 {
     return helperScript(dir, QStringLiteral("hung-layout"),
-                        QStringLiteral("#!/bin/sh\necho $$ > '%1'\nexec sleep 600\n").arg(dir.filePath(QStringLiteral("pid"))));
+                        // Written aside and renamed: the file appears whole, never empty
+                        // between the shell's open and its write (CI read pid 0 there).
+                        QStringLiteral("#!/bin/sh\necho $$ > '%1.tmp' && mv '%1.tmp' '%1'\nexec sleep 600\n")
+                            .arg(dir.filePath(QStringLiteral("pid"))));
 }
 
 qint64 helperPid(const QTemporaryDir &dir)
 {
+    // A loaded CI machine may take seconds to start the helper's shell.
     QFile f(dir.filePath(QStringLiteral("pid")));
-    for (int i = 0; i < 200 && !f.exists(); ++i)
+    for (int i = 0; i < 3000 && !f.exists(); ++i)
         QTest::qWait(10);
     if (!f.open(QIODevice::ReadOnly))
         return -1;
