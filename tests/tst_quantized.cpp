@@ -13,6 +13,7 @@
 #include "testsupport.h"
 
 #include <QTest>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -215,6 +216,52 @@ std::vector<std::int32_t> convRef(const ConvSpec &s, const std::vector<std::int3
     return y;
 }
 
+// A 3-D convolution: pads are the three begins, then the three ends.
+struct Conv3Spec
+{
+    int n = 1, c = 3, m = 4, group = 1;
+    std::array<int, 3> in{5, 6, 7}, k{3, 2, 3}, stride{1, 1, 1}, dilation{1, 1, 1};
+    std::array<int, 6> pads{1, 0, 1, 1, 1, 0};
+    int out(int d) const
+    {
+        return (in[d] + pads[d] + pads[d + 3] - dilation[d] * (k[d] - 1) - 1) / stride[d] + 1;
+    }
+};
+
+std::vector<std::int32_t> conv3Ref(const Conv3Spec &s, const std::vector<std::int32_t> &x, std::int32_t x0,
+                                   const std::vector<std::int32_t> &w, const std::vector<std::int32_t> &w0)
+{
+    const int cg = s.c / s.group, mg = s.m / s.group, O0 = s.out(0), O1 = s.out(1), O2 = s.out(2);
+    std::vector<std::int32_t> y;
+    for (int n = 0; n < s.n; ++n)
+        for (int m = 0; m < s.m; ++m)
+            for (int o0 = 0; o0 < O0; ++o0)
+                for (int o1 = 0; o1 < O1; ++o1)
+                    for (int o2 = 0; o2 < O2; ++o2) {
+                        std::int64_t acc = 0;
+                        for (int ci = 0; ci < cg; ++ci)
+                            for (int k0 = 0; k0 < s.k[0]; ++k0)
+                                for (int k1 = 0; k1 < s.k[1]; ++k1)
+                                    for (int k2 = 0; k2 < s.k[2]; ++k2) {
+                                        const int i0 = o0 * s.stride[0] - s.pads[0] + k0 * s.dilation[0];
+                                        const int i1 = o1 * s.stride[1] - s.pads[1] + k1 * s.dilation[1];
+                                        const int i2 = o2 * s.stride[2] - s.pads[2] + k2 * s.dilation[2];
+                                        const int c = (m / mg) * cg + ci;
+                                        const bool inside = i0 >= 0 && i0 < s.in[0] && i1 >= 0 && i1 < s.in[1] &&
+                                                            i2 >= 0 && i2 < s.in[2];
+                                        const std::int32_t xv =
+                                            inside ? x[std::size_t(((n * s.c + c) * s.in[0] + i0) * s.in[1] * s.in[2] +
+                                                                   i1 * s.in[2] + i2)]
+                                                   : x0;
+                                        const std::int32_t wv =
+                                            w[std::size_t((((m * cg + ci) * s.k[0] + k0) * s.k[1] + k1) * s.k[2] + k2)];
+                                        acc += std::int64_t(xv - x0) * (wv - w0[std::size_t(m)]);
+                                    }
+                        y.push_back(std::int32_t(acc));
+                    }
+    return y;
+}
+
 // ---- Paths ----
 
 std::vector<std::optional<Int8GemmPath>> paths()
@@ -245,6 +292,7 @@ int typeOf(bool isSigned)
 } // namespace
 
 Q_DECLARE_METATYPE(ConvSpec)
+Q_DECLARE_METATYPE(Conv3Spec)
 
 class TestQuantized : public QObject
 {
@@ -432,6 +480,88 @@ private slots:
                                              .arg(got[i])
                                              .arg(want[i])));
             }
+    }
+
+    // 3-D and up run through chunks of output positions, each with its own table of input offsets
+    // (a whole volume's table and columns were 9·k bytes per output: gigabytes on a large one).
+    void convInteger3d_data()
+    {
+        QTest::addColumn<Conv3Spec>("spec");
+        QTest::addColumn<bool>("xSigned");
+        QTest::addColumn<int>("zeroPoints");
+        const Conv3Spec s;
+        QTest::addRow("3x2x3 uneven pads u8") << s << false << 1;
+        QTest::addRow("3x2x3 uneven pads s8 per channel") << s << true << 2;
+        Conv3Spec sd = s;
+        sd.n = 2;
+        sd.stride = {2, 1, 2};
+        sd.dilation = {1, 2, 2};
+        sd.in = {7, 8, 9};
+        QTest::addRow("batch 2 stride dilation") << sd << false << 2;
+        Conv3Spec gr = s;
+        gr.c = gr.m = 4;
+        gr.group = 2;
+        QTest::addRow("group 2") << gr << false << 2;
+        // 16 channels × 27 taps: 648 bytes of columns and table per output, 6,472 per chunk.
+        Conv3Spec big = s;
+        big.c = 16;
+        big.m = 3;
+        big.k = {3, 3, 3};
+        big.in = {18, 20, 22};
+        big.pads = {1, 1, 1, 1, 1, 1};
+        QTest::addRow("volume past one chunk") << big << false << 1;
+        Conv3Spec padded = s;
+        padded.in = {2, 2, 3};
+        padded.pads = {1, 1, 0, 0, 1, 20000};
+        QTest::addRow("mostly padding") << padded << true << 1;
+    }
+    void convInteger3d()
+    {
+        QFETCH(Conv3Spec, spec);
+        QFETCH(bool, xSigned);
+        QFETCH(int, zeroPoints);
+        std::mt19937 rng(11);
+        const int cg = spec.c / spec.group, xlo = xSigned ? -128 : 0;
+        const std::vector<std::int64_t> xShape{spec.n, spec.c, spec.in[0], spec.in[1], spec.in[2]};
+        const std::vector<std::int64_t> wShape{spec.m, cg, spec.k[0], spec.k[1], spec.k[2]};
+        const auto x = randomInts(rng, std::size_t(spec.n * spec.c * spec.in[0] * spec.in[1] * spec.in[2]), xlo,
+                                  xlo + 255, false);
+        const auto w = randomInts(rng, std::size_t(spec.m * cg * spec.k[0] * spec.k[1] * spec.k[2]), 0, 255, false);
+        const std::int32_t x0 = randomInts(rng, 1, xlo, xlo + 255, false)[0];
+        auto w0 = randomInts(rng, std::size_t(spec.m), 0, 255, false);
+        if (zeroPoints == 1)
+            std::fill(w0.begin(), w0.end(), w0[0]);
+        const std::vector<std::int32_t> want = conv3Ref(spec, x, x0, w, w0);
+        for (const auto &path : paths()) {
+            ForcedPath forced(path);
+            onnx::ModelProto m = emptyModel(13);
+            auto *g = m.mutable_graph();
+            *g->add_input() = test::tensorInfo("x", typeOf(xSigned), xShape);
+            *g->add_initializer() = tensorOf("w", onnx::TensorProto::UINT8, wShape, w);
+            *g->add_initializer() = tensorOf("x0", typeOf(xSigned), {}, std::vector<std::int32_t>{x0});
+            *g->add_initializer() = zeroPoints == 1
+                                        ? tensorOf("w0", onnx::TensorProto::UINT8, {}, std::vector<std::int32_t>{w0[0]})
+                                        : tensorOf("w0", onnx::TensorProto::UINT8, {spec.m}, w0);
+            auto *n = g->add_node();
+            *n = test::node("ConvInteger", {"x", "w", "x0", "w0"}, {"y"});
+            addInts(*n, "pads", {spec.pads.begin(), spec.pads.end()});
+            addInts(*n, "strides", {spec.stride.begin(), spec.stride.end()});
+            addInts(*n, "dilations", {spec.dilation.begin(), spec.dilation.end()});
+            addInt(*n, "group", spec.group);
+            *g->add_output() = test::tensorInfo("y", onnx::TensorProto::INT32, {});
+            const Feeds feeds{{"x", tensorFrom(xSigned ? DataType::Int8 : DataType::UInt8, xShape, x)}};
+            const auto out = runOrFail(load(m), feeds);
+            QVERIFY(!out.empty());
+            QCOMPARE(out[0].shape(), (std::vector<std::int64_t>{spec.n, spec.m, spec.out(0), spec.out(1), spec.out(2)}));
+            const std::int32_t *got = out[0].data<std::int32_t>();
+            for (std::size_t i = 0; i < want.size(); ++i)
+                if (got[i] != want[i])
+                    QFAIL(qPrintable(QString("path %1: y[%2] = %3, want %4")
+                                         .arg(path ? kernels::int8GemmPathName(*path) : "detected")
+                                         .arg(i)
+                                         .arg(got[i])
+                                         .arg(want[i])));
+        }
     }
 
     void matMulInteger_data()

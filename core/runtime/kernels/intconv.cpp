@@ -156,32 +156,17 @@ void im2col2d(const std::uint8_t *xg, std::int64_t cg, const ConvGeometry &geo, 
         1);
 }
 
-// The general N-d columns [cg·k][outSize] through a table of input offsets (−1: padding).
-void im2colNd(const std::uint8_t *xg, std::int64_t cg, std::int64_t inSize, const std::vector<std::int64_t> &srcIndex,
-              std::int64_t kSize, std::int64_t outSize, std::uint8_t flip, std::uint8_t pad, std::uint8_t *cols)
-{
-    parallelFor(
-        cg * kSize,
-        [&](std::int64_t r) {
-            const std::int64_t ci = r / kSize, kk = r % kSize;
-            const std::int64_t *idx = &srcIndex[std::size_t(kk * outSize)];
-            const std::uint8_t *plane = xg + ci * inSize;
-            std::uint8_t *col = cols + r * outSize;
-            const std::uint8_t f = flip, p = pad;
-            for (std::int64_t o = 0; o < outSize; ++o)
-                col[o] = idx[o] >= 0 ? std::uint8_t(plane[idx[o]] ^ f) : p;
-        },
-        1);
-}
-
-std::vector<std::int64_t> srcIndexTable(const ConvGeometry &geo, const Shape64 &inSp, const Shape64 &outSp)
+// The input offsets (−1: padding) of output positions [o0, o0 + len) for every kernel tap,
+// [kSize][len]: built per chunk of outputs, so that it stays as bounded as the chunk's columns.
+void srcIndexChunk(const ConvGeometry &geo, const Shape64 &inSp, const Shape64 &outSp, std::int64_t o0,
+                   std::int64_t len, std::int64_t *table)
 {
     const std::size_t sp = geo.kernel.size();
-    const std::int64_t kSize = product(geo.kernel), outSize = product(outSp);
+    const std::int64_t kSize = product(geo.kernel);
     const Shape64 kStr = stridesOf(geo.kernel), inStr = stridesOf(inSp), outStr = stridesOf(outSp);
-    std::vector<std::int64_t> table(static_cast<std::size_t>(kSize * outSize));
     for (std::int64_t kk = 0; kk < kSize; ++kk)
-        for (std::int64_t o = 0; o < outSize; ++o) {
+        for (std::int64_t j = 0; j < len; ++j) {
+            const std::int64_t o = o0 + j;
             std::int64_t off = 0;
             bool inside = true;
             for (std::size_t d = 0; d < sp && inside; ++d) {
@@ -190,9 +175,22 @@ std::vector<std::int64_t> srcIndexTable(const ConvGeometry &geo, const Shape64 &
                 inside = pos >= 0 && pos < inSp[d];
                 off += pos * inStr[d];
             }
-            table[std::size_t(kk * outSize + o)] = inside ? off : -1;
+            table[kk * len + j] = inside ? off : -1;
         }
-    return table;
+}
+
+// The columns [cg·k][len] of one chunk of output positions through its table of input offsets.
+void im2colNd(const std::uint8_t *xg, std::int64_t cg, std::int64_t inSize, const std::int64_t *table,
+              std::int64_t kSize, std::int64_t len, std::uint8_t flip, std::uint8_t pad, std::uint8_t *cols)
+{
+    for (std::int64_t r = 0; r < cg * kSize; ++r) {
+        const std::int64_t ci = r / kSize, kk = r % kSize;
+        const std::int64_t *idx = table + kk * len;
+        const std::uint8_t *plane = xg + ci * inSize;
+        std::uint8_t *col = cols + r * len;
+        for (std::int64_t j = 0; j < len; ++j)
+            col[j] = idx[j] >= 0 ? std::uint8_t(plane[idx[j]] ^ flip) : pad;
+    }
 }
 
 } // namespace
@@ -296,18 +294,46 @@ Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeT
         return reinterpret_cast<std::uint8_t *>(threadScratch(0, bytes));
     };
     const Status noMemory = Status::io("out of memory allocating the im2col columns of " + ctx.node().name);
-    if (inSp.size() != 2) { // 3-D and up: one block per image and group, the GEMM parallel inside
-        const std::vector<std::int64_t> srcIndex = srcIndexTable(*geo, inSp, outSp);
-        std::uint8_t *cols = columns(std::size_t(kDim * outSize));
-        if (!cols)
-            return noMemory;
-        for (std::int64_t ni = 0; ni < n; ++ni)
-            for (std::int64_t gi = 0; gi < g; ++gi) {
-                im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, srcIndex, kSize, outSize, flip, pad, cols);
-                OPSCOPE_TRY(gemmLeftExact(prep->groups[std::size_t(gi)], outSize,
-                                          reinterpret_cast<const std::int8_t *>(cols), outSize, xZero,
-                                          dst + (ni * mOut + gi * mg) * outSize, outSize));
-            }
+    constexpr std::int64_t kMaxColumnBytes = std::int64_t(4) << 20;
+    if (inSp.size() != 2) {
+        // 3-D and up: chunks of output positions, each with its own table of input offsets and
+        // columns on one thread, both bounded (a whole image's table and columns were 9·k bytes
+        // per output position: gigabytes for a large volume). The table is reused for every
+        // image and group of the chunk.
+        const std::int64_t perPosition = kDim + kSize * std::int64_t(sizeof(std::int64_t));
+        const std::int64_t byBytes = std::max<std::int64_t>(kMaxColumnBytes / perPosition, 1);
+        const std::int64_t byThreads = (outSize + 2 * ctx.threads() - 1) / (2 * ctx.threads());
+        const std::int64_t chunk = std::clamp<std::int64_t>(std::min(byBytes, byThreads), 1, outSize);
+        const std::int64_t chunks = (outSize + chunk - 1) / chunk;
+        std::mutex failureMutex;
+        Status failure = Status::ok();
+        parallelFor(
+            chunks,
+            [&](std::int64_t ck) {
+                const std::int64_t o0 = ck * chunk, len = std::min(chunk, outSize - o0);
+                auto *table = reinterpret_cast<std::int64_t *>(
+                    threadScratch(1, std::uint64_t(kSize * len) * sizeof(std::int64_t)));
+                std::uint8_t *cols = columns(std::size_t(kDim * len));
+                Status st = table && cols ? Status::ok() : noMemory;
+                if (st)
+                    srcIndexChunk(*geo, inSp, outSp, o0, len, table);
+                for (std::int64_t ni = 0; ni < n && st; ++ni)
+                    for (std::int64_t gi = 0; gi < g && st; ++gi) {
+                        im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, table, kSize, len, flip, pad,
+                                 cols);
+                        st = gemmLeftExact(prep->groups[std::size_t(gi)], len,
+                                           reinterpret_cast<const std::int8_t *>(cols), len, xZero,
+                                           dst + (ni * mOut + gi * mg) * outSize + o0, outSize);
+                    }
+                if (!st) {
+                    std::lock_guard lock(failureMutex);
+                    if (failure)
+                        failure = st;
+                }
+            },
+            1);
+        if (!failure)
+            return failure;
         return out;
     }
     // 2-D: blocks of output rows, each im2col + GEMM on one thread with its own columns (~1 MB,
@@ -315,7 +341,6 @@ Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeT
     // cost a barrier each, which on a busy machine waits for a descheduled thread every time.
     // A row whose columns alone pass kMaxColumnBytes (pads of 2^31 − 1 make one 8 GiB, found by
     // fuzzing) is cut into pieces of columns: the scratch stays bounded whatever the output's width.
-    constexpr std::int64_t kMaxColumnBytes = std::int64_t(4) << 20;
     const std::int64_t OH = outSp[0], OW = outSp[1];
     const std::int64_t piece = std::clamp<std::int64_t>(kMaxColumnBytes / std::max<std::int64_t>(kDim, 1), 1, OW);
     const std::int64_t pieces = (OW + piece - 1) / piece;
