@@ -183,6 +183,17 @@ def cases():
                   attrs=dict(kernel_shape=[2, 2], strides=[2, 2])))
     c.append(Case("AveragePool 3x3 s1 [1,192,28,28]", "AveragePool", {"x": f32(1, 192, 28, 28)},
                   attrs=dict(kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=0)))
+    # Through the separable N-d kernel (poolseparable.h): Indices, 1-D, 3-D, large windows.
+    c.append(Case("MaxPool 2x2 s2 +Indices [1,64,112,112] (SegNet)", "MaxPool", {"x": f32(1, 64, 112, 112)},
+                  attrs=dict(kernel_shape=[2, 2], strides=[2, 2]), outputs=2))
+    c.append(Case("MaxPool 3x3x3 s2 [1,64,16,56,56] (3-D CNN)", "MaxPool", {"x": f32(1, 64, 16, 56, 56)},
+                  attrs=dict(kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])))
+    c.append(Case("AveragePool 2x2x2 s2 [1,64,16,28,28] (3-D CNN)", "AveragePool", {"x": f32(1, 64, 16, 28, 28)},
+                  attrs=dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2])))
+    c.append(Case("MaxPool1d k3 s2 [1,128,4000] (audio)", "MaxPool", {"x": f32(1, 128, 4000)},
+                  attrs=dict(kernel_shape=[3], strides=[2], pads=[1, 1])))
+    c.append(Case("MaxPool 13x13 s1 +Indices [1,128,40,40] (SPP)", "MaxPool", {"x": f32(1, 128, 40, 40)},
+                  attrs=dict(kernel_shape=[13, 13], strides=[1, 1], pads=[6, 6, 6, 6]), outputs=2))
     c.append(Case("GlobalAveragePool [1,2048,7,7]", "GlobalAveragePool", {"x": f32(1, 2048, 7, 7)}))
     c.append(Case("GlobalAveragePool [1,96,56,56] (SE)", "GlobalAveragePool", {"x": f32(1, 96, 56, 56)}))
     c.append(Case("GlobalMaxPool [1,512,14,14]", "GlobalMaxPool", {"x": f32(1, 512, 14, 14)}))

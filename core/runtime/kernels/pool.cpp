@@ -3,6 +3,7 @@
 
 #include "runtime/kernels/convgeometry.h"
 #include "runtime/kernels/dnnlengine.h"
+#include "runtime/kernels/poolseparable.h"
 #include "runtime/kernels/reduce.h"
 #include "util/cpuclones.h"
 
@@ -21,14 +22,6 @@ enum class Pool
     Average,
     Lp
 };
-
-// Taps [lo, hi) of a window of k taps, d apart, starting at `start`, that fall inside [0, limit).
-std::pair<std::int64_t, std::int64_t> tapRange(std::int64_t start, std::int64_t limit, std::int64_t k, std::int64_t d)
-{
-    const std::int64_t lo = start < 0 ? std::min(k, (-start + d - 1) / d) : 0;
-    const std::int64_t hi = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
-    return std::pair(lo, std::max(lo, hi));
-}
 
 // Per output column of a 2-D window: its taps inside the input and inside the padded extent
 // (AveragePool's divisors without and with count_include_pad).
@@ -363,8 +356,6 @@ Status poolKernel(KernelContext &ctx)
     const std::size_t sp = geo->kernel.size();
     const Shape64 inSp(x.shape().begin() + 2, x.shape().end()),
         outSp(geo->outShape.begin() + 2, geo->outShape.end());
-    const std::int64_t inSize = product(inSp), outSize = product(outSp);
-    const Shape64 inStr = stridesOf(inSp), outStr = stridesOf(outSp);
     const bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
     const double p = static_cast<double>(ctx.attrInt("p", 2));
     const bool colMajor = ctx.attrInt("storage_order", 0) != 0;
@@ -424,116 +415,16 @@ Status poolKernel(KernelContext &ctx)
         std::memcpy((*out)->mutableBytes(), back->bytes(), back->byteSize());
         return Status::ok();
     }
-    return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
-        using T = decltype(tag);
-        using C = ComputeType<T>;
-        if constexpr (std::is_same_v<T, bool>) {
-            return ctx.unsupported("pooling bool");
-        } else {
-            const T *src = x.data<T>();
-            T *dst = (*out)->template mutableData<T>();
-            const std::int64_t planes = x.dim(0) * x.dim(1);
-            parallelFor(
-                planes,
-                [&](std::int64_t plane) {
-                    const T *in = src + plane * inSize;
-                    // Per output: per axis, the taps that land inside the input ([lo, hi)); the
-                    // window's other taps are padding, which never wins a max nor adds, so only
-                    // the inside ones are visited (row-major, as the ONNX reference: the first
-                    // maximum wins). A window far wider than its input (kernel_shape 2^31 with
-                    // SAME padding) costs what the input holds, not what the attribute says.
-                    std::vector<std::int64_t> start(sp), lo(sp), hi(sp), tap(sp);
-                    // The last output's taps inside the input, as absolute offsets per axis, and
-                    // what they gave: outputs whose windows clamp to the same taps (every one,
-                    // when a SAME-padded window spans the whole input) reuse it instead of
-                    // walking the input again — outputs × input taps would be 10^12 at 1000×1000.
-                    std::vector<std::int64_t> lastFirst(sp, -1), lastEnd(sp, -1), first(sp), end(sp);
-                    double lastAcc = 0;
-                    std::int64_t lastBest = -1, lastCount = 0;
-                    for (std::int64_t o = 0; o < outSize; ++o) {
-                        double padded = 1; // taps within the padded extent: AveragePool's count_include_pad
-                        bool any = true;
-                        for (std::size_t d = 0; d < sp; ++d) {
-                            const std::int64_t pb = geo->padBegin[d], k = geo->kernel[d], dil = geo->dilations[d];
-                            start[d] = ((o / outStr[d]) % outSp[d]) * geo->strides[d] - pb;
-                            std::tie(lo[d], hi[d]) = tapRange(start[d], inSp[d], k, dil);
-                            const auto [plo, phi] = tapRange(start[d] + pb, inSp[d] + pb + geo->padEnd[d], k, dil);
-                            padded *= double(phi - plo);
-                            any &= lo[d] < hi[d];
-                        }
-                        double acc = K == Pool::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-                        std::int64_t best = -1, count = 0;
-                        for (std::size_t d = 0; d < sp; ++d) {
-                            first[d] = start[d] + lo[d] * geo->dilations[d];
-                            end[d] = start[d] + hi[d] * geo->dilations[d];
-                        }
-                        // Same taps only if the same cells at the same spacing: the dilation is
-                        // one per axis, so equal first and end cells (and counts) say it.
-                        bool same = any;
-                        for (std::size_t d = 0; same && d < sp; ++d)
-                            same = first[d] == lastFirst[d] && end[d] == lastEnd[d];
-                        if (same) {
-                            acc = lastAcc;
-                            best = lastBest;
-                            count = lastCount;
-                        } else if (any) {
-                            // The last axis's taps in a tight loop (its input stride is 1, its
-                            // step the dilation); the odometer walks the other axes. Per tap, a
-                            // loop over the axes cost ~30 ns: a 60×80 window with Indices over
-                            // 1000×1000 took 15 s (fuzzing reported it as a timeout).
-                            const std::size_t last = sp - 1;
-                            const std::int64_t step = geo->dilations[last];
-                            tap = lo;
-                            for (;;) {
-                                std::int64_t base = start[last] + lo[last] * step;
-                                for (std::size_t d = 0; d < last; ++d)
-                                    base += (start[d] + tap[d] * geo->dilations[d]) * inStr[d];
-                                count += hi[last] - lo[last];
-                                for (std::int64_t k = lo[last], off = base; k < hi[last]; ++k, off += step) {
-                                    const double v = double(C(in[off]));
-                                    if constexpr (K == Pool::Max) {
-                                        // A NaN wins and stays, as in the row kernels and the ONNX reference.
-                                        if (best < 0 || (acc == acc && (v > acc || v != v))) {
-                                            acc = v;
-                                            best = off;
-                                        }
-                                    } else if constexpr (K == Pool::Lp) {
-                                        acc += std::pow(std::abs(v), p);
-                                    } else {
-                                        acc += v;
-                                    }
-                                }
-                                std::size_t d = last;
-                                while (d > 0 && ++tap[d - 1] == hi[d - 1]) {
-                                    tap[d - 1] = lo[d - 1];
-                                    --d;
-                                }
-                                if (d == 0)
-                                    break;
-                            }
-                            lastFirst = first;
-                            lastEnd = end;
-                            lastAcc = acc;
-                            lastBest = best;
-                            lastCount = count;
-                        }
-                        if constexpr (K == Pool::Average)
-                            acc /= includePad ? padded : double(std::max<std::int64_t>(count, 1));
-                        if constexpr (K == Pool::Lp)
-                            acc = std::pow(acc, 1.0 / p);
-                        dst[plane * outSize + o] = static_cast<T>(static_cast<C>(acc));
-                        if (indices) {
-                            std::int64_t flat = best;
-                            if (colMajor && sp == 2)
-                                flat = (best % inSp[1]) * inSp[0] + best / inSp[1];
-                            indices[plane * outSize + o] = plane * inSize + flat;
-                        }
-                    }
-                },
-                2);
-            return Status::ok();
-        }
-    });
+    // Everything else (Indices, other types, 1-D and 3-D, wide windows): one axis at a time.
+    if (x.dtype() == DataType::Bool)
+        return ctx.unsupported("pooling bool");
+    SeparablePool how;
+    how.reduction = K == Pool::Max ? PoolReduction::Max : K == Pool::Average ? PoolReduction::Average : PoolReduction::Lp;
+    how.includePad = includePad;
+    how.p = p;
+    how.colMajor = colMajor;
+    how.threads = ctx.threads();
+    return separablePool(x, **out, indices, *geo, how);
 }
 
 template<Pool K>
