@@ -4,6 +4,7 @@
 #include "mpitransfers.h"
 #include "rankplan.h"
 #include "rankplanning.h"
+#include "rankruns.h"
 #include "tracewire.h"
 #include "runtime/backend.h"
 #include "runtime/randominputs.h"
@@ -473,31 +474,10 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             info.crossRankEdges = edges.size();
             info.microbatches = int(batches.size());
             info.memory = planned;
-            std::vector<std::pair<double, int>> makespans;
             std::vector<json> times;
             for (const auto &b : *allTimes)
                 times.push_back(unpackJson(b));
-            for (int i = 0; i < iterations; ++i) {
-                double first = INFINITY, last = -INFINITY;
-                for (int q = 0; q < mpi.size(); ++q) {
-                    const double z = times[std::size_t(q)][0][std::size_t(i)].get<double>() -
-                                     result.clockStart[std::size_t(q)].offset;
-                    first = std::min(first, z);
-                    last = std::max(last, z + times[std::size_t(q)][1][std::size_t(i)].get<double>());
-                }
-                makespans.emplace_back(last - first, i);
-            }
-            for (const json &p : times) {
-                info.mpiMessages += p[2].get<std::uint64_t>();
-                info.mpiBytes += p[3].get<std::uint64_t>();
-            }
-            info.mpiMessages /= std::uint64_t(iterations);
-            info.mpiBytes /= std::uint64_t(iterations);
-            std::sort(makespans.begin(), makespans.end());
-            median = makespans[makespans.size() / 2].second;
-            r.makespanMs = makespans[makespans.size() / 2].first * 1e3;
-            r.minMs = makespans.front().first * 1e3;
-            r.maxMs = makespans.back().first * 1e3;
+            median = timeAcrossRanks(times, result.clockStart, iterations, r, info);
             result.runs.push_back(std::move(r));
             result.info.push_back(info);
         }
@@ -533,47 +513,13 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
             Status oneRun;
             if (me == 0) {
                 say(name + " in one process");
-                SessionOptions one;
-                one.threads = threads;
-                Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(part->model, one);
-                if (!s) {
-                    oneRun = s.status();
+                Expected<ProfileRun> r = runInOneProcess(part->model, global, feeds, devices, threads, iterations,
+                                                         name + ", one process", predicted);
+                if (r) {
+                    result.runs.push_back(std::move(*r));
+                    result.info.push_back({});
                 } else {
-                    std::vector<std::unique_ptr<Backend>> all;
-                    ExecOptions e;
-                    e.threads = threads;
-                    for (int d = 0; d < devices; ++d) {
-                        all.push_back(std::make_unique<CpuBackend>(d, threads));
-                        e.backends.push_back(all.back().get());
-                    }
-                    trace::Recorder rec(global.devices);
-                    e.onStep = [&rec](const StepEvent &ev) { rec.onStep(ev); };
-                    std::vector<std::pair<double, trace::Trace>> timed;
-                    for (int i = 0; i <= iterations && oneRun.isOk(); ++i) {
-                        rec.begin();
-                        Expected<std::vector<RuntimeTensor>> out = (*s)->run(feeds, &global, &e);
-                        if (!out) {
-                            oneRun = out.status();
-                            break;
-                        }
-                        if (i > 0) { // the first sizes the memory plan: a warm-up
-                            trace::Trace t = rec.finish(name + ", one process");
-                            timed.emplace_back(t.duration(), std::move(t));
-                        }
-                    }
-                    if (oneRun.isOk()) {
-                        ProfileRun r;
-                        r.name = name + ", one process";
-                        r.measured = true;
-                        r.predictedMs = predicted * 1e3;
-                        schedule::keepMedianRun(timed, r);
-                        for (trace::Lane &l : r.trace.lanes)
-                            if (l.device == "host")
-                                l.device = "rank0:host"; // it ran in rank 0's process
-                        schedule::summarizeRun(r);
-                        result.runs.push_back(std::move(r));
-                        result.info.push_back({});
-                    }
+                    oneRun = r.status();
                 }
             }
             OPSCOPE_TRY(mpi.agree(oneRun, rankZeroAlone()));
@@ -587,33 +533,11 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
     result.clockEnd = *end;
     if (me == 0)
         for (Spread &s : spreads) {
-            std::vector<double> shift;
-            for (int q = 0; q < mpi.size(); ++q) {
-                const ClockOffset &a = result.clockStart[std::size_t(q)], &b = result.clockEnd[std::size_t(q)];
-                const double z = s.gathered.zero[std::size_t(q)];
-                shift.push_back(z - offsetAt(a, b, z) - s.gathered.zero[0]);
-            }
-            ProfileRun &r = result.runs[s.run];
-            r.trace = mergeRankTraces(s.gathered.traces, shift, s.edges, r.name, s.labels);
-            const double makespan = r.makespanMs;
-            schedule::summarizeRun(r);
-            r.makespanMs = makespan; // from the first start to the last end, as computed above
-            // A pipeline's bubble: the share of its stages' time spent not computing, beside
-            // GPipe's (S−1)/(M+S−1), and the makespan with that ideal bubble.
-            const RankRunInfo &info = result.info[s.run];
-            if (s.labels.size() > 1)
-                schedule::summarizePipeline(r, info.microbatches);
-            for (int d = 0; d < devices; ++d) {
-                const std::string dn = deviceName(d / perRank, d % perRank);
-                // A device the plan left idle still has its lane: a rank with nothing to do
-                // is what the timeline should show, not a rank missing from it.
-                if (std::none_of(r.trace.lanes.begin(), r.trace.lanes.end(),
-                                 [&](const trace::Lane &l) { return l.device == dn; }))
-                    r.trace.lanes.push_back({dn, 0, {}});
-                if (std::none_of(r.utilization.begin(), r.utilization.end(),
-                                 [&](const auto &u) { return u.first == dn; }))
-                    r.utilization.emplace_back(dn, 0.0);
-            }
+            std::vector<std::string> names;
+            for (int d = 0; d < devices; ++d)
+                names.push_back(deviceName(d / perRank, d % perRank));
+            finishSpreadRun(result.runs[s.run], result.info[s.run], s.gathered.traces, s.gathered.zero,
+                            result.clockStart, result.clockEnd, s.edges, s.labels, names);
         }
     return result;
 }
