@@ -510,6 +510,14 @@ private slots:
         big.in = {18, 20, 22};
         big.pads = {1, 1, 1, 1, 1, 1};
         QTest::addRow("volume past one chunk") << big << false << 1;
+        // One output position: the images and groups split across threads instead of the chunks.
+        Conv3Spec tiny = s;
+        tiny.n = 3;
+        tiny.c = tiny.m = 4;
+        tiny.group = 2;
+        tiny.in = {3, 2, 3};
+        tiny.pads = {0, 0, 0, 0, 0, 0};
+        QTest::addRow("one output, batch 3, group 2") << tiny << false << 2;
         Conv3Spec padded = s;
         padded.in = {2, 2, 3};
         padded.pads = {1, 1, 0, 0, 1, 20000};

@@ -6,6 +6,7 @@
 #include "runtime/conformance.h"
 #include "runtime/executionplan.h"
 #include "runtime/kernels/depthwiseconv.h"
+#include "runtime/kernels/kernelutil.h"
 #include "runtime/npy.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
@@ -13,6 +14,7 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -692,6 +694,36 @@ private slots:
         QVERIFY(!out);
         QVERIFY2(contains(out.status().message(), expected.toUtf8().constData()),
                  out.status().message().c_str());
+    }
+
+    // A kernel's scratch vector failing to allocate inside a parallel loop threw out of the OpenMP
+    // region, which calls std::terminate (found in the pooling and integer-conv kernels): the
+    // loop now hands the first exception back to its caller, whatever thread threw it, and the
+    // executor's handler makes it an error.
+    void anExceptionInAParallelLoopReachesTheCaller()
+    {
+        for (std::int64_t thrower : {std::int64_t(0), std::int64_t(77777), std::int64_t(99999)}) {
+            std::atomic<std::int64_t> ran{0};
+            bool caught = false;
+            try {
+                kernels::parallelFor(100000, [&](std::int64_t i) {
+                    ++ran;
+                    if (i == thrower || i == thrower / 2 + 1)
+                        throw std::bad_alloc();
+                });
+            } catch (const std::bad_alloc &) {
+                caught = true;
+            }
+            QVERIFY(caught);
+            QCOMPARE(ran.load(), std::int64_t(100000)); // the other iterations still ran
+        }
+        int sum = 0; // below the grain: serial, thrown straight through
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, kernels::parallelFor(10, [&](std::int64_t i) {
+            sum += int(i);
+            if (i == 5)
+                throw std::runtime_error("five");
+        }));
+        QCOMPARE(sum, 15);
     }
 
     void memoryGuardRefusesUpFront()

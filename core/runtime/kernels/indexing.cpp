@@ -720,9 +720,9 @@ Status topKKernel(KernelContext &ctx)
             }
         };
         const int chunks = rows > 1 && rows * n >= (1 << 16) ? int(std::min<std::int64_t>(ctx.threads(), rows)) : 1;
-#pragma omp parallel for num_threads(chunks) schedule(static) if (chunks > 1)
-        for (int c = 0; c < chunks; ++c)
-            runRows(rows * c / chunks, rows * (c + 1) / chunks);
+        // Through parallelFor: its region hands a bad_alloc of a row's heap back to the executor.
+        parallelFor(
+            chunks, [&](std::int64_t c) { runRows(rows * c / chunks, rows * (c + 1) / chunks); }, 2);
         return Status::ok();
     });
 }

@@ -305,11 +305,18 @@ Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeT
         const std::int64_t byThreads = (outSize + 2 * ctx.threads() - 1) / (2 * ctx.threads());
         const std::int64_t chunk = std::clamp<std::int64_t>(std::min(byBytes, byThreads), 1, outSize);
         const std::int64_t chunks = (outSize + chunk - 1) / chunk;
+        // Few chunks (a small output) and many images or groups: those split too, or the whole op
+        // would be one serial task. Each task builds its chunk's table for its images and groups.
+        const std::int64_t images = n * g;
+        const std::int64_t spread = chunks >= 2 * ctx.threads()
+                                        ? 1
+                                        : std::min(images, (2 * ctx.threads() + chunks - 1) / chunks);
         std::mutex failureMutex;
         Status failure = Status::ok();
         parallelFor(
-            chunks,
-            [&](std::int64_t ck) {
+            chunks * spread,
+            [&](std::int64_t task) {
+                const std::int64_t ck = task / spread, part = task % spread;
                 const std::int64_t o0 = ck * chunk, len = std::min(chunk, outSize - o0);
                 auto *table = reinterpret_cast<std::int64_t *>(
                     threadScratch(1, std::uint64_t(kSize * len) * sizeof(std::int64_t)));
@@ -317,14 +324,12 @@ Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeT
                 Status st = table && cols ? Status::ok() : noMemory;
                 if (st)
                     srcIndexChunk(*geo, inSp, outSp, o0, len, table);
-                for (std::int64_t ni = 0; ni < n && st; ++ni)
-                    for (std::int64_t gi = 0; gi < g && st; ++gi) {
-                        im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, table, kSize, len, flip, pad,
-                                 cols);
-                        st = gemmLeftExact(prep->groups[std::size_t(gi)], len,
-                                           reinterpret_cast<const std::int8_t *>(cols), len, xZero,
-                                           dst + (ni * mOut + gi * mg) * outSize + o0, outSize);
-                    }
+                for (std::int64_t ng = images * part / spread; ng < images * (part + 1) / spread && st; ++ng) {
+                    const std::int64_t ni = ng / g, gi = ng % g;
+                    im2colNd(xbytes + (ni * c + gi * cg) * inSize, cg, inSize, table, kSize, len, flip, pad, cols);
+                    st = gemmLeftExact(prep->groups[std::size_t(gi)], len, reinterpret_cast<const std::int8_t *>(cols),
+                                       len, xZero, dst + (ni * mOut + gi * mg) * outSize + o0, outSize);
+                }
                 if (!st) {
                     std::lock_guard lock(failureMutex);
                     if (failure)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <type_traits>
 #include <vector>
 
@@ -230,6 +231,10 @@ void forEachBroadcast(const Broadcast &b, F &&f)
 }
 
 // Parallel loop over [0, n) in chunks; serial below `grain` elements.
+// An exception may not leave an OpenMP region — it calls std::terminate: a std::bad_alloc from a
+// kernel's scratch vector ended the whole process instead of failing the run with "out of
+// memory". The first one thrown is kept and thrown again after the region, where the executor's
+// handler turns it into an error. (A body that cannot throw compiles to the same loop as before.)
 template<class F>
 void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
 {
@@ -238,9 +243,19 @@ void parallelFor(std::int64_t n, F &&f, std::int64_t grain = 32768)
             f(i);
         return;
     }
+    std::exception_ptr failure;
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i)
-        f(i);
+    for (std::int64_t i = 0; i < n; ++i) {
+        try {
+            f(i);
+        } catch (...) {
+#pragma omp critical(opscope_parallel_for_failure)
+            if (!failure)
+                failure = std::current_exception();
+        }
+    }
+    if (failure)
+        std::rethrow_exception(failure);
 }
 
 // A tensor held in a layout-nhwc region's layout, which the op's name says: "Nhwc…" [N,H,W,C] or

@@ -160,13 +160,22 @@ Status poolTyped(const RuntimeTensor &x, RuntimeTensor &y, std::int64_t *indices
     for (std::size_t d = 0; d < sp; ++d)
         taps.push_back(axisTaps(geo, d, inSp[d], outSp[d], how.includePad));
     // The axes that shrink most go first: then the sizes fall, then rise to the output's, and no
-    // intermediate passes max(input, output).
+    // intermediate passes max(input, output). The first pass reads the input itself, so the
+    // buffers hold only what the passes write: the largest of those (for a downsampling pool,
+    // about the output).
     std::vector<std::size_t> order(sp);
     std::iota(order.begin(), order.end(), std::size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
         return double(outSp[a]) / double(inSp[a]) < double(outSp[b]) / double(inSp[b]);
     });
-    const std::int64_t cells = std::max(inSize, outSize);
+    std::int64_t cells = 0;
+    {
+        Shape64 cur = inSp;
+        for (std::size_t d : order) {
+            cur[d] = outSp[d];
+            cells = std::max(cells, product(cur));
+        }
+    }
     const T *src = x.data<T>();
     T *dst = y.mutableData<T>();
     // Few planes (one large image): the rows of each pass in parallel instead of the planes.
@@ -281,17 +290,21 @@ Status poolTyped(const RuntimeTensor &x, RuntimeTensor &y, std::int64_t *indices
             for (std::int64_t plane = 0; plane < planes; ++plane)
                 poolPlane(plane, val, idx);
         } else {
+            // A run of planes per thread, each with buffers of its own for this call only (kept
+            // per thread, one large pool would hold them for the life of the process).
+            const std::int64_t tasks = std::min<std::int64_t>(planes, threads);
             parallelFor(
-                planes,
-                [&](std::int64_t plane) {
-                    thread_local std::vector<V> val[2];
-                    thread_local std::vector<std::int64_t> idx[2];
+                tasks,
+                [&](std::int64_t t) {
+                    std::vector<V> val[2];
+                    std::vector<std::int64_t> idx[2];
                     buffers(val, idx);
-                    poolPlane(plane, val, idx);
+                    for (std::int64_t plane = planes * t / tasks; plane < planes * (t + 1) / tasks; ++plane)
+                        poolPlane(plane, val, idx);
                 },
                 1);
         }
-    } catch (const std::bad_alloc &) {
+    } catch (const std::bad_alloc &) { // from either path: parallelFor hands it back
         return Status::io("out of memory pooling " + std::to_string(cells) + " cells per plane");
     }
     return Status::ok();
