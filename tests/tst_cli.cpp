@@ -275,6 +275,11 @@ private slots:
         QCOMPARE(t.exitCode, 0);
         QVERIFY2(t.out.contains("output  float32[3,16,64]  min "), qPrintable(t.out));
         QVERIFY(t.out.contains("latency  median "));
+        // Without --trace, nothing of a trace's summary: its loop and closing ")" once ran
+        // unguarded, reading an empty optional.
+        const QStringList lines = t.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines.last().startsWith("latency  median "), qPrintable(t.out));
     }
 
     // run --trace: one more run after the timed ones as a Chrome trace (on cuda:N with CUPTI's
@@ -480,6 +485,65 @@ private slots:
         QCOMPARE(shape.size(), 4);
         QCOMPARE(shape[1].toInt(), 8);
         QVERIFY2(shape[2].isNull() && shape[3].isNull(), qPrintable(r.out));
+    }
+
+    // tf2onnx writes "unk__314" into a graph input for an unknown batch: info prints it "?", so
+    // `--dim ?=N` must size it (it said "no dimension named '?' (they have: unk__314)"); its own
+    // name binds it too. A Reshape's −1 of that dim is a dim inference cannot compute: the summary
+    // says the tensors have some dims unknown, not that their rank is.
+    void exporterUnknownDimsBindAsUnnamed()
+    {
+        onnx::ModelProto m = test::emptyModel();
+        onnx::GraphProto *g = m.mutable_graph();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 6});
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("unk__314");
+        *g->add_input() = x;
+        onnx::TensorProto shape;
+        shape.set_name("shape");
+        shape.set_data_type(onnx::TensorProto::INT64);
+        shape.add_dims(2);
+        for (std::int64_t v : {std::int64_t(-1), std::int64_t(3)})
+            shape.add_int64_data(v);
+        *g->add_initializer() = shape;
+        *g->add_node() = test::node("Reshape", {"x", "shape"}, {"r"});
+        *g->add_node() = test::node("Relu", {"r"}, {"y"});
+        g->add_output()->set_name("y");
+        QTemporaryDir tmp;
+        const QString path = tmp.filePath("unk_input.onnx");
+        test::writeProto(fs::path(path.toStdString()), m);
+        for (const QString &dim : {QStringLiteral("?=4"), QStringLiteral("unk__314=4")}) {
+            const Run r = cli({"run", path, "--dim", dim, "--iterations", "1", "--json"});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            const QJsonArray out =
+                QJsonDocument::fromJson(r.out.toUtf8()).object()["outputs"].toArray()[0].toObject()["shape"].toArray();
+            QCOMPARE(out.size(), 2);
+            QCOMPARE(out[0].toInt(), 8); // 4 × 6 / 3
+        }
+        const Run info = cli({"info", path, "--json"});
+        QCOMPARE(info.exitCode, 0);
+        const QJsonObject shapes = QJsonDocument::fromJson(info.out.toUtf8()).object()["shapes"].toObject();
+        QCOMPARE(shapes["unknown_rank"].toInt(), 0);
+        QVERIFY2(shapes["unknown"].toInt() >= 1, qPrintable(info.out));
+        const Run text = cli({"info", path});
+        QVERIFY2(text.out.contains("with some dims unknown, 0 of unknown rank"), qPrintable(text.out));
+    }
+
+    // CPU devices as cpu:N or N alike, in every command that takes them (optimize took only N,
+    // profile and memory only cpu:N).
+    void devicesTakeEitherForm()
+    {
+        QTemporaryDir tmp;
+        for (const QString &devices : {QStringLiteral("2"), QStringLiteral("cpu:2")}) {
+            Run r = cli({"optimize", sample("inception_block.onnx"), "--passes", "partition-for-devices", "--devices",
+                         devices, "--target", "none", "-q", "-o", tmp.filePath("part.onnx"), "--force"});
+            QVERIFY2(r.exitCode == 0, qPrintable(devices + ": " + r.err));
+            r = cli({"memory", sample("inception_block.onnx"), "--devices", devices});
+            QVERIFY2(r.exitCode == 0, qPrintable(devices + ": " + r.err));
+        }
+        const Run bad = cli({"optimize", sample("inception_block.onnx"), "--devices", "gpu:2", "-o",
+                             tmp.filePath("x.onnx")});
+        QCOMPARE(bad.exitCode, 1);
+        QVERIFY2(bad.err.startsWith("opscope-cli: error: --devices must be cpu:N (or N)"), qPrintable(bad.err));
     }
 
     void runBadArguments()

@@ -49,10 +49,14 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
                           QVariant::fromValue<qulonglong>(s.parameterBytes)});
     model.rows.push_back({tr("Shapes"),
                           (s.allShapesKnown() ? tr("all known") : tr("some unknown")) +
-                              tr(" (%1 static, %2 symbolic, %3 unknown)")
-                                  .arg(s.valuesStatic)
-                                  .arg(s.valuesSymbolic)
-                                  .arg(s.valuesUnknown),
+                              (s.valuesUnknown ? tr(" (%1 static, %2 symbolic, %3 unknown: %4 with some dims "
+                                                    "unknown, %5 of unknown rank)")
+                                                     .arg(s.valuesStatic)
+                                                     .arg(s.valuesSymbolic)
+                                                     .arg(s.valuesUnknown)
+                                                     .arg(s.valuesUnknown - s.valuesUnknownRank)
+                                                     .arg(s.valuesUnknownRank)
+                                               : tr(" (%1 static, %2 symbolic)").arg(s.valuesStatic).arg(s.valuesSymbolic)),
                           {}});
     m_sections.push_back(std::move(model));
 

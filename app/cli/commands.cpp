@@ -130,8 +130,8 @@ void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std:
         if (isGiven || value.initializer || !value.type.shape)
             continue;
         for (const Dim &d : value.type.shape->dims)
-            if (const std::string name = d.symbol.empty() ? kUnnamedDim : d.symbol; !d.isKnown() && !dims.count(name))
-                unbound.insert(name);
+            if (!d.isKnown() && !boundDim(d, dims))
+                unbound.insert(d.symbol.empty() || d.isInvented() ? kUnnamedDim : d.symbol); // as info prints it
     }
     for (const std::string &name : unbound)
         std::cerr << "opscope-cli: note: dimension '" << oneLine(name) << "' is not bound; using 1 (--dim "

@@ -141,7 +141,7 @@ struct OptimizeArgs
     std::string target = "onnx";
     std::string report;  // JSON file
     std::string dumpDir; // model after each changing pass
-    int devices = 2;     // partition-for-devices
+    std::string devices = "cpu:2"; // partition-for-devices: cpu:N or N
     bool force = false;
     bool list = false;
     bool quiet = false;

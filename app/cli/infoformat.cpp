@@ -120,7 +120,13 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
         os << " (" << humanBytes(s.externalBytes) << " external)";
     os << '\n';
     os << "shapes       " << (s.allShapesKnown() ? "all known" : "some unknown") << " (" << s.valuesStatic
-       << " static, " << s.valuesSymbolic << " symbolic, " << s.valuesUnknown << " unknown)\n";
+       << " static, " << s.valuesSymbolic << " symbolic, " << s.valuesUnknown << " unknown"
+       // Which kind of unknown: a dim inference could not compute (a Reshape's −1 of a symbolic
+       // batch) is not a tensor of unknown rank.
+       << (s.valuesUnknown ? ": " + std::to_string(s.valuesUnknown - s.valuesUnknownRank) + " with some dims unknown, " +
+                                 std::to_string(s.valuesUnknownRank) + " of unknown rank"
+                           : std::string())
+       << ")\n";
     if (!s.unknownExamples.empty()) {
         os << "unknown      ";
         for (std::size_t i = 0; i < s.unknownExamples.size(); ++i)
@@ -202,6 +208,7 @@ nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s,
                    {"static", s.valuesStatic},
                    {"symbolic", s.valuesSymbolic},
                    {"unknown", s.valuesUnknown},
+                   {"unknown_rank", s.valuesUnknownRank},
                    {"unknown_examples", s.unknownExamples}};
     j["warnings"] = warnings;
     return j;

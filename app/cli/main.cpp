@@ -121,9 +121,8 @@ int main(int argc, char **argv)
     optimizeCmd->add_option("--report", optimize.report, "Write the per-pass records and op counts as JSON");
     optimizeCmd->add_option("--dump-dir", optimize.dumpDir,
                             "Write the model after each changing pass (NN-name.onnx)");
-    optimizeCmd->add_option("--devices", optimize.devices, "Devices for partition-for-devices")
-        ->default_val(2)
-        ->check(CLI::Range(1, 256));
+    optimizeCmd->add_option("--devices", optimize.devices, "Devices for partition-for-devices: cpu:N (or N)")
+        ->default_val("cpu:2");
     optimizeCmd->add_flag("--force", optimize.force, "Allow OUT to replace the input model");
     optimizeCmd->add_flag("--list", optimize.list, "List the passes and levels");
     optimizeCmd->add_flag("-q,--quiet", optimize.quiet, "Print nothing on success");
@@ -137,7 +136,7 @@ int main(int argc, char **argv)
                      "serial, parallel, greedy, round-robin, pipeline (comma-separated)")
         ->delimiter(',');
     profileCmd
-        ->add_option("--devices", profile.devices, "cpu:N: N CPU devices, each its own worker and memory")
+        ->add_option("--devices", profile.devices, "cpu:N (or N): N CPU devices, each its own worker and memory")
         ->default_val("cpu:2");
     profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device (1-256)")
         ->default_val(1)
@@ -196,7 +195,7 @@ int main(int argc, char **argv)
     memoryCmd->add_option("MODEL", memory.model, "ONNX model")->required();
     memoryCmd->add_option("--schedule", memory.schedule, "serial, parallel, greedy, round-robin or pipeline")
         ->default_val("serial");
-    memoryCmd->add_option("--devices", memory.devices, "cpu:N: parallel workers, or devices for greedy/round-robin")
+    memoryCmd->add_option("--devices", memory.devices, "cpu:N (or N): parallel workers, or devices for greedy/round-robin")
         ->default_val("cpu:2");
     memoryCmd->add_option("--optimize", memory.optimize, "Pass level run first (as run does), or none")
         ->default_val("all")

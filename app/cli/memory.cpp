@@ -5,6 +5,7 @@
 // bytes against the lower bound, and the tensors live at the peak.
 
 #include "commands.h"
+#include "profileformat.h"
 #include "onnx/modelio.h"
 #include "runtime/conformance.h"
 #include "runtime/randominputs.h"
@@ -20,17 +21,6 @@
 
 namespace opscope::cli {
 namespace {
-
-Expected<int> cpuDevices(const std::string &spec)
-{
-    const auto colon = spec.find(':');
-    if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
-        return Status::invalid("--devices must be cpu:N (GPU memory plans arrive with the CUDA backend)");
-    const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(spec).substr(colon + 1), 1, 256);
-    if (!n)
-        return Status::invalid("--devices cpu:N needs 1 ≤ N ≤ 256, got '" + spec + "'");
-    return int(*n);
-}
 
 std::string ratio(std::uint64_t a, std::uint64_t b)
 {
@@ -48,7 +38,7 @@ int runMemory(const MemoryArgs &args)
     Expected<schedule::Strategy> strategy = schedule::strategyFromName(args.schedule);
     if (!strategy)
         return reportError(strategy.status());
-    Expected<int> devices = cpuDevices(args.devices);
+    Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());
     Expected<ImportResult> loaded = loadModel(args.model);

@@ -2,6 +2,7 @@
 // the optimized model (atomically; never over the input unless --force).
 
 #include "commands.h"
+#include "profileformat.h"
 #include "ir/summary.h"
 #include "onnx/modelio.h"
 #include "passes/pipeline.h"
@@ -173,10 +174,13 @@ int runOptimize(const OptimizeArgs &args)
             return reportError(Status::io("cannot create the dump folder '" + args.dumpDir + "'"));
     }
 
+    const Expected<int> devices = deviceCount(args.devices);
+    if (!devices)
+        return reportError(devices.status());
     Model model = loaded->model;
     model.graph.assignNodeNames();
     passes::PipelineOptions options;
-    options.passOptions.devices = args.devices;
+    options.passOptions.devices = *devices;
     options.verify = true; // cheap next to the passes, and a broken graph must never be written
     options.keepSnapshots = !args.dumpDir.empty() || !args.report.empty();
     const passes::PipelineResult result = passes::runPipeline(model, *pipeline, options);

@@ -25,12 +25,16 @@ namespace opscope::cli {
 
 Expected<int> deviceCount(const std::string &spec, const std::string &option)
 {
+    // "cpu:N", or N alone: every command that takes CPU devices reads both (optimize wanted N,
+    // profile and memory cpu:N, and each refused the other's form).
     const auto colon = spec.find(':');
-    if (colon == std::string::npos || spec.substr(0, colon) != "cpu")
-        return Status::invalid(option + " must be cpu:N: profile runs its schedules on CPU devices for now (on a "
-                               "GPU: run --device cuda:N [--trace F.json]; --simulate gpu:N predicts GPU schedules)");
+    if (colon != std::string::npos && spec.substr(0, colon) != "cpu")
+        return Status::invalid(option + " must be cpu:N (or N): CPU devices for now (on a GPU: run --device cuda:N "
+                               "[--trace F.json]; profile --simulate gpu:N predicts GPU schedules)");
+    const std::string_view count = colon == std::string::npos ? std::string_view(spec)
+                                                              : std::string_view(spec).substr(colon + 1);
     // One kind of device per run: "cpu:1,cuda:1" was read as cpu:1 and ran without the GPU.
-    const std::optional<std::int64_t> n = parseWholeNumber(std::string_view(spec).substr(colon + 1), 1, 256);
+    const std::optional<std::int64_t> n = parseWholeNumber(count, 1, 256);
     if (!n)
         return Status::invalid(option + " cpu:N needs a whole number 1 ≤ N ≤ 256, got '" + spec + "'" +
                                (spec.find(',') != std::string::npos
@@ -76,8 +80,11 @@ nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<sc
 void printProfileTable(const ProfileArgs &args, const std::vector<schedule::ProfileRun> &reports,
                        const std::string &devices, int threads)
 {
-    std::printf("%s on %s, %d thread%s per device, median of %d runs\n\n", args.model.c_str(), devices.c_str(),
-                threads, threads == 1 ? "" : "s", args.iterations);
+    if (!args.simulate.empty()) // nothing runs: the cost model's prediction
+        std::printf("%s on %s, predicted by the cost model (nothing runs)\n\n", args.model.c_str(), devices.c_str());
+    else
+        std::printf("%s on %s, %d thread%s per device, median of %d runs\n\n", args.model.c_str(), devices.c_str(),
+                    threads, threads == 1 ? "" : "s", args.iterations);
     int width = 18; // the longest schedule name ("round-robin, one process") sets the first column
     for (const schedule::ProfileRun &r : reports)
         width = std::max(width, int(r.name.size()));

@@ -331,16 +331,17 @@ int runModel(const RunArgs &args)
            << "), peak RSS " << peakRssMb()
            << " MiB";
         std::cout << os.str() << '\n';
-        if (traced)
+        if (traced) {
             std::cout << "trace    " << args.trace << " (" << traced->spans << " spans"
                       << (traced->gpu.kernels + traced->gpu.copies
                               ? ", " + std::to_string(traced->gpu.kernels) + " GPU kernels and " +
                                     std::to_string(traced->gpu.copies) + " copies, copy/compute overlap " +
                                     std::to_string(int(std::lround(traced->overlap * 100))) + " %"
                               : std::string());
-        for (const auto &[name, u] : traced->utilization)
-            std::cout << ", " << name << " busy " << std::lround(u * 100) << " %";
-        std::cout << ")\n";
+            for (const auto &[name, u] : traced->utilization)
+                std::cout << ", " << name << " busy " << std::lround(u * 100) << " %";
+            std::cout << ")\n";
+        }
         if (args.profile && args.iterations > 0) {
             std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "ms/run", "share");
             for (const auto &[op, v] : ops)

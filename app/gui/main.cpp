@@ -28,7 +28,7 @@ struct Options
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window and exit"),
                                   QStringLiteral("file")};
     QCommandLineOption run{QStringLiteral("run"), QStringLiteral("Run the pass pipeline after loading")};
-    QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Show this pass (by name) after --run"),
+    QCommandLineOption step{QStringLiteral("step"), QStringLiteral("Run the pass pipeline and show this pass (by name)"),
                             QStringLiteral("pass")};
     QCommandLineOption select{QStringLiteral("select"), QStringLiteral("Select and inspect this node"),
                               QStringLiteral("node")};
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
                     window.partitionForDevices(parser.value(partition).toInt());
                     return;
                 }
-                if (parser.isSet(run)) {
+                if (parser.isSet(run) || parser.isSet(step)) { // --step implies --run (it was ignored)
                     window.runPipeline();
                     return;
                 }

@@ -1,6 +1,7 @@
 #include "ir/summary.h"
 
 #include <algorithm>
+#include <set>
 
 namespace opscope {
 
@@ -36,8 +37,17 @@ void addParameters(const Tensor &t, ModelSummary &s)
         s.externalBytes += t.byteSize();
 }
 
-void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &inits)
+// `inputSymbols`: the dim names the main graph's inputs declare. An exporter's "unknown" name on an
+// input ("unk__314", tf2onnx) is the model's own symbol, which inference then carries through the
+// graph: such shapes are symbolic, as a named batch dim is — only names inference made up itself
+// for what it could not compute are unknown (one unnamed batch dim counted all 65 values of a
+// wake-word model as unknown).
+void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &inits,
+          const std::set<std::string> &inputSymbols)
 {
+    const auto symbolic = [&](const Dim &d) {
+        return d.isKnown() || (d.isSymbolic() && (!d.isInvented() || inputSymbols.count(d.symbol)));
+    };
     for (ValueId v : g.initializers()) {
         const Value &value = g.value(v);
         const Tensor &t = *value.initializer;
@@ -56,11 +66,11 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
             if (t.kind == TypeInfo::Kind::Tensor && t.shape && t.shape->isStatic())
                 ++s.valuesStatic;
             else if (t.kind == TypeInfo::Kind::Tensor && t.shape &&
-                     std::all_of(t.shape->dims.begin(), t.shape->dims.end(),
-                                 [](const Dim &d) { return d.isKnown() || (d.isSymbolic() && !d.isInvented()); }))
+                     std::all_of(t.shape->dims.begin(), t.shape->dims.end(), symbolic))
                 ++s.valuesSymbolic;
             else if (t.kind == TypeInfo::Kind::Tensor || t.kind == TypeInfo::Kind::Unknown) {
                 ++s.valuesUnknown;
+                s.valuesUnknownRank += !t.shape;
                 if (s.unknownExamples.size() < 5) // which ones: "1 unknown" alone is no lead
                     s.unknownExamples.push_back(g.value(out).name);
             }
@@ -71,10 +81,10 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
             if (n.opType == "Constant" && onnxDomain && a.type == AttributeType::Tensor)
                 addParameters(a.t, s);
             if (a.g)
-                walk(*a.g, s, inits);
+                walk(*a.g, s, inits, inputSymbols);
             for (const ClonePtr<Graph> &sub : a.graphs)
                 if (sub)
-                    walk(*sub, s, inits);
+                    walk(*sub, s, inits, inputSymbols);
         }
     }
 }
@@ -99,7 +109,13 @@ ModelSummary summarizeModel(const Model &model, std::size_t topN)
     s.functionCount = model.functions.size();
 
     std::vector<InitializerSummary> inits;
-    walk(g, s, inits);
+    std::set<std::string> inputSymbols;
+    for (ValueId v : g.inputs())
+        if (const auto &shape = g.value(v).type.shape)
+            for (const Dim &d : shape->dims)
+                if (d.isSymbolic())
+                    inputSymbols.insert(d.symbol);
+    walk(g, s, inits, inputSymbols);
     s.initializerCount = inits.size();
     const std::size_t keep = std::min(topN, inits.size());
     std::partial_sort(inits.begin(), inits.begin() + static_cast<std::ptrdiff_t>(keep), inits.end(),

@@ -51,6 +51,7 @@ struct ModelSummary
     std::size_t valuesStatic = 0;
     std::size_t valuesSymbolic = 0;
     std::size_t valuesUnknown = 0;
+    std::size_t valuesUnknownRank = 0; // of valuesUnknown: not even the rank (the rest: some dims)
     std::vector<std::string> unknownExamples; // the first few values of unknown shape, by name
     bool allShapesKnown() const { return valuesUnknown == 0; }
 };

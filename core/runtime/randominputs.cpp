@@ -65,8 +65,7 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
             if (d.isKnown()) {
                 shape.push_back(d.value);
             } else {
-                const auto it = options.dims.find(d.symbol.empty() ? std::string(kUnnamedDim) : d.symbol);
-                shape.push_back(it != options.dims.end() ? it->second : 1);
+                shape.push_back(boundDim(d, options.dims).value_or(1));
             }
             elements *= static_cast<long double>(std::max<std::int64_t>(shape.back(), 0));
         }
@@ -112,6 +111,17 @@ Expected<Feeds> randomFeeds(const InferenceSession &session, const Feeds &given,
     return feeds;
 }
 
+std::optional<std::int64_t> boundDim(const Dim &d, const std::map<std::string, std::int64_t> &dims)
+{
+    if (!d.symbol.empty())
+        if (const auto it = dims.find(d.symbol); it != dims.end())
+            return it->second;
+    if (d.symbol.empty() || d.isInvented())
+        if (const auto it = dims.find(kUnnamedDim); it != dims.end())
+            return it->second;
+    return std::nullopt;
+}
+
 Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Graph &graph)
 {
     std::set<std::string> known;
@@ -122,8 +132,8 @@ Status checkDimNames(const std::map<std::string, std::int64_t> &dims, const Grap
         for (const Dim &d : shape->dims) {
             if (!d.symbol.empty())
                 known.insert(d.symbol);
-            else if (!d.isKnown())
-                known.insert(kUnnamedDim);
+            if (!d.isKnown() && (d.symbol.empty() || d.isInvented()))
+                known.insert(kUnnamedDim); // "unk__314" prints as "?": both names bind it
         }
     }
     for (const auto &[name, value] : dims) {

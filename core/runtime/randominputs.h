@@ -6,13 +6,18 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace opscope {
 
 // The --dim name of the input dims a model declares unknown without a name (no dim_param, or a
-// negative size): "--dim ?=8". They print as "?" too.
+// negative size), or with a name an exporter made up for "unknown" ("unk__314", tf2onnx): "--dim
+// ?=8". They print as "?" too.
 inline constexpr const char *kUnnamedDim = "?";
+
+// The size `dims` gives an unknown input dim: by its own name, else (unnamed or made up) by "?".
+std::optional<std::int64_t> boundDim(const Dim &d, const std::map<std::string, std::int64_t> &dims);
 
 struct RandomInputOptions
 {

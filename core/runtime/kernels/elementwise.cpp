@@ -3,6 +3,7 @@
 
 #include "runtime/kernels/dnnleltwise.h"
 #include "runtime/kernels/elementwise.h"
+#include "runtime/kernels/wrapping.h"
 #include "util/cpuclones.h"
 
 #include <algorithm>
@@ -37,9 +38,9 @@ T arith(Arith k, T x, T y)
     using C = ComputeType<T>;
     const C a = x, b = y;
     switch (k) {
-    case Arith::Add: return static_cast<T>(static_cast<C>(a + b));
-    case Arith::Sub: return static_cast<T>(static_cast<C>(a - b));
-    case Arith::Mul: return static_cast<T>(static_cast<C>(a * b));
+    case Arith::Add: return static_cast<T>(wrapAdd<C>(a, b));
+    case Arith::Sub: return static_cast<T>(wrapSub<C>(a, b));
+    case Arith::Mul: return static_cast<T>(wrapMul<C>(a, b));
     case Arith::Div:
         if constexpr (!isFloatLike<T>) {
             if (b == 0)
@@ -546,13 +547,13 @@ Status absKernel(KernelContext &ctx)
         if constexpr (std::is_unsigned_v<decltype(v)>)
             return v;
         else
-            return v < 0 ? decltype(v)(-v) : v;
+            return v < 0 ? wrapNeg(v) : v; // |MIN| is MIN, as in two's complement
     });
 }
 
 Status negKernel(KernelContext &ctx)
 {
-    return unaryNumeric(ctx, [](auto v) { return decltype(v)(-v); });
+    return unaryNumeric(ctx, [](auto v) { return wrapNeg(v); });
 }
 
 Status signKernel(KernelContext &ctx)

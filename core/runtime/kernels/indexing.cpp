@@ -3,6 +3,7 @@
 
 #include "runtime/kernels/kernelutil.h"
 #include "runtime/kernels/slice.h"
+#include "runtime/kernels/wrapping.h"
 
 #include <algorithm>
 #include <limits>
@@ -760,11 +761,11 @@ Status cumSumKernel(KernelContext &ctx)
                     if (exclusive)
                         for (std::int64_t i = 0; i < inner; ++i) {
                             res[i] = static_cast<T>(acc[std::size_t(i)]);
-                            acc[std::size_t(i)] = static_cast<C>(acc[std::size_t(i)] + C(in[i]));
+                            acc[std::size_t(i)] = wrapAdd<C>(acc[std::size_t(i)], C(in[i]));
                         }
                     else
                         for (std::int64_t i = 0; i < inner; ++i) {
-                            acc[std::size_t(i)] = static_cast<C>(acc[std::size_t(i)] + C(in[i]));
+                            acc[std::size_t(i)] = wrapAdd<C>(acc[std::size_t(i)], C(in[i]));
                             res[i] = static_cast<T>(acc[std::size_t(i)]);
                         }
                 }

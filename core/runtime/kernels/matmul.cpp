@@ -3,7 +3,10 @@
 
 #include "runtime/kernels/gemm.h"
 #include "runtime/kernels/kernelutil.h"
+#include "runtime/kernels/wrapping.h"
 
+#include <cmath>
+#include <limits>
 #include <oneapi/dnnl/dnnl.h>
 
 namespace opscope {
@@ -67,6 +70,19 @@ Expected<MatMulShape> matMulShape(const KernelContext &ctx, Shape64 as, Shape64 
 
 namespace {
 
+// s·v for an integer v: exact and wrapping where s is a whole number (MatMul's 1, most Gemms');
+// otherwise through double, a result outside the type giving its lowest value as x86's
+// conversion does (a plain cast would be undefined).
+template<class C>
+C scaleInteger(double s, C v)
+{
+    if (s == std::trunc(s) && std::fabs(s) < 9.2e18)
+        return wrapMul(static_cast<C>(static_cast<std::int64_t>(s)), v);
+    const double r = s * double(v), hi = std::ldexp(1.0, std::numeric_limits<C>::digits);
+    const double lo = std::is_signed_v<C> ? -hi : 0.0;
+    return r >= lo && r < hi ? static_cast<C>(r) : std::numeric_limits<C>::lowest();
+}
+
 template<class T>
 void gemmGeneric(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
                  const T *a, std::int64_t lda, const T *b, std::int64_t ldb, double beta, T *c,
@@ -80,10 +96,17 @@ void gemmGeneric(bool transA, bool transB, std::int64_t m, std::int64_t n, std::
             for (std::int64_t p = 0; p < k; ++p) {
                 const C av = transA ? C(a[p * lda + i]) : C(a[i * lda + p]);
                 const C bv = transB ? C(b[j * ldb + p]) : C(b[p * ldb + j]);
-                sum += static_cast<Acc>(av) * static_cast<Acc>(bv);
+                sum = wrapAdd(sum, wrapMul(static_cast<Acc>(av), static_cast<Acc>(bv)));
             }
-            const double prev = beta == 0.0 ? 0.0 : beta * double(C(c[i * ldc + j]));
-            c[i * ldc + j] = static_cast<T>(static_cast<C>(alpha * double(sum) + prev));
+            if constexpr (kWraps<C>) {
+                // Integers exactly, wrapping (through double, an int64 sum past 2^53 lost its low
+                // bits, and a result outside the type was undefined).
+                const C prev = beta == 0.0 ? C(0) : scaleInteger(beta, C(c[i * ldc + j]));
+                c[i * ldc + j] = static_cast<T>(wrapAdd(scaleInteger(alpha, C(sum)), prev));
+            } else {
+                const double prev = beta == 0.0 ? 0.0 : beta * double(C(c[i * ldc + j]));
+                c[i * ldc + j] = static_cast<T>(static_cast<C>(alpha * double(sum) + prev));
+            }
         }
 }
 

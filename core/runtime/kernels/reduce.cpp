@@ -4,6 +4,7 @@
 #include "runtime/kernels/reduce.h"
 
 #include "runtime/kernels/kernelutil.h"
+#include "runtime/kernels/wrapping.h"
 #include "util/cpuclones.h"
 
 #include <algorithm>
@@ -16,26 +17,6 @@
 namespace opscope {
 namespace kernels {
 namespace {
-
-// Integer sums and products wrap around as two's complement, as ONNX Runtime's do; in signed C++
-// arithmetic an overflow is undefined (the fuzzer's UBSan run found ReduceSum of int32 maxima).
-template<class A>
-A wrapAdd(A a, A b)
-{
-    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
-        return static_cast<A>(static_cast<std::make_unsigned_t<A>>(a) + static_cast<std::make_unsigned_t<A>>(b));
-    else
-        return a + b;
-}
-
-template<class A>
-A wrapMul(A a, A b)
-{
-    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>)
-        return static_cast<A>(static_cast<std::make_unsigned_t<A>>(a) * static_cast<std::make_unsigned_t<A>>(b));
-    else
-        return a * b;
-}
 
 enum class Red
 {
