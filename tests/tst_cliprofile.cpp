@@ -28,7 +28,7 @@ private slots:
                                        << "one kind of device per run";
         QTest::newRow("count with trailing text") << QStringList{"profile", "--devices", "cpu:2x"} << "whole number";
         QTest::newRow("memory: count with trailing text") << QStringList{"memory", "--devices", "cpu:2x"}
-                                                          << "needs 1 ≤ N ≤ 256";
+                                                          << "needs a whole number 1 ≤ N ≤ 256"; // one parser for every command
         QTest::newRow("simulated count with trailing text") << QStringList{"profile", "--simulate", "gpu:8abc"}
                                                             << "whole number from 1 to 1024";
         QTest::newRow("simulated link unknown") << QStringList{"profile", "--simulate", "2xgpu:8:bogus"}

@@ -177,6 +177,10 @@ private slots:
         QTest::newRow("Pad axis given twice") << 34 << "axis -1 is given twice";
         // Slice sliced a repeated axis by its last entry alone; ONNX Runtime refuses it (sweep, 2026-12-05).
         QTest::newRow("Slice axis given twice") << 35 << "axis -1 is given twice in axes";
+        // Redundant-node elimination composed two Transposes by indexing one perm with the other:
+        // perm[-1] (fuzz_pipeline, UBSan). A perm must name each axis once, checked at load.
+        QTest::newRow("Transpose perm with -1") << 36 << "perm [0, -1, 2, 3] is not a permutation of 0…3";
+        QTest::newRow("Transpose perm repeating an axis") << 37 << "perm [0, 1, 1, 3] is not a permutation";
     }
 
     void badModel()
@@ -415,6 +419,17 @@ private slots:
                 *g.add_initializer() = intTensor("ends", Tp::INT64, {2}, {1, 2});
                 *g.add_initializer() = intTensor("axes", Tp::INT64, {2}, {3, -1});
                 *g.add_node() = test::node("Slice", {"x", "starts", "ends", "axes"}, {"y"}, "slice");
+            });
+            break;
+        case 36:
+        case 37:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto n = test::node("Transpose", {"x"}, {"t"}, "t1");
+                addInts(n, "perm", {0, 2, 3, 1});
+                *g.add_node() = n;
+                auto n2 = test::node("Transpose", {"t"}, {"y"}, "t2");
+                addInts(n2, "perm", kind == 36 ? std::vector<std::int64_t>{0, -1, 2, 3} : std::vector<std::int64_t>{0, 1, 1, 3});
+                *g.add_node() = n2;
             });
             break;
         case 22:

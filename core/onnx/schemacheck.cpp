@@ -259,6 +259,8 @@ private:
         }
         if (n.op_type() == "Constant" && domain.empty())
             OPSCOPE_TRY(checkConstant(n, label));
+        if (n.op_type() == "Transpose" && domain.empty())
+            OPSCOPE_TRY(checkPermutation(n, label));
         if (n.op_type() == "MaxPool" || n.op_type() == "AveragePool" || n.op_type() == "LpPool" ||
             n.op_type() == "QLinearAveragePool")
             OPSCOPE_TRY(checkPoolPads(n, label));
@@ -427,6 +429,25 @@ private:
             if (pads->ints(i) >= kernel->ints(i % rank))
                 return Status::invalid(label + ": pads " + listText(pads->ints()) + " are not all smaller than its kernel_shape " +
                                        listText(kernel->ints()) + "; a pooling window must hold at least one input element");
+        return Status::ok();
+    }
+
+    // A Transpose's perm must name each axis once, 0 … n−1: passes compose and invert perms by
+    // indexing one with the other (redundant-node elimination read perm[−1], found by fuzzing),
+    // kernels index dims with them. The input's rank is checked against n where it is known.
+    static Status checkPermutation(const onnx::NodeProto &n, const std::string &label)
+    {
+        for (const auto &a : n.attribute()) {
+            if (a.name() != "perm")
+                continue;
+            std::vector<bool> seen(std::size_t(a.ints_size()), false);
+            for (const std::int64_t p : a.ints()) {
+                if (p < 0 || p >= a.ints_size() || seen[std::size_t(p)])
+                    return Status::invalid(label + ": perm " + listText(a.ints()) + " is not a permutation of 0…" +
+                                           std::to_string(a.ints_size() - 1) + " (each axis exactly once)");
+                seen[std::size_t(p)] = true;
+            }
+        }
         return Status::ok();
     }
 

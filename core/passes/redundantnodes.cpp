@@ -208,8 +208,9 @@ void selectPair(const Graph &graph, const Node &node, std::vector<Match> &matche
     }
     if (isOp(node, "Transpose") && isOp(inner, "Transpose")) {
         const auto p1 = transposePerm(graph, inner), p2 = transposePerm(graph, node);
-        if (!p1 || !p2 || p1->size() != p2->size())
-            return;
+        if (!p1 || !p2 || p1->size() != p2->size() ||
+            std::any_of(p2->begin(), p2->end(), [&](std::int64_t p) { return p < 0 || p >= std::int64_t(p1->size()); }))
+            return; // a perm out of range (refused at load; a pass may build one only from valid ones)
         std::vector<std::int64_t> q(p2->size());
         for (std::size_t i = 0; i < q.size(); ++i)
             q[i] = (*p1)[static_cast<std::size_t>((*p2)[i])];
