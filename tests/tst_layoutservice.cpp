@@ -368,7 +368,7 @@ private slots:
                 QVERIFY2(!labels[a].intersects(n->sceneBoundingRect()), "an edge label covers a node");
         }
         QCOMPARE(view->contextMenuPolicy(), Qt::CustomContextMenu); // before any double-click
-        // The legend fades when a node lies under it, and is opaque again when none does.
+        // The legend collapses to a tab when a node lies under it, and opens again when none does.
         view->setTransform(QTransform::fromScale(12, 12)); // one node fills the view, legend included
         view->centerOn(in->sceneBoundingRect().center());
         QTRY_VERIFY(w.graphPane()->overlayFaded(0));

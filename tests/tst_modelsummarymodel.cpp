@@ -13,6 +13,32 @@ class TestModelSummaryModel : public QObject
 {
     Q_OBJECT
 private slots:
+    // The largest initializers, cut to what tells them apart (elided on the left, every tf2onnx
+    // convolution weight read "…onv2D_weights_fused_bn" in the inspector).
+    void initializerNamesKeepWhatDiffers_data()
+    {
+        QTest::addColumn<QStringList>("names");
+        QTest::addColumn<QStringList>("shown");
+        QTest::newRow("tf2onnx") << QStringList{"model/conv2d_3/Conv2D_weights_fused_bn",
+                                                "model/conv2d_4/Conv2D_weights_fused_bn", "model/dense/MatMul/ReadVariableOp:0"}
+                                 << QStringList{"conv2d_3/Conv2D_weights_fused_bn", "conv2d_4/Conv2D_weights_fused_bn",
+                                                "dense/MatMul/ReadVariableOp:0"};
+        QTest::newRow("BERT") << QStringList{"/encoder/layer.3/attention/self/query/dense.weight",
+                                             "/encoder/layer.3/attention/self/key/dense.weight",
+                                             "/encoder/layer.4/attention/self/query/dense.weight"}
+                              << QStringList{"layer.3/…/query/dense.weight", "layer.3/…/key/dense.weight",
+                                             "layer.4/…/query/dense.weight"};
+        QTest::newRow("flat names stay") << QStringList{"w1", "w2"} << QStringList{"w1", "w2"};
+        QTest::newRow("one name stays") << QStringList{"a/b/c"} << QStringList{"a/b/c"};
+    }
+    void initializerNamesKeepWhatDiffers()
+    {
+        QFETCH(QStringList, names);
+        QFETCH(QStringList, shown);
+        const std::vector<QString> got = ModelSummaryModel::distinguishingNames({names.begin(), names.end()});
+        QCOMPARE(QStringList(got.begin(), got.end()), shown);
+    }
+
     void structureAndContent()
     {
         ModelSummaryModel model;

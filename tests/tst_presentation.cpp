@@ -247,6 +247,31 @@ private slots:
         QVERIFY(!d.modified.count("relu") && !d.modified.count("conv_FusedConv_Relu"));
     }
 
+    // Constant folding turns Paddle2ONNX's Constant nodes into initializers sharing their buffers:
+    // the Constants are removed, their readers are not "modified" (every reader of 340 Constants
+    // showed amber in the step's diff). New weights still modify their reader.
+    void constantNodesBecomingInitializersLeaveTheirReadersAlone()
+    {
+        const Tensor w = Tensor::fromValues(DataType::Float, {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
+        Graph before("paddle");
+        const ValueId x = before.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 3, 8, 8})));
+        const ValueId wc = *before.createValue("conv2d_0.w_0");
+        const NodeId c = *before.addNode("Constant", {}, {wc}, {}, "conv2d_0.w_0_const");
+        before.node(c).attributes.push_back(Attribute::makeTensor("value", w));
+        before.setOutputs({add(before, "conv2d_0", "Conv", {x, wc})});
+        for (const bool sameWeights : {true, false}) {
+            Graph after("paddle");
+            const ValueId xa = after.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 3, 8, 8})));
+            const ValueId wi = after.addInitializer(
+                "conv2d_0.w_0",
+                sameWeights ? w : Tensor::fromValues(DataType::Float, {4, 3, 3, 3}, std::vector<float>(108, 0.25f)));
+            after.setOutputs({add(after, "conv2d_0", "Conv", {xa, wi})});
+            const GraphDiff d = diffGraphsByName(before, after);
+            QCOMPARE(d.removed, (std::unordered_set<std::string>{"conv2d_0.w_0_const"}));
+            QCOMPARE(d.modified.count("conv2d_0"), std::size_t(sameWeights ? 0 : 1));
+        }
+    }
+
     void valuesArePrintedAndSliced()
     {
         // Small tensors in full, nested by shape; int64 exact; half floats read as numbers.

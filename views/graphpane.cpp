@@ -76,13 +76,13 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
     m_minimap = new MiniMap(m_views[0], this);
     m_minimap->setFixedSize(180, 140);
     m_minimap->raise();
-    // Overlays never hide nodes: over a node they fade, under the mouse they come back.
-    for (QWidget *overlay : {static_cast<QWidget *>(m_legend), static_cast<QWidget *>(m_minimap)}) {
-        auto *effect = new QGraphicsOpacityEffect(overlay);
-        effect->setOpacity(1.0);
-        overlay->setGraphicsEffect(effect);
-        overlay->installEventFilter(this);
-    }
+    // Overlays never hide nodes: over nodes the legend collapses and the minimap fades (under the
+    // mouse it comes back). The legend has no opacity effect: its cached picture was what a
+    // screenshot showed, at its old place and size.
+    auto *effect = new QGraphicsOpacityEffect(m_minimap);
+    effect->setOpacity(1.0);
+    m_minimap->setGraphicsEffect(effect);
+    m_minimap->installEventFilter(this);
     for (GraphView *v : m_views)
         connect(v, &GraphView::viewChanged, this, &GraphPane::updateOverlays);
     connect(m_layouts, &LayoutService::finished, this, &GraphPane::onLayoutFinished);
@@ -129,30 +129,35 @@ void GraphPane::updateOverlays()
 {
     // The legend moves to a corner of the left view where no node is (top left, top right, bottom
     // left); only when every corner has nodes does it stay and fade.
-    if (m_legend->isVisible() && m_legend != m_hovered) {
+    // left); when every corner has nodes it collapses to a small tab (faded over the nodes, its
+    // text still collided with their labels).
+    if (m_legend->isVisible()) {
+        m_legend->setCollapsed(false);
         placeLegend();
         const QRect view(m_views[0]->mapTo(this, QPoint(0, 0)), m_views[0]->viewport()->size());
         const QPoint home = m_legend->pos();
         const QSize size = m_legend->size();
         const QPoint corners[] = {home, QPoint(view.right() - size.width() - 12, home.y()),
                                   QPoint(home.x(), view.bottom() - size.height() - 12)};
+        bool placed = false;
         for (const QPoint &at : corners)
             if (view.contains(QRect(at, size)) && !rectCoversNodes(QRect(at, size))) {
                 m_legend->move(at);
+                placed = true;
                 break;
             }
+        m_legend->setCollapsed(!placed);
     }
-    for (QWidget *overlay : {static_cast<QWidget *>(m_legend), static_cast<QWidget *>(m_minimap)}) {
-        auto *effect = static_cast<QGraphicsOpacityEffect *>(overlay->graphicsEffect());
-        const bool faded = overlay != m_hovered && overlayCoversNodes(overlay);
-        effect->setOpacity(faded ? 0.25 : 1.0);
-    }
+    // The minimap over nodes fades nearly away, and comes back under the mouse.
+    auto *effect = static_cast<QGraphicsOpacityEffect *>(m_minimap->graphicsEffect());
+    effect->setOpacity(m_minimap != m_hovered && overlayCoversNodes(m_minimap) ? 0.12 : 1.0);
 }
 
 bool GraphPane::overlayFaded(int which) const
 {
-    const QWidget *overlay = which == 0 ? static_cast<const QWidget *>(m_legend) : m_minimap;
-    return static_cast<const QGraphicsOpacityEffect *>(overlay->graphicsEffect())->opacity() < 1.0;
+    if (which == 0)
+        return m_legend->isCollapsed(); // the legend gives way by collapsing
+    return static_cast<const QGraphicsOpacityEffect *>(m_minimap->graphicsEffect())->opacity() < 1.0;
 }
 
 void GraphPane::setShowMinimap(bool on)
@@ -252,7 +257,7 @@ void GraphPane::setMode(Mode mode)
                              : before);
     m_titles[1]->setText(after);
     m_legend->setShowDiff(mode != Mode::Single);
-    placeLegend();
+    updateOverlays(); // its place too: placing it home alone left it over nodes
     if (m_current && !layoutPending())
         applyLayout(*m_current);
 }

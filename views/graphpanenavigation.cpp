@@ -147,7 +147,7 @@ void GraphPane::updateBreadcrumbs()
     }
     m_crumbs->setTrail(breadcrumbs(), siblings, !m_backStack.empty(), !m_forwardStack.empty());
     m_crumbs->setVisible(m_path.size() > 1 || !m_backStack.empty() || !m_forwardStack.empty());
-    placeLegend();
+    updateOverlays(); // placed home alone, the legend stayed over nodes until the view next moved
 }
 
 void GraphPane::placeLegend()

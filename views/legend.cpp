@@ -28,8 +28,19 @@ void Legend::setShowDiff(bool on)
     update();
 }
 
+void Legend::setCollapsed(bool on)
+{
+    if (on == m_collapsed)
+        return;
+    m_collapsed = on;
+    resize(sizeHint());
+    update();
+}
+
 QSize Legend::sizeHint() const
 {
+    if (m_collapsed)
+        return {64, 20};
     const int rows = int(std::size(kShown)) + (m_diff ? 4 : 0);
     return {150, rows * kRow + 10};
 }
@@ -44,6 +55,11 @@ void Legend::paintEvent(QPaintEvent *)
     p.drawRoundedRect(rect().adjusted(0, 0, -1, -1), 5, 5);
     QFont f(QStringLiteral("DejaVu Sans"), 8);
     p.setFont(f);
+    if (m_collapsed) {
+        p.setPen(theme.panelText);
+        p.drawText(rect(), Qt::AlignCenter, tr("Legend"));
+        return;
+    }
     int y = 5;
     auto row = [&](const QColor &fill, const QColor &border, const QString &text) {
         p.setPen(QPen(border, 1.2));

@@ -11,6 +11,10 @@ class Legend : public QWidget
 public:
     explicit Legend(QWidget *parent = nullptr);
     void setShowDiff(bool on);
+    // Collapsed: a small "Legend" tab instead of the key, where the key would cover nodes (drawn
+    // faded over them, its text collided with the nodes' labels).
+    void setCollapsed(bool on);
+    bool isCollapsed() const { return m_collapsed; }
     QSize sizeHint() const override;
 
 protected:
@@ -18,6 +22,7 @@ protected:
 
 private:
     bool m_diff = false;
+    bool m_collapsed = false;
 };
 
 } // namespace opscope

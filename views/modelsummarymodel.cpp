@@ -1,5 +1,7 @@
 #include "modelsummarymodel.h"
 
+#include <algorithm>
+
 #include <QLocale>
 
 namespace opscope {
@@ -77,10 +79,15 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
     m_sections.push_back(std::move(ops));
 
     Section inits{tr("Largest initializers"), {}};
+    std::vector<QString> names;
     for (const InitializerSummary &i : s.largestInitializers)
-        inits.rows.push_back({QString::fromStdString(i.name),
-                              locale.formattedDataSize(static_cast<qint64>(i.bytes)),
-                              QVariant::fromValue<qulonglong>(i.bytes)});
+        names.push_back(QString::fromStdString(i.name));
+    const std::vector<QString> shown = distinguishingNames(names);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const InitializerSummary &i = s.largestInitializers[k];
+        inits.rows.push_back({names[k], locale.formattedDataSize(static_cast<qint64>(i.bytes)),
+                              QVariant::fromValue<qulonglong>(i.bytes), shown[k]});
+    }
     m_sections.push_back(std::move(inits));
 
     if (!warnings.empty()) {
@@ -90,6 +97,44 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
         m_sections.push_back(std::move(warn));
     }
     endResetModel();
+}
+
+std::vector<QString> ModelSummaryModel::distinguishingNames(const std::vector<QString> &names)
+{
+    std::vector<QStringList> parts;
+    std::size_t depth = 0;
+    for (const QString &n : names) {
+        parts.push_back(n.split(QLatin1Char('/')));
+        depth = std::max(depth, std::size_t(parts.back().size()));
+    }
+    // A position varies when the names do not all have the same segment there.
+    std::vector<bool> varies(depth, false);
+    for (std::size_t p = 0; p < depth; ++p)
+        for (const QStringList &q : parts)
+            if (q.size() <= qsizetype(p) || q[qsizetype(p)] != parts.front().value(qsizetype(p)))
+                varies[p] = true;
+    std::vector<QString> out;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const QStringList &q = parts[k];
+        if (names.size() < 2 || q.size() < 2) {
+            out.push_back(names[k]);
+            continue;
+        }
+        QStringList kept;
+        bool gap = false;
+        for (qsizetype p = 0; p < q.size(); ++p) {
+            if (varies[std::size_t(p)] || p == q.size() - 1) {
+                if (gap && !kept.isEmpty())
+                    kept << QStringLiteral("…");
+                kept << q[p];
+                gap = false;
+            } else {
+                gap = true;
+            }
+        }
+        out.push_back(kept.join(QLatin1Char('/')));
+    }
+    return out;
 }
 
 void ModelSummaryModel::clear()
@@ -141,7 +186,12 @@ QVariant ModelSummaryModel::data(const QModelIndex &index, int role) const
     const Row &row = m_sections[index.internalId() - 1].rows[static_cast<std::size_t>(index.row())];
     switch (role) {
     case Qt::DisplayRole:
+        if (index.column() == PropertyColumn && !row.shown.isEmpty())
+            return row.shown;
+        return index.column() == PropertyColumn ? row.property : row.value;
     case Qt::ToolTipRole: return index.column() == PropertyColumn ? row.property : row.value;
+    case ElideModeRole:
+        return index.column() == PropertyColumn && !row.shown.isEmpty() ? QVariant(int(Qt::ElideRight)) : QVariant();
     case SortValueRole:
         return index.column() == PropertyColumn
                    ? QVariant(row.property)

@@ -23,6 +23,7 @@ public:
     enum Role
     {
         SortValueRole = Qt::UserRole + 1, // numbers as numbers, for sorting
+        ElideModeRole,                    // Qt::TextElideMode for the property column's text
     };
 
     explicit ModelSummaryModel(QObject *parent = nullptr);
@@ -37,12 +38,20 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
+    // Names of one list cut to the path segments ('/') that tell them apart, keeping each one's
+    // own last segment: "model/conv2d_3/Conv2D_weights_fused_bn" among other convolutions' reads
+    // "conv2d_3/Conv2D_weights_fused_bn"; dropped runs inside a name read "…". Elided from the
+    // right, the part that differs stays in view (elided from the left, every tf2onnx weight read
+    // "…onv2D_weights_fused_bn"; from the middle, every layer of a BERT read the same).
+    static std::vector<QString> distinguishingNames(const std::vector<QString> &names);
+
 private:
     struct Row
     {
         QString property;
         QString value;
         QVariant sortValue;
+        QString shown; // the property as displayed, where it differs (tooltip: the whole)
     };
     struct Section
     {

@@ -206,6 +206,22 @@ protected:
     }
 };
 
+// The property column elides on the left (scoped names differ in their last parts), except where
+// the model says otherwise (ModelSummaryModel::ElideModeRole: names already cut to what differs).
+class PropertyDelegate : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        if (const QVariant mode = index.data(ModelSummaryModel::ElideModeRole); mode.isValid())
+            option->textElideMode = Qt::TextElideMode(mode.toInt());
+    }
+};
+
 // The property column fits its content up to 55 % of the view, the value column has the rest:
 // on a narrow dock (a small screen at 2x) values stay readable. Before the first show the view has
 // no width yet: then a 240 px cap.
@@ -249,6 +265,7 @@ void MainWindow::buildDocks()
         tree->setModel(model);
         tree->setAlternatingRowColors(true);
         tree->setTextElideMode(Qt::ElideLeft);
+        tree->setItemDelegateForColumn(0, new PropertyDelegate(tree));
         tree->setItemDelegateForColumn(1, new ElideRightDelegate(tree));
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {

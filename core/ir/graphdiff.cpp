@@ -13,6 +13,23 @@ namespace {
 // fingerprint, so this stays cheap for big weights), the constants it reads and the tensors it
 // writes. Its activation inputs are compared apart (sameWiring): a node is not "modified" because
 // the node feeding it was rewritten.
+// The weights a value holds, by identity: an initializer's, or a Constant node's (exporters such
+// as Paddle2ONNX write hundreds of them; constant folding turns each into an initializer sharing
+// its buffer). 0: not a constant.
+std::uint64_t constantId(const Graph &g, ValueId v)
+{
+    const Value &value = g.value(v);
+    if (value.initializer && value.initializer->data)
+        return value.initializer->data->id();
+    if (!value.producer.valid())
+        return 0;
+    const Node &p = g.node(value.producer);
+    if (p.opType != "Constant" || !(p.domain.empty() || p.domain == "ai.onnx") || !p.inputs.empty())
+        return 0;
+    const Attribute *t = p.attribute("value");
+    return t && t->type == AttributeType::Tensor && t->t.data ? t->t.data->id() : 0;
+}
+
 std::string signature(const Graph &g, const Node &n)
 {
     std::string s = n.domain + "::" + n.opType + "(" + std::to_string(n.inputs.size()) + ")->(";
@@ -28,10 +45,11 @@ std::string signature(const Graph &g, const Node &n)
         else
             s += a.valueText(1u << 16);
     }
-    // A rewritten constant input (new weights) is a modification too.
+    // A rewritten constant input (new weights) is a modification too; the same weights moved from
+    // a Constant node into an initializer are not (every reader of 340 Constants showed modified).
     for (ValueId v : n.inputs)
-        if (v.valid() && g.value(v).initializer && g.value(v).initializer->data)
-            s += "|w" + std::to_string(g.value(v).initializer->data->id());
+        if (const std::uint64_t w = v.valid() ? constantId(g, v) : 0)
+            s += "|w" + std::to_string(w);
     return s;
 }
 
@@ -47,6 +65,8 @@ bool sameWiring(const Graph &before, const Node &b, const Graph &after, const No
         if (!vb.valid())
             continue;
         const NodeId pb = before.value(vb).producer, pa = after.value(va).producer;
+        if (const std::uint64_t w = constantId(before, vb); w && w == constantId(after, va))
+            continue; // the same weights, from a Constant node or an initializer
         if (!pb.valid() || !pa.valid()) {
             if (pb.valid() != pa.valid() || before.value(vb).name != after.value(va).name)
                 return false;

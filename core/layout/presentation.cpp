@@ -71,7 +71,7 @@ std::string constantLine(const Value &v)
 {
     std::string dims;
     for (std::int64_t d : v.initializer->dims)
-        dims += (dims.empty() ? "" : "×") + std::to_string(d);
+        dims += (dims.empty() ? "" : ",") + std::to_string(d); // as a Constant node's value reads
     return v.name + "  " + std::string(dataTypeName(v.initializer->dtype)) + "[" + dims + "]";
 }
 
