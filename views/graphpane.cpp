@@ -8,6 +8,7 @@
 #include <QEvent>
 #include <QGraphicsItem>
 #include <QGraphicsOpacityEffect>
+#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QImage>
 #include <QLabel>
@@ -247,6 +248,8 @@ void GraphPane::setMode(Mode mode)
 {
     m_mode = mode;
     const bool two = mode == Mode::SideBySide && m_graphs[1];
+    if (two && !m_splitter->widget(1)->isVisible())
+        m_splitter->setSizes({1, 1}); // opened at half and half (the first pane took what it had)
     m_splitter->widget(1)->setVisible(two);
     m_titles[0]->setVisible(mode != Mode::Single);
     m_titles[1]->setVisible(two);
@@ -605,6 +608,10 @@ void GraphPane::showFirstView()
 
 void GraphPane::showInitial()
 {
+    // Each side its own first view, not the other's mirrored; the sync keeps the offset between
+    // them from here on.
+    const QSignalBlocker block0(m_views[0]), block1(m_views[1]);
+    const bool two = m_splitter->widget(1)->isVisible();
     for (int side = 0; side < 2; ++side) {
         if (side == 1 && !m_splitter->widget(1)->isVisible())
             break;
@@ -623,6 +630,10 @@ void GraphPane::showInitial()
                     anchor = item->sceneBoundingRect();
         m_views[std::size_t(side)]->showInitial(anchor);
     }
+    const QPointF offset = two ? m_views[1]->center() - m_views[0]->center() : QPointF();
+    m_views[0]->setMirrorOffset(offset);
+    m_views[1]->setMirrorOffset(-offset);
+    updateOverlays();
 }
 
 void GraphPane::zoomIn()

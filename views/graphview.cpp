@@ -105,7 +105,7 @@ void GraphView::mirror(GraphView *other)
     other->m_syncing = true;
     other->setTransform(transform());
     // By the centre, not scroll bar values: the two views may differ in size.
-    other->centerOn(mapToScene(viewport()->rect().center()));
+    other->centerOn(center() + m_mirrorOffset);
     other->m_syncing = false;
 }
 

@@ -25,6 +25,11 @@ public:
     void centerOnItem(QGraphicsItem *item);
     // Another view follows this one's pan and zoom (the pass stepper's BEFORE | AFTER).
     void syncWith(GraphView *other);
+    // Where the synced view's centre is, relative to this one's: 0 where the two layouts are
+    // aligned (a pass step), each graph's own first view where they are not (--compare of two
+    // models: centred alike, the second's input sat off its pane).
+    void setMirrorOffset(QPointF offset) { m_mirrorOffset = offset; }
+    QPointF center() const { return mapToScene(viewport()->rect().center()); }
 
 signals:
     void viewChanged();
@@ -38,6 +43,7 @@ protected:
 private:
     void mirror(GraphView *other);
     bool m_syncing = false;
+    QPointF m_mirrorOffset;
 };
 
 class MiniMap : public QGraphicsView
