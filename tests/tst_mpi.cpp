@@ -494,7 +494,9 @@ private slots:
         QCOMPARE(runs.size(), 2);
         const QJsonObject spread = runs[1].toObject();
         QCOMPARE(spread["name"].toString(), QStringLiteral("round-robin"));
-        QVERIFY(spread["cross_rank_transfers"].toInt() >= 2);
+        // tanh's b, read by the If's bodies on the other rank (the condition, a Constant node, is
+        // made again there rather than sent).
+        QVERIFY(spread["cross_rank_transfers"].toInt() >= 1);
         QCOMPARE(spread["mpi_messages"].toInt(), spread["cross_rank_transfers"].toInt());
         QVERIFY2(j["notes"].toArray().isEmpty() || !QJsonDocument(j["notes"].toArray()).toJson().contains("skipped"),
                  qPrintable(QJsonDocument(j["notes"].toArray()).toJson()));

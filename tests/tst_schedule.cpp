@@ -511,6 +511,45 @@ private slots:
         }
     }
 
+    // A Constant node read on other devices is made again there, not sent (PP-OCRv4 det: 118 of
+    // 161 transfers carried Constants' values, scalars among them); the outputs stay the same.
+    void constantNodesAreMadeOnEachDevice()
+    {
+        onnx::ModelProto mp = test::emptyModel();
+        onnx::GraphProto *g = mp.mutable_graph();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
+        auto c = test::node("Constant", {}, {"c"}, "c_const");
+        onnx::AttributeProto value;
+        value.set_name("value");
+        value.set_type(onnx::AttributeProto::TENSOR);
+        *value.mutable_t() = test::floatTensor("", {3}, {1.f, 2.f, 3.f});
+        *c.add_attribute() = value;
+        *g->add_node() = c;
+        *g->add_node() = test::node("Add", {"x", "c"}, {"a"}, "add");
+        *g->add_node() = test::node("Relu", {"a"}, {"r"}, "relu");
+        *g->add_node() = test::node("Mul", {"r", "c"}, {"y"}, "mul");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {2, 3});
+        const Model m = test::modelOrFail(mp);
+        std::vector<int> deviceOf(m.graph.nodeSlots(), 0);
+        deviceOf[m.graph.findNode("mul").index] = 1; // reads c (device 0) and r (device 0)
+        Expected<Partition> part = partitionForDevices(m, deviceOf);
+        QVERIFY2(part, part ? "" : part.status().message().c_str());
+        QCOMPARE(part->transfers, std::size_t(1)); // r alone
+        const Graph &pg = part->model.graph;
+        const NodeId copy = pg.findNode("c_const_dev1");
+        QVERIFY(copy.valid());
+        QCOMPARE(part->deviceOf[copy.index], 1);
+        const NodeId mul = pg.findNode("mul");
+        QCOMPARE(pg.value(pg.node(mul).inputs[1]).producer, copy);
+        const Feeds feeds{{"x", RuntimeTensor::fromValues(DataType::Float, {2, 3}, std::vector<float>{-1, 0, 1, 2, -3, 4})}};
+        Expected<Schedule> plan = makeSchedule(pg, Strategy::Greedy, devices(2), {}, &part->deviceOf);
+        QVERIFY(plan);
+        const std::vector<RuntimeTensor> out = runWith(part->model, &plan->plan, feeds), want = runWith(m, nullptr, feeds);
+        QCOMPARE(out[0].elementCount(), want[0].elementCount());
+        for (std::int64_t i = 0; i < want[0].elementCount(); ++i)
+            QCOMPARE(out[0].data<float>()[i], want[0].data<float>()[i]);
+    }
+
     void partitionPassPlacesEveryNode()
     {
         const Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;

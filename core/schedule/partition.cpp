@@ -53,6 +53,32 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
             if (byDevice.empty())
                 continue;
             const std::string name = g.value(out).name;
+            // A Constant node (Paddle2ONNX and tracers write weights and scalars as hundreds of
+            // them) is made again on each device that reads it, not sent: 118 of PP-OCRv4 det's
+            // 161 transfers carried Constants' values, scalars among them.
+            if (const Node &c = g.node(producer); c.opType == "Constant" && c.inputs.empty() &&
+                                                  (c.domain.empty() || c.domain == "ai.onnx") && !c.hasSubgraphs()) {
+                const std::vector<Attribute> attributes = c.attributes;
+                const std::string domain = c.domain, nodeName = c.name;
+                for (auto &[to, readers] : byDevice) {
+                    Expected<NodeId> copy = passes::addNodeWithOutputs(g, "Constant", {}, 1,
+                                                                       nodeName + "_dev" + std::to_string(to),
+                                                                       attributes, domain);
+                    if (!copy)
+                        return copy.status();
+                    const ValueId made = g.node(*copy).outputs[0];
+                    g.value(made).type = g.value(out).type;
+                    p.deviceOf.resize(g.nodeSlots(), -1);
+                    p.deviceOf[copy->index] = to;
+                    if (placement && producer.index < placement->start.size())
+                        keyAt(*copy, placement->start[producer.index]);
+                    for (const Use &u : readers.first)
+                        g.setNodeInput(u.node, u.inputIndex, made);
+                    for (NodeId reader : readers.second)
+                        renameSubgraphReads(g, reader, name, g.value(made).name);
+                }
+                continue;
+            }
             Expected<NodeId> send =
                 passes::addNodeWithOutputs(g, "Send", {out}, 1, "Send_" + name, {}, passes::kOpscopeDomain);
             if (!send)
