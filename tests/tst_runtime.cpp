@@ -690,6 +690,10 @@ private slots:
             << 0 << "node 'reshape' (Reshape): cannot reshape [2,3] (6 elements) to [4,2]";
         QTest::newRow("gather out of range")
             << 1 << "node 'gather' (Gather): Gather index 7 is out of range [-2, 2)";
+        // A target shape from data whose element count overflows: the broadcast's strides were
+        // multiplied out first (fuzz_run, UBSan).
+        QTest::newRow("expand past 64 bits")
+            << 2 << "node 'expand' (Expand): broadcasting to [3715740281308446720,2,3]: more elements than 64 bits can count";
     }
 
     void kernelErrorsNameTheNode()
@@ -702,21 +706,31 @@ private slots:
         auto *g = m.mutable_graph();
         g->set_name("errors");
         *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
-        auto *idx = g->add_initializer();
-        idx->set_name("k");
-        idx->set_data_type(onnx::TensorProto::INT64);
-        idx->add_dims(2);
-        const std::vector<std::int64_t> values =
-            kind == 0 ? std::vector<std::int64_t>{4, 2} : std::vector<std::int64_t>{0, 7};
-        idx->set_raw_data(values.data(), values.size() * 8);
-        *g->add_node() = kind == 0 ? test::node("Reshape", {"x", "k"}, {"y"}, "reshape")
-                                   : test::node("Gather", {"x", "k"}, {"y"}, "gather");
+        const std::vector<std::int64_t> values = kind == 0   ? std::vector<std::int64_t>{4, 2}
+                                                 : kind == 1 ? std::vector<std::int64_t>{0, 7}
+                                                             : std::vector<std::int64_t>{3715740281308446720, 2, 3};
+        Feeds feeds{{"x", floats({2, 3}, std::vector<float>(6))}};
+        if (kind == 2) { // fed, so that inference cannot see (and refuse) the shape at load
+            *g->add_input() = test::tensorInfo("k", onnx::TensorProto::INT64, {3});
+            RuntimeTensor k = *RuntimeTensor::allocate(DataType::Int64, {3});
+            std::copy(values.begin(), values.end(), k.mutableData<std::int64_t>());
+            feeds.emplace_back("k", std::move(k));
+        } else {
+            auto *idx = g->add_initializer();
+            idx->set_name("k");
+            idx->set_data_type(onnx::TensorProto::INT64);
+            idx->add_dims(std::int64_t(values.size()));
+            idx->set_raw_data(values.data(), values.size() * 8);
+        }
+        *g->add_node() = kind == 0   ? test::node("Reshape", {"x", "k"}, {"y"}, "reshape")
+                         : kind == 1 ? test::node("Gather", {"x", "k"}, {"y"}, "gather")
+                                     : test::node("Expand", {"x", "k"}, {"y"}, "expand");
         onnx::ValueInfoProto y;
         y.set_name("y");
         y.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
         *g->add_output() = y;
         auto s = sessionOrFail(test::modelOrFail(m));
-        const auto out = s->run({{"x", floats({2, 3}, std::vector<float>(6))}});
+        const auto out = s->run(feeds);
         QVERIFY(!out);
         QVERIFY2(contains(out.status().message(), expected.toUtf8().constData()),
                  out.status().message().c_str());

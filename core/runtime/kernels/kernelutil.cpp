@@ -228,6 +228,12 @@ Expected<Broadcast> Broadcast::of(const std::vector<const Shape64 *> &shapes, co
             if ((*s)[d] == 0)
                 b.outShape[off + d] = 0;
     }
+    // Shapes may come from data (Expand's target [3.7e18, 8]): before any stride is multiplied out,
+    // the result must be countable (its non-zero dims' product in 64 bits, found by fuzzing as a
+    // signed overflow in the strides). Every input's dims are 1, 0 or the output's, so theirs are too.
+    if (const ElementCount n = countElements(b.outShape); !n.ok())
+        return ctx.fail("broadcasting to " + shapeText(b.outShape) +
+                        (n.negative ? ": a dimension is negative" : ": more elements than 64 bits can count"));
     b.allSame = true;
     for (const Shape64 *s : shapes) {
         const std::size_t off = rank - s->size();
