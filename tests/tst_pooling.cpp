@@ -146,6 +146,17 @@ double ndReference(const NdCase &c, const std::vector<double> &x, const std::vec
     return sum / double(std::max<std::int64_t>(c.includePad ? padded : inside, 1));
 }
 
+// One run of `model` on x, without memory planning (the kernels' own outputs).
+Expected<std::vector<RuntimeTensor>> runUnplanned(const Model &model, const RuntimeTensor &x)
+{
+    SessionOptions so;
+    so.planMemory = false;
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
+    if (!s)
+        return s.status();
+    return (*s)->run({{"x", x}});
+}
+
 } // namespace
 
 Q_DECLARE_METATYPE(PoolCase)
@@ -269,11 +280,7 @@ private slots:
                 feed.mutableData<double>()[i] = x.data<float>()[i];
         }
 
-        SessionOptions so;
-        so.planMemory = false;
-        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
-        QVERIFY2(s, s ? "" : s.status().message().c_str());
-        Expected<std::vector<RuntimeTensor>> y = (*s)->run({{"x", feed}});
+        const Expected<std::vector<RuntimeTensor>> y = runUnplanned(model, feed);
         QVERIFY2(y, y ? "" : y.status().message().c_str());
         const std::int64_t OH = outDim(c.H, c.kernel[0], c.strides[0], c.dilations[0], c.pads[0], c.pads[2], c.ceil);
         const std::int64_t OW = outDim(c.W, c.kernel[1], c.strides[1], c.dilations[1], c.pads[1], c.pads[3], c.ceil);
@@ -387,11 +394,7 @@ private slots:
             else
                 feed.mutableData<float>()[i] = float(x[i]);
         }
-        SessionOptions so;
-        so.planMemory = false;
-        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model, so);
-        QVERIFY2(s, s ? "" : s.status().message().c_str());
-        Expected<std::vector<RuntimeTensor>> y = (*s)->run({{"x", feed}});
+        const Expected<std::vector<RuntimeTensor>> y = runUnplanned(model, feed);
         QVERIFY2(y, y ? "" : y.status().message().c_str());
         std::vector<std::int64_t> outSp;
         for (std::size_t d = 0; d < sp; ++d)

@@ -42,6 +42,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QStyledItemDelegate>
+#include <optional>
 #include <QTreeView>
 #include <QtConcurrent/QtConcurrentRun>
 #include <set>
@@ -193,35 +194,30 @@ namespace {
 
 // Values read from their start ("float32[batch,3,…", "25 static, 0 symbolic, …"): only the
 // property column elides on the left.
-class ElideRightDelegate : public QStyledItemDelegate
+// How a column's text elides: always `forced` where given (the value column: right), else as the
+// model says (ModelSummaryModel::ElideModeRole: names already cut to what differs), else the view's
+// own mode (the property column: left, scoped names differ in their last parts).
+class ElideDelegate : public QStyledItemDelegate
 {
 public:
-    using QStyledItemDelegate::QStyledItemDelegate;
-
-protected:
-    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    ElideDelegate(std::optional<Qt::TextElideMode> forced, QObject *parent)
+        : QStyledItemDelegate(parent), m_forced(forced)
     {
-        QStyledItemDelegate::initStyleOption(option, index);
-        option->textElideMode = Qt::ElideRight;
     }
-};
-
-// The property column elides on the left (scoped names differ in their last parts), except where
-// the model says otherwise (ModelSummaryModel::ElideModeRole: names already cut to what differs).
-class PropertyDelegate : public QStyledItemDelegate
-{
-public:
-    using QStyledItemDelegate::QStyledItemDelegate;
 
 protected:
     void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
     {
         QStyledItemDelegate::initStyleOption(option, index);
-        if (const QVariant mode = index.data(ModelSummaryModel::ElideModeRole); mode.isValid())
+        if (m_forced)
+            option->textElideMode = *m_forced;
+        else if (const QVariant mode = index.data(ModelSummaryModel::ElideModeRole); mode.isValid())
             option->textElideMode = Qt::TextElideMode(mode.toInt());
     }
-};
 
+private:
+    std::optional<Qt::TextElideMode> m_forced;
+};
 // The property column fits its content up to 55 % of the view, the value column has the rest:
 // on a narrow dock (a small screen at 2x) values stay readable. Before the first show the view has
 // no width yet: then a 240 px cap.
@@ -265,8 +261,8 @@ void MainWindow::buildDocks()
         tree->setModel(model);
         tree->setAlternatingRowColors(true);
         tree->setTextElideMode(Qt::ElideLeft);
-        tree->setItemDelegateForColumn(0, new PropertyDelegate(tree));
-        tree->setItemDelegateForColumn(1, new ElideRightDelegate(tree));
+        tree->setItemDelegateForColumn(0, new ElideDelegate(std::nullopt, tree));
+        tree->setItemDelegateForColumn(1, new ElideDelegate(Qt::ElideRight, tree));
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
         connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
             tree->expandAll();
