@@ -599,7 +599,10 @@ void GraphPane::showFirstView()
     if (!first)
         return;
     GraphView *view = m_views[0];
-    const QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    // In sight means in the upper two thirds: what the rewrite made of it lies below (at the
+    // bottom edge of a 1280×720 window the fused node was off screen).
+    QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    visible.setBottom(visible.top() + visible.height() * 2.0 / 3.0);
     if (visible.contains(first->sceneBoundingRect()))
         return; // already in sight
     view->setTransform(QTransform());

@@ -46,12 +46,8 @@ PassPanel::PassPanel(QWidget *parent) : QWidget(parent), m_model(new PassListMod
         m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     // The result columns are empty until the pipeline has run: hidden till then, the pass names
     // have the width (on a small screen at 2x they were "constant-…" beside four empty columns).
-    auto showResultColumns = [this] {
-        for (int c = 1; c < PassListModel::ColumnCount; ++c)
-            m_table->setColumnHidden(c, !m_model->hasResult());
-    };
-    connect(m_model, &QAbstractItemModel::modelReset, this, showResultColumns);
-    showResultColumns();
+    connect(m_model, &QAbstractItemModel::modelReset, this, &PassPanel::fitResultColumns);
+    fitResultColumns();
     layout->addWidget(m_table);
     // "What does this pass do": the selected pass's own description and rewrite diagram.
     m_about = new QPlainTextEdit(this);
@@ -196,6 +192,25 @@ void PassPanel::setStepEnabled(bool previous, bool next)
     m_final->setEnabled(previous || next);
     m_prevMatch->setEnabled(previous || next);
     m_nextMatch->setEnabled(previous || next);
+}
+
+void PassPanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitResultColumns();
+}
+
+void PassPanel::fitResultColumns()
+{
+    const bool result = m_model->hasResult();
+    // Widths in text: the longest pass names are ~30 characters; below that the numbers go first.
+    const int em = m_table->fontMetrics().horizontalAdvance(QLatin1Char('m'));
+    const int width = m_table->viewport()->width();
+    const bool roomy = width >= 40 * em, middling = width >= 28 * em;
+    m_table->setColumnHidden(PassListModel::ChangedColumn, !result || !middling);
+    m_table->setColumnHidden(PassListModel::NodesColumn, !result);
+    m_table->setColumnHidden(PassListModel::TimeColumn, !result || !roomy);
+    m_table->setColumnHidden(PassListModel::MatchesColumn, !result || !roomy);
 }
 
 } // namespace opscope

@@ -43,8 +43,15 @@ signals:
     void nextMatch();
     void overlayToggled(bool overlay);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void reloadLevel();
+    // The result columns that fit: on a narrow dock (1280×720) the time and match counts, then
+    // whether the pass changed the graph (its row is bold then), give way to the pass names
+    // ("const…", "redun…" beside four columns of numbers).
+    void fitResultColumns();
 
     PassListModel *m_model;
     QTableView *m_table;
