@@ -62,6 +62,15 @@ private slots:
             }
         QVERIFY(sawMatMul);
         QCOMPARE(model.parent(model.index(0, 1, ops)), ops);
+        // Counts read as the CLI prints them: grouped by thousands.
+        const QModelIndex top = model.index(0, 0);
+        for (int i = 0; i < model.rowCount(top); ++i)
+            if (model.index(i, 0, top).data().toString() == "Parameters") {
+                const qulonglong n = model.index(i, 1, top).data(ModelSummaryModel::SortValueRole).toULongLong();
+                QVERIFY(n >= 1000);
+                QVERIFY2(model.index(i, 1, top).data().toString().contains(','),
+                         qPrintable(model.index(i, 1, top).data().toString()));
+            }
 
         model.setSummary(summarizeModel(test::loadOrFail(test::samplePath("inception_block.onnx")).model));
         QCOMPARE(model.rowCount(), 5);

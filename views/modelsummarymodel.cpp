@@ -29,11 +29,13 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
 {
     beginResetModel();
     m_sections.clear();
-    const QLocale locale = QLocale::c();
+    // Counts grouped by thousands as the CLI prints them (328,137, not 328137), in any UI language.
+    QLocale locale = QLocale::c();
+    locale.setNumberOptions(QLocale::DefaultNumberOptions);
     const auto num = [&locale](std::uint64_t v) { return locale.toString(static_cast<qulonglong>(v)); };
 
     Section model{tr("Model"), {}};
-    model.rows.push_back({tr("Producer"), QString::fromStdString(s.producer), {}});
+    model.rows.push_back({tr("Producer"), s.producer.empty() ? tr("(unknown)") : QString::fromStdString(s.producer), {}});
     model.rows.push_back({tr("IR version"), QString::number(s.irVersion), QVariant::fromValue(s.irVersion)});
     QStringList opsets;
     for (const OpsetImport &o : s.opsets)
