@@ -155,6 +155,12 @@ QString MemoryView::describe(const PlannedTensor &t) const
     return text;
 }
 
+void MemoryView::setPlaceholder(const QString &text)
+{
+    m_placeholder = text;
+    update();
+}
+
 void MemoryView::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
@@ -166,7 +172,9 @@ void MemoryView::paintEvent(QPaintEvent *)
     p.drawRect(area);
     if (!d || !m_model) {
         p.setPen(theme.axisText);
-        p.drawText(area, Qt::AlignCenter, tr("Profile ▸ Plan memory shows the memory plan of the model on screen"));
+        p.drawText(area.adjusted(12, 0, -12, 0), Qt::AlignCenter | Qt::TextWordWrap,
+                   m_placeholder.isEmpty() ? tr("Profile ▸ Plan memory shows the memory plan of the model on screen")
+                                           : m_placeholder);
         return;
     }
     // Offset axis: 0, half and the arena size; step axis: 0, the peak and the last step.

@@ -28,6 +28,8 @@ public:
     explicit MemoryView(QWidget *parent = nullptr);
 
     void setPlan(std::shared_ptr<const MemoryPlan> plan, std::shared_ptr<const Model> model, int device = 0);
+    // What the empty chart says (by default how to get a plan; after a failed planning, what to try).
+    void setPlaceholder(const QString &text);
     int device() const { return m_device; }
     // The tensor (index into the device's tensors) drawn under a widget position.
     std::optional<std::size_t> tensorAt(QPointF pos) const;
@@ -55,6 +57,7 @@ private:
 
     std::shared_ptr<const MemoryPlan> m_plan;
     std::shared_ptr<const Model> m_model;
+    QString m_placeholder;
     int m_device = 0;
     std::optional<std::size_t> m_hover;
     std::vector<bool> m_overwritten; // by tensor: an in-place output takes its bytes at its last step

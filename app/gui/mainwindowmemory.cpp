@@ -67,11 +67,17 @@ void MainWindow::planMemoryOnScreen()
         if (!r.after) {
             m_memory->setPlan(nullptr, nullptr);
             m_memory->setMessage(tr("No memory plan: %1").arg(QString::fromStdString(r.after.status().message())));
+            // Not "Profile ▸ Plan memory shows …" under the error (that is what just failed).
+            m_memory->view()->setPlaceholder(
+                tr("No plan to draw: the run that sizes every tensor failed (above). Random inputs do not suit "
+                   "every model (a sample rate, token ids); plan with real ones: opscope-cli memory MODEL "
+                   "--input NAME=FILE.npy"));
             return;
         }
         std::shared_ptr<const MemoryPlan> was;
         if (r.before && *r.before)
             was = (*r.before)->plan;
+        m_memory->view()->setPlaceholder({});
         m_memory->setPlan(r.after->plan, after, was);
         applyBytesHeat();
     });
