@@ -193,6 +193,21 @@ private slots:
         QTest::newRow("a window late in the run") << 0.5 << 0.5001;
         QTest::newRow("ten seconds") << 2.0 << 12.0;
     }
+    // A CPU run's host lane holds nothing: no row for it (a new-user trial saw an empty "host q0"
+    // under every run); an idle device keeps its row, and a host lane with spans is shown.
+    void emptyHostLanesHaveNoRow()
+    {
+        auto t = std::make_shared<trace::Trace>(*syntheticTrace(2, 10));
+        t->lanes.push_back({"host", 0, {}, {}});
+        t->lanes.push_back({"cpu:9", 0, {}, {}}); // an idle device
+        TimelineView view;
+        view.setRuns({{t, {}}});
+        QCOMPARE(view.rowCount(), 1 + 2 + 1); // header, the two busy lanes, the idle device
+        t->lanes[2].spans.push_back({1e-4, 2e-4, t->intern("setup"), t->intern("setup"), 0});
+        view.setRuns({{t, {}}});
+        QCOMPARE(view.rowCount(), 1 + 2 + 1 + 1);
+    }
+
     void timeAndPixels()
     {
         QFETCH(double, t0);

@@ -115,6 +115,10 @@ void TimelineView::rebuildRows()
         for (std::size_t l = 0; l < t.lanes.size(); ++l) {
             const int g = m_groupOf[r][l];
             if (g < 0) {
+                // A host lane with nothing on it (a CPU run's: no launches, no setup spans) is a
+                // row of nothing under every run; an idle device keeps its row (that is news).
+                if (trace::isHostLane(t.lanes[l].device) && t.lanes[l].spans.empty())
+                    continue;
                 m_rows.push_back({r, Row::Kind::Lane, l, -1});
                 continue;
             }
