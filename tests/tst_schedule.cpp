@@ -5,6 +5,7 @@
 
 #include "ir/dependencies.h"
 #include "ir/opcategory.h"
+#include "ir/verifier.h"
 #include "passes/partitionpass.h"
 #include "passtest.h"
 #include "runtime/conformance.h"
@@ -548,6 +549,20 @@ private slots:
         QCOMPARE(out[0].elementCount(), want[0].elementCount());
         for (std::int64_t i = 0; i < want[0].elementCount(); ++i)
             QCOMPARE(out[0].data<float>()[i], want[0].data<float>()[i]);
+        // Read on device 1 alone: the original goes (it was drawn as an unread box of its own).
+        for (const char *n : {"add", "relu", "mul"})
+            deviceOf[m.graph.findNode(n).index] = 1;
+        Expected<Partition> moved = partitionForDevices(m, deviceOf);
+        QVERIFY(moved);
+        QCOMPARE(moved->transfers, std::size_t(0));
+        QVERIFY(!moved->model.graph.findNode("c_const").valid());
+        QVERIFY(moved->model.graph.findNode("c_const_dev1").valid());
+        QVERIFY(verifyGraph(moved->model.graph));
+        Expected<Schedule> plan1 = makeSchedule(moved->model.graph, Strategy::Greedy, devices(2), {}, &moved->deviceOf);
+        QVERIFY(plan1);
+        const std::vector<RuntimeTensor> out1 = runWith(moved->model, &plan1->plan, feeds);
+        for (std::int64_t i = 0; i < want[0].elementCount(); ++i)
+            QCOMPARE(out1[0].data<float>()[i], want[0].data<float>()[i]);
     }
 
     void partitionPassPlacesEveryNode()

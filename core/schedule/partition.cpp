@@ -3,6 +3,7 @@
 #include "ir/dependencies.h"
 #include "passes/passutil.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -68,6 +69,10 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
                         return copy.status();
                     const ValueId made = g.node(*copy).outputs[0];
                     g.value(made).type = g.value(out).type;
+                    // Named after what it copies ("p2o.helper.constant.8_dev1", not "Constant_240_dev1_out0"),
+                    // where that name is free.
+                    if (!g.findValue(name + "_dev" + std::to_string(to)).valid())
+                        (void)g.renameValue(made, name + "_dev" + std::to_string(to));
                     p.deviceOf.resize(g.nodeSlots(), -1);
                     p.deviceOf[copy->index] = to;
                     if (placement && producer.index < placement->start.size())
@@ -76,6 +81,13 @@ Expected<Partition> partition(const Model &model, const std::vector<int> &device
                         g.setNodeInput(u.node, u.inputIndex, made);
                     for (NodeId reader : readers.second)
                         renameSubgraphReads(g, reader, name, g.value(made).name);
+                }
+                // Read only elsewhere: the original goes (drawn as a box of its own, unread).
+                if (g.uses(out).empty() && !g.isGraphOutput(out) &&
+                    std::none_of(bodyReaders[out.index].begin(), bodyReaders[out.index].end(),
+                                 [&](NodeId r) { return deviceOfNode(r) == from; })) {
+                    passes::eraseNode(g, producer);
+                    p.deviceOf[producer.index] = -1;
                 }
                 continue;
             }
