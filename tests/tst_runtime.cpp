@@ -694,6 +694,8 @@ private slots:
         // multiplied out first (fuzz_run, UBSan).
         QTest::newRow("expand past 64 bits")
             << 2 << "node 'expand' (Expand): broadcasting to [3715740281308446720,2,3]: more elements than 64 bits can count";
+        // Tile's repeats from data: dim × repeat past 64 bits before the allocation (fuzz_run, UBSan).
+        QTest::newRow("tile past 64 bits") << 3 << "node 'tile' (Tile): repeats [7208303673699467267,1]";
     }
 
     void kernelErrorsNameTheNode()
@@ -708,11 +710,13 @@ private slots:
         *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {2, 3});
         const std::vector<std::int64_t> values = kind == 0   ? std::vector<std::int64_t>{4, 2}
                                                  : kind == 1 ? std::vector<std::int64_t>{0, 7}
-                                                             : std::vector<std::int64_t>{3715740281308446720, 2, 3};
+                                                 : kind == 2 ? std::vector<std::int64_t>{3715740281308446720, 2, 3}
+                                                             : std::vector<std::int64_t>{7208303673699467267, 1};
         Feeds feeds{{"x", floats({2, 3}, std::vector<float>(6))}};
-        if (kind == 2) { // fed, so that inference cannot see (and refuse) the shape at load
-            *g->add_input() = test::tensorInfo("k", onnx::TensorProto::INT64, {3});
-            RuntimeTensor k = *RuntimeTensor::allocate(DataType::Int64, {3});
+        if (kind >= 2) { // fed, so that inference cannot see (and refuse) the shape at load
+            const std::int64_t n = std::int64_t(values.size());
+            *g->add_input() = test::tensorInfo("k", onnx::TensorProto::INT64, {n});
+            RuntimeTensor k = *RuntimeTensor::allocate(DataType::Int64, {n});
             std::copy(values.begin(), values.end(), k.mutableData<std::int64_t>());
             feeds.emplace_back("k", std::move(k));
         } else {
@@ -724,7 +728,8 @@ private slots:
         }
         *g->add_node() = kind == 0   ? test::node("Reshape", {"x", "k"}, {"y"}, "reshape")
                          : kind == 1 ? test::node("Gather", {"x", "k"}, {"y"}, "gather")
-                                     : test::node("Expand", {"x", "k"}, {"y"}, "expand");
+                         : kind == 2 ? test::node("Expand", {"x", "k"}, {"y"}, "expand")
+                                     : test::node("Tile", {"x", "k"}, {"y"}, "tile");
         onnx::ValueInfoProto y;
         y.set_name("y");
         y.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);

@@ -64,7 +64,11 @@ Status tileKernel(KernelContext &ctx)
     for (std::size_t d = 0; d < x.rank(); ++d) {
         if (repeats[d] < 0)
             return ctx.fail("negative repeat");
-        shape[d] = x.dim(d) * repeats[d];
+        // Repeats come from data: dim × repeat may pass 64 bits before any allocation can refuse
+        // the size (3 × 7.2e18, fuzz_run under UBSan).
+        if (__builtin_mul_overflow(x.dim(d), repeats[d], &shape[d]))
+            return ctx.fail("repeats " + shapeText(repeats) + " make dimension " + std::to_string(d) +
+                            " of " + x.shapeText() + " larger than 64 bits can count");
     }
     Expected<RuntimeTensor *> out = ctx.allocateOutput(0, x.dtype(), shape);
     if (!out)
