@@ -11,16 +11,9 @@
 #include <stdexcept>
 
 using namespace opscope;
+using test::sessionOrFail;
 
 namespace {
-
-std::unique_ptr<InferenceSession> sessionOrFail(const Model &model)
-{
-    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
-    if (!s)
-        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
-    return s ? std::move(*s) : nullptr;
-}
 
 // 1-D integer tensors from and to 64-bit values (each stored in the type as C++ converts it).
 RuntimeTensor integers(DataType t, const QList<qlonglong> &v)

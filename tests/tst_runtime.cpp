@@ -20,16 +20,9 @@
 #include <random>
 
 using namespace opscope;
+using test::sessionOrFail;
 
 namespace {
-
-std::unique_ptr<InferenceSession> sessionOrFail(const Model &model)
-{
-    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
-    if (!s)
-        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
-    return s ? std::move(*s) : nullptr;
-}
 
 RuntimeTensor floats(std::vector<std::int64_t> shape, std::vector<float> values)
 {

@@ -168,4 +168,12 @@ Model modelOrFail(const onnx::ModelProto &proto)
     return r ? r->model : Model{};
 }
 
+std::unique_ptr<InferenceSession> sessionOrFail(const Model &model)
+{
+    Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+    if (!s)
+        QTest::qFail(s.status().message().c_str(), __FILE__, __LINE__);
+    return s ? std::move(*s) : nullptr;
+}
+
 } // namespace opscope::test

@@ -3,6 +3,7 @@
 
 #include "ir/model.h"
 #include "onnx/modelio.h"
+#include "runtime/session.h"
 
 #include <QString>
 #include <QTemporaryDir>
@@ -45,5 +46,7 @@ void writeBytes(const std::filesystem::path &path, const std::string &bytes);
 ImportResult loadOrFail(const std::filesystem::path &path);
 // The same for a model built in memory (its external data, if any, relative to the working folder).
 Model modelOrFail(const onnx::ModelProto &proto);
+// A session with default options, or null after failing the current test with why.
+std::unique_ptr<InferenceSession> sessionOrFail(const Model &model);
 
 } // namespace opscope::test
