@@ -292,14 +292,13 @@ private slots:
                     std::int64_t firstMax = -1;
                     const float want = reference(c, x.data<float>() + p * c.H * c.W, oh, ow, &firstMax);
                     const std::int64_t at = (p * OH + oh) * OW + ow;
-                    float got = c.asDouble ? float(out.data<double>()[at])
-                                : c.asInt8 ? float(out.data<std::int8_t>()[at])
-                                           : out.data<float>()[at];
-                    float want16 = want;
-                    if (c.asHalf) {
-                        got = kernels::halfToFloat(out.data<std::uint16_t>()[at]);
-                        want16 = kernels::halfToFloat(kernels::floatToHalf(want));
-                    }
+                    // Read each element as the output's own type: a float read of a
+                    // float16 tensor runs past its end (ASan caught this in CI).
+                    const float got = c.asDouble ? float(out.data<double>()[at])
+                                      : c.asInt8 ? float(out.data<std::int8_t>()[at])
+                                      : c.asHalf ? kernels::halfToFloat(out.data<std::uint16_t>()[at])
+                                                 : out.data<float>()[at];
+                    const float want16 = c.asHalf ? kernels::halfToFloat(kernels::floatToHalf(want)) : want;
                     if (c.indices) {
                         // Indices: the flat index of the first maximum (or NaN) in row-major
                         // window order, as ONNX Runtime gives, counted over the whole input.
