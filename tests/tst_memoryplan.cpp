@@ -513,6 +513,58 @@ private slots:
         QVERIFY(sameBits(got->at(0), runOnce(model, nullptr, feeds, false).at(0)));
     }
 
+    // A kernel that makes its output itself (Shape's dims) gets no arena range it would leave
+    // unused; Gather, Split and DepthToSpace write theirs where the plan put them. A planned run
+    // then has no output the plan placed that its kernel allocated elsewhere (tst_conformance
+    // checks the same over the backend suite).
+    void kernelsWriteWhereThePlanPutThem()
+    {
+        Model m;
+        m.opsets = {{"", 18}};
+        Graph &g = m.graph;
+        const ValueId x = g.addInput("x", floats({1, 8, 4, 4}));
+        const ValueId idx = g.addInitializer("idx", Tensor::fromValues<std::int64_t>(DataType::Int64, {3}, {2, 0, 5}));
+        const ValueId halves = g.addInitializer("halves", Tensor::fromValues<std::int64_t>(DataType::Int64, {2}, {3, 5}));
+        const ValueId a = node(g, "Relu", {x}, "a");
+        const ValueId shape = node(g, "Shape", {a}, "shape");
+        const ValueId gathered = node(g, "Gather", {a, idx}, "gathered", {Attribute::makeInt("axis", 1)});
+        const ValueId lo = *g.createValue("lo"), hi = *g.createValue("hi");
+        const NodeId split = *g.addNode("Split", {a, halves}, {lo, hi}, {}, "split_node");
+        g.node(split).attributes = {Attribute::makeInt("axis", 1)};
+        const ValueId d2s = node(g, "DepthToSpace", {a}, "d2s", {Attribute::makeInt("blocksize", 2)});
+        const ValueId sum = node(g, "Add", {node(g, "Neg", {gathered}, "g2"), node(g, "Abs", {lo}, "l2")}, "sum");
+        g.addOutput(node(g, "Mul", {sum, sum}, "y"));
+        g.addOutput(node(g, "Sigmoid", {hi}, "z"));
+        g.addOutput(node(g, "Tanh", {d2s}, "w"));
+        g.addOutput(node(g, "Cast", {shape}, "s", {Attribute::makeInt("to", int(DataType::Float))}));
+        QVERIFY(refreshShapes(m));
+        const Feeds feeds{{"x", randomTensor({1, 8, 4, 4}, 5)}};
+        Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
+        QVERIFY2(s, s ? "" : s.status().message().c_str());
+        const Expected<std::vector<RuntimeTensor>> sizing = (*s)->run(feeds);
+        QVERIFY2(sizing, sizing ? "" : sizing.status().message().c_str());
+        const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(feeds);
+        QVERIFY(plan);
+        const Graph &pg = *(*s)->prepared().graph;
+        QCOMPARE(tensorNamed(pg, *plan, "shape").placement, TensorPlacement::Own);
+        for (const char *name : {"gathered", "lo", "d2s"})
+            QVERIFY2(inArena(*plan, tensorNamed(pg, *plan, name)), name);
+        MemoryRunStats stats;
+        ExecOptions exec;
+        exec.memoryStats = &stats;
+        Expected<std::vector<RuntimeTensor>> got = (*s)->run(feeds, nullptr, &exec);
+        QVERIFY(got);
+        QCOMPARE(stats.elsewhere, std::size_t(0));
+        QVERIFY(stats.inArena >= 3);
+        const std::vector<RuntimeTensor> want = runOnce(m, nullptr, feeds, false);
+        for (std::size_t i = 0; i < want.size(); ++i)
+            QVERIFY(sameBits(got->at(i), want[i]));
+        // Sized from shapes alone, Shape's output is the kernel's too.
+        Expected<MemoryPlan> fromShapes = (*s)->memoryPlanFromShapes(feeds, nullptr, nullptr);
+        QVERIFY(fromShapes);
+        QCOMPARE(tensorNamed(pg, *fromShapes, "shape").placement, TensorPlacement::Own);
+    }
+
     // NonZero's output size depends on the data: its own allocation; what follows it was sized by
     // the first run and gets its own allocation when a later run needs more.
     void dataDependentSizes()

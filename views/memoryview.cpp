@@ -371,11 +371,11 @@ void MemoryPanel::showDevice(int device)
     for (const PlannedTensor &t : d.tensors) {
         inPlace += t.placement == TensorPlacement::InPlace;
         views += t.placement == TensorPlacement::View;
-        dynamic += t.placement == TensorPlacement::Dynamic;
+        dynamic += t.placement == TensorPlacement::Dynamic || t.placement == TensorPlacement::Own;
         workspaces += t.isWorkspace();
     }
     QString text = tr("<b>Arena %1</b> (%2) · lower bound %3 · in place only %4 · every tensor its own %5 — "
-                      "%6 tensors in place, %7 views, %8 kernel workspaces (hatched), %9 of data-dependent size")
+                      "%6 tensors in place, %7 views, %8 kernel workspaces (hatched), %9 outside it (data-dependent size, or made by their kernel)")
                        .arg(bytes(d.plannedBytes), QString::fromStdString(d.strategy), bytes(d.lowerBoundBytes),
                             bytes(d.inPlaceBytes), bytes(d.naiveBytes))
                        .arg(inPlace)

@@ -161,15 +161,16 @@ int runMemory(const MemoryArgs &args)
                     bytesText(dm.plannedBytes).c_str(), bytesText(dm.lowerBoundBytes).c_str(), dm.strategy.c_str(),
                     ratio(dm.plannedBytes, dm.lowerBoundBytes).c_str());
     for (const DeviceMemory &dm : memory->devices) {
-        std::size_t counts[7] = {};
+        std::size_t counts[8] = {};
         for (const PlannedTensor &t : dm.tensors)
             ++counts[int(t.placement)];
         std::printf("\n%s: %zu in the arena, %zu in place over their input, %zu views, %zu kernel workspaces; own "
-                    "allocations (%s): %zu graph outputs, %zu of data-dependent size; %zu constants\n",
+                    "allocations (%s): %zu graph outputs, %zu of data-dependent size, %zu made by their kernel; %zu constants\n",
                     dm.device.c_str(), counts[int(TensorPlacement::Arena)], counts[int(TensorPlacement::InPlace)],
                     counts[int(TensorPlacement::View)], counts[int(TensorPlacement::Workspace)],
                     bytesText(dm.outsideBytes).c_str(), counts[int(TensorPlacement::Output)],
-                    counts[int(TensorPlacement::Dynamic)], counts[int(TensorPlacement::External)]);
+                    counts[int(TensorPlacement::Dynamic)], counts[int(TensorPlacement::Own)],
+                    counts[int(TensorPlacement::External)]);
         std::vector<const PlannedTensor *> peak;
         for (const PlannedTensor &t : dm.tensors)
             if (inArena(*memory, t) && t.placement != TensorPlacement::View &&

@@ -205,9 +205,18 @@ ConformanceResult runConformanceTest(const std::filesystem::path &testDir, const
         if (options.planMemory && !options.backend) {
             ExecOptions exec;
             exec.threads = options.threads;
+            MemoryRunStats stats;
+            exec.memoryStats = &stats;
             Expected<std::vector<RuntimeTensor>> again = s.run(feeds, nullptr, &exec);
             if (!again)
                 return fail("run from the memory plan: " + again.status().message());
+            // The first data set's plan was sized by a run on these very feeds: every output it
+            // put in the arena must be written there. One the kernel allocated itself means
+            // arena bytes reserved for nothing (a kernel that bypasses newOutputTensor, or a
+            // sizing run that missed that it does).
+            if (set == sets.front() && stats.elsewhere != 0)
+                return fail(std::to_string(stats.elsewhere) +
+                            " output(s) the memory plan put in the arena were allocated by their kernel instead");
             for (std::size_t i = 0; i < outs->size() && i < again->size(); ++i)
                 if (!sameBits((*outs)[i], (*again)[i]))
                     return fail("output '" + s.outputs()[i].name + "' differs when run from the memory plan");

@@ -404,6 +404,7 @@ private:
         }
         const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
         ctx.setWorkspacePerCall(recording);
+        ctx.setTrackAllocations(recording);
         // A kernel's own scratch (Einsum's accumulator over a 2^32-element output, found by
         // fuzzing) can exceed memory where its output did not: that is the model's size, said as
         // such, not an internal error.
@@ -427,7 +428,7 @@ private:
             if (!m_arenas.empty())
                 OPSCOPE_TRY(settle(n.outputs[i], outputs[i]));
             if (recording)
-                record(pn, inputs, n.outputs[i], outputs[i]);
+                record(pn, ctx, inputs, n.outputs[i], outputs[i]);
             if (m_options.onValue) {
                 // Observers read values on the host (a probe's statistics).
                 if (!outputs[i].onHost()) {
@@ -485,14 +486,15 @@ private:
             planned = plannedOutputs(n);
             ctx.setPlannedOutputs(planned);
         }
+        const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
+        ctx.setTrackAllocations(recording);
         OPSCOPE_TRY(m_options.remote->receive(pn, ctx)); // names the edge and both ranks
         if (n.outputs.empty() || !n.outputs[0].valid() || !outputs[0].isValid())
             return Status::internal("node '" + n.name + "' (Recv) received nothing");
         if (!m_arenas.empty())
             OPSCOPE_TRY(settle(n.outputs[0], outputs[0]));
-        const bool recording = m_options.record && m_options.record->size() >= m_pg.graph->valueSlots();
         if (recording)
-            record(pn, inputs, n.outputs[0], outputs[0]);
+            record(pn, ctx, inputs, n.outputs[0], outputs[0]);
         if (m_options.onValue)
             m_options.onValue(m_frame.graph(), n.outputs[0], outputs[0]);
         m_frame.set(n.outputs[0], std::move(outputs[0]));
@@ -536,9 +538,10 @@ private:
         return Status::ok();
     }
 
-    // What the sizing run learns of an output: type, bytes, and which input's bytes it lies in.
-    void record(const PreparedNode &pn, const std::vector<const RuntimeTensor *> &inputs, ValueId v,
-                const RuntimeTensor &t)
+    // What the sizing run learns of an output: type, bytes, which input's bytes it lies in, or
+    // that the kernel made it itself.
+    void record(const PreparedNode &pn, const KernelContext &ctx, const std::vector<const RuntimeTensor *> &inputs,
+                ValueId v, const RuntimeTensor &t)
     {
         ValueRecord &r = (*m_options.record)[v.index];
         r = {};
@@ -565,6 +568,7 @@ private:
         for (ValueId in : pn.implicitInputs)
             if (inside(in, m_frame.get(in)))
                 return;
+        r.ownAllocation = !ctx.handedOut(t.bytes());
     }
 
     const PreparedGraph &m_pg;

@@ -20,7 +20,14 @@ Expected<RuntimeTensor> KernelContext::newOutputTensor(std::size_t i, DataType d
     Expected<RuntimeTensor> t = RuntimeTensor::allocate(dtype, std::move(shape));
     if (!t)
         return t.status().withContext(where());
+    if (m_trackAllocations && t->bytes())
+        m_handedOut.push_back(t->bytes());
     return t;
+}
+
+bool KernelContext::handedOut(const std::byte *bytes) const
+{
+    return std::find(m_handedOut.begin(), m_handedOut.end(), bytes) != m_handedOut.end();
 }
 
 std::byte *KernelContext::workspace(std::uint64_t bytes, bool planned)

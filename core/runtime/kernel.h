@@ -113,6 +113,11 @@ public:
     // run that measures memory does not leave per-thread buffers behind for the planned ones.
     void setWorkspacePerCall(bool on) { m_workspacePerCall = on; }
     bool workspacePerCall() const { return m_workspacePerCall; }
+    // A sizing run's: whether `bytes` were handed out by newOutputTensor in this call. An output
+    // that was not (Shape's, a Constant's, a helper's own buffer) is the kernel's allocation: a
+    // plan that gave it arena bytes would leave them unused. Tracked only in sizing runs.
+    void setTrackAllocations(bool on) { m_trackAllocations = on; }
+    bool handedOut(const std::byte *bytes) const;
     // Output i after it was allocated or set (nullptr before): for kernels that post-process.
     RuntimeTensor *output(std::size_t i)
     {
@@ -158,6 +163,8 @@ private:
     std::uint64_t m_workspaceAsked = 0;
     bool m_workspacePerCall = false;
     bool m_workspaceFromPlan = false;
+    bool m_trackAllocations = false;
+    mutable std::vector<const std::byte *> m_handedOut;
     std::unique_ptr<std::byte, void (*)(void *)> m_ownWorkspace{nullptr, &std::free};
 };
 

@@ -17,6 +17,7 @@ const char *placementName(TensorPlacement p)
     case TensorPlacement::View: return "view";
     case TensorPlacement::Output: return "output";
     case TensorPlacement::Dynamic: return "dynamic";
+    case TensorPlacement::Own: return "own";
     case TensorPlacement::External: return "external";
     case TensorPlacement::Workspace: return "workspace";
     }
@@ -137,6 +138,8 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
             } else if (!r.seen || r.bytes == 0 || r.dtype == DataType::String || r.dtype == DataType::Undefined ||
                        hasDataDependentSize(n)) {
                 p = TensorPlacement::Dynamic;
+            } else if (r.ownAllocation) {
+                p = TensorPlacement::Own;
             } else if (r.viewOf.valid()) {
                 sharesWith[v.index] = r.viewOf;
                 const int b = bufferOf[r.viewOf.index];
@@ -293,7 +296,8 @@ Expected<MemoryPlan> planMemory(const PreparedGraph &pg, const ExecutionPlan &pl
                     s.bytes = s.view ? t.bytes : b.bytes - within[v.index];
                     s.bufferOffset = b.offset;
                     s.bufferBytes = b.bytes;
-                } else if (t.placement == TensorPlacement::Output || t.placement == TensorPlacement::Dynamic) {
+                } else if (t.placement == TensorPlacement::Output || t.placement == TensorPlacement::Dynamic ||
+                           t.placement == TensorPlacement::Own) {
                     dm.outsideBytes += t.placement == TensorPlacement::Output && record[v.index].viewOf.valid() ? 0 : t.bytes;
                 }
                 dm.tensors.push_back(t);

@@ -22,7 +22,8 @@
 //
 // Not in an arena: graph inputs, initializers and Constant outputs (the model's own bytes), graph
 // outputs and every buffer a graph output aliases (they outlive the run), tensors whose size
-// depends on data (NonZero, Unique, If, Loop, …: own allocations), strings and sequences.
+// depends on data (NonZero, Unique, If, Loop, …: own allocations), tensors a kernel makes itself
+// rather than asking its context for (Shape, Size: the sizing run tells), strings and sequences.
 
 #include "runtime/executionplan.h"
 #include "runtime/preparedgraph.h"
@@ -41,6 +42,9 @@ struct ValueRecord
     std::uint64_t bytes = 0;
     ValueId viewOf;                 // the input (explicit or implicit) whose bytes it lies in
     std::uint64_t viewOffset = 0;   // where, from that input's first byte
+    // Neither a view nor bytes the kernel asked the context for: a range of the arena planned
+    // for it would stay unused while the kernel allocates anyway.
+    bool ownAllocation = false;
 };
 // Per value (by ValueId index) what a sizing run saw, and per node (by NodeId index) the most
 // workspace bytes its kernel asked for (KernelContext::workspace: oneDNN's reorders, scratchpad).
@@ -59,6 +63,7 @@ enum class TensorPlacement : std::uint8_t
     Dynamic,  // size depends on data: its own allocation at run time
     External, // graph input, initializer, Constant: the model's or the caller's bytes
     Workspace, // a node's bytes for the length of its kernel call: its own range of the arena
+    Own,      // the kernel makes the tensor itself (Shape's dims, a helper's buffer): not the arena's
 };
 const char *placementName(TensorPlacement p);
 

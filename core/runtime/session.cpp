@@ -184,6 +184,8 @@ Expected<MemoryPlan> InferenceSession::memoryPlanFromShapes(const Feeds &feeds, 
                                                  n.opType == "Squeeze" || n.opType == "Unsqueeze" ||
                                                  n.opType == "Identity")) ||
                            (n.domain == "ai.opscope" && n.opType == "Send"));
+        // Kernels that make their (small) output themselves, as a sizing run would record.
+        const bool own = n.domain.empty() && (n.opType == "Shape" || n.opType == "Size");
         for (ValueId out : n.outputs) {
             if (!out.valid())
                 continue;
@@ -198,6 +200,7 @@ Expected<MemoryPlan> InferenceSession::memoryPlanFromShapes(const Feeds &feeds, 
             r.bytes = *b;
             if (view && out == n.outputs[0])
                 r.viewOf = n.inputs[0];
+            r.ownAllocation = own;
         }
     }
     if (unsized)

@@ -346,7 +346,8 @@ Status depthSpaceKernel(KernelContext &ctx, bool toSpace)
     std::vector<std::int64_t> permShape(6);
     for (std::size_t d = 0; d < 6; ++d)
         permShape[d] = view.dim(std::size_t(perm[d]));
-    Expected<RuntimeTensor> tmp = RuntimeTensor::allocate(x.dtype(), permShape);
+    // The permuted block has the output's elements: it is the output, where the plan put it.
+    Expected<RuntimeTensor> tmp = ctx.newOutputTensor(0, x.dtype(), permShape);
     if (!tmp)
         return tmp.status();
     OPSCOPE_TRY(permuteCopy(view, perm, *tmp));

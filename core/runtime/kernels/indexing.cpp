@@ -149,13 +149,16 @@ Status sliceKernel(KernelContext &ctx)
 }
 
 // Slices of x along `axis` picked by (already range-checked) indices; indexShape replaces the axis.
-Expected<RuntimeTensor> takeAlongAxis(const RuntimeTensor &x, std::size_t axis,
-                                      const std::vector<std::int64_t> &indices, const Shape64 &indexShape)
+// Written where the memory plan put ctx's output `output` (Gather's output is often an
+// embedding, among a transformer's larger tensors).
+Expected<RuntimeTensor> takeAlongAxis(const KernelContext &ctx, std::size_t output, const RuntimeTensor &x,
+                                      std::size_t axis, const std::vector<std::int64_t> &indices,
+                                      const Shape64 &indexShape)
 {
     Shape64 shape(x.shape().begin(), x.shape().begin() + std::ptrdiff_t(axis));
     shape.insert(shape.end(), indexShape.begin(), indexShape.end());
     shape.insert(shape.end(), x.shape().begin() + std::ptrdiff_t(axis) + 1, x.shape().end());
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(x.dtype(), shape);
+    Expected<RuntimeTensor> out = ctx.newOutputTensor(output, x.dtype(), shape);
     if (!out)
         return out;
     const std::int64_t outer = product(x.shape(), 0, axis), inner = product(x.shape(), axis + 1),
@@ -188,7 +191,7 @@ Status gatherKernel(KernelContext &ctx)
     std::vector<std::int64_t> indices = idx.toInt64Vector();
     for (std::int64_t &v : indices)
         OPSCOPE_TRY(checkIndex(ctx, v, x.dim(std::size_t(*axis)), "Gather"));
-    Expected<RuntimeTensor> out = takeAlongAxis(x, std::size_t(*axis), indices, idx.shape());
+    Expected<RuntimeTensor> out = takeAlongAxis(ctx, 0, x, std::size_t(*axis), indices, idx.shape());
     if (!out)
         return out.status();
     ctx.setOutput(0, std::move(*out));
@@ -572,7 +575,7 @@ Status compressKernel(KernelContext &ctx)
     for (std::int64_t i = 0; i < std::min(cond.elementCount(), data.dim(static_cast<std::size_t>(axis))); ++i)
         if (cond.data<std::uint8_t>()[i] != 0)
             keep.push_back(i);
-    Expected<RuntimeTensor> out = takeAlongAxis(data, std::size_t(axis), keep, {std::int64_t(keep.size())});
+    Expected<RuntimeTensor> out = takeAlongAxis(ctx, 0, data, std::size_t(axis), keep, {std::int64_t(keep.size())});
     if (!out)
         return out.status();
     ctx.setOutput(0, std::move(*out));

@@ -286,13 +286,14 @@ Status concatKernel(KernelContext &ctx)
     return Status::ok();
 }
 
-// Copies the block [axisStart, axisStart + len) along `axis` of x into a new tensor.
-Expected<RuntimeTensor> sliceAxis(const RuntimeTensor &x, std::size_t axis, std::int64_t start,
-                                  std::int64_t len)
+// Copies the block [start, start + len) along `axis` of x into ctx's output `output`, where the
+// memory plan put it.
+Expected<RuntimeTensor> sliceAxis(const KernelContext &ctx, std::size_t output, const RuntimeTensor &x,
+                                  std::size_t axis, std::int64_t start, std::int64_t len)
 {
     std::vector<std::int64_t> shape = x.shape();
     shape[axis] = len;
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(x.dtype(), shape);
+    Expected<RuntimeTensor> out = ctx.newOutputTensor(output, x.dtype(), shape);
     if (!out)
         return out;
     const std::int64_t outer = product(x.shape(), 0, axis);
@@ -337,7 +338,7 @@ Status splitKernel(KernelContext &ctx)
                         std::to_string(dim) + " over " + std::to_string(n) + " outputs");
     std::int64_t start = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-        Expected<RuntimeTensor> part = sliceAxis(x, std::size_t(*axis), start, sizes[std::size_t(i)]);
+        Expected<RuntimeTensor> part = sliceAxis(ctx, std::size_t(i), x, std::size_t(*axis), start, sizes[std::size_t(i)]);
         if (!part)
             return part.status();
         ctx.setOutput(static_cast<std::size_t>(i), std::move(*part));
