@@ -537,6 +537,22 @@ private slots:
         g.addOutput(node(g, "Sigmoid", {hi}, "z"));
         g.addOutput(node(g, "Tanh", {d2s}, "w"));
         g.addOutput(node(g, "Cast", {shape}, "s", {Attribute::makeInt("to", int(DataType::Float))}));
+        // Dynamically quantized: ConvInteger's and MatMulInteger's int32 results are their outputs
+        // (a quantized U-Net's largest tensors), DynamicQuantizeLinear's scale and zero point
+        // scalars the kernel's own.
+        const ValueId q = *g.createValue("q"), qs = *g.createValue("qs"), qz = *g.createValue("qz");
+        QVERIFY(g.addNode("DynamicQuantizeLinear", {a}, {q, qs, qz}, {}, "dql_node"));
+        std::vector<std::uint8_t> w8(4 * 8), b8(4 * 4);
+        for (std::size_t i = 0; i < w8.size(); ++i)
+            w8[i] = std::uint8_t(i * 37 % 251);
+        for (std::size_t i = 0; i < b8.size(); ++i)
+            b8[i] = std::uint8_t(i * 53 % 241);
+        const ValueId w = g.addInitializer("w8", Tensor::fromValues<std::uint8_t>(DataType::UInt8, {4, 8, 1, 1}, w8));
+        const ValueId b = g.addInitializer("b8", Tensor::fromValues<std::uint8_t>(DataType::UInt8, {4, 4}, b8));
+        const ValueId ci = node(g, "ConvInteger", {q, w, qz}, "ci");
+        const ValueId mi = node(g, "MatMulInteger", {q, b, qz}, "mi");
+        g.addOutput(node(g, "Cast", {ci}, "cif", {Attribute::makeInt("to", int(DataType::Float))}));
+        g.addOutput(node(g, "Cast", {mi}, "mif", {Attribute::makeInt("to", int(DataType::Float))}));
         QVERIFY(refreshShapes(m));
         const Feeds feeds{{"x", randomTensor({1, 8, 4, 4}, 5)}};
         Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(m);
@@ -547,7 +563,8 @@ private slots:
         QVERIFY(plan);
         const Graph &pg = *(*s)->prepared().graph;
         QCOMPARE(tensorNamed(pg, *plan, "shape").placement, TensorPlacement::Own);
-        for (const char *name : {"gathered", "lo", "d2s"})
+        QCOMPARE(tensorNamed(pg, *plan, "qs").placement, TensorPlacement::Own);
+        for (const char *name : {"gathered", "lo", "d2s", "ci", "mi"})
             QVERIFY2(inArena(*plan, tensorNamed(pg, *plan, name)), name);
         MemoryRunStats stats;
         ExecOptions exec;
@@ -555,7 +572,7 @@ private slots:
         Expected<std::vector<RuntimeTensor>> got = (*s)->run(feeds, nullptr, &exec);
         QVERIFY(got);
         QCOMPARE(stats.elsewhere, std::size_t(0));
-        QVERIFY(stats.inArena >= 3);
+        QVERIFY(stats.inArena >= 5);
         const std::vector<RuntimeTensor> want = runOnce(m, nullptr, feeds, false);
         for (std::size_t i = 0; i < want.size(); ++i)
             QVERIFY(sameBits(got->at(i), want[i]));

@@ -199,19 +199,19 @@ namespace {
 
 Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
                                         const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights,
-                                        const Expected<ConvGeometry> &geo);
+                                        const Expected<ConvGeometry> &geo, bool asOutput);
 
 } // namespace
 
 Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
-                                    const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights)
+                                    const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights, bool asOutput)
 {
     for (const RuntimeTensor *t : {&x, &w})
         if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
             return ctx.unsupported("integer convolution of " + std::string(dataTypeName(t->dtype())));
     Expected<ConvGeometry> geo = convGeometry(ctx, x.shape(), w.shape(), false);
     if (!geo || geo->kernel.size() != 1)
-        return integerConvWith(ctx, x, w, xzp, wzp, cacheWeights, geo);
+        return integerConvWith(ctx, x, w, xzp, wzp, cacheWeights, geo, asOutput);
     // 1-D as 2-D of height 1, so that its im2col columns are cut into bounded pieces as 2-D ones
     // are (the general N-d path holds a whole image's columns: pads of 2^31 − 1, 8 GiB).
     ConvGeometry &g = *geo;
@@ -224,7 +224,7 @@ Expected<RuntimeTensor> integerConv(const KernelContext &ctx, const RuntimeTenso
     g.outShape.insert(g.outShape.begin() + 2, 1);
     const RuntimeTensor x2 = x.reshaped({x.dim(0), x.dim(1), 1, x.dim(2)});
     const RuntimeTensor w2 = w.reshaped({w.dim(0), w.dim(1), 1, w.dim(2)});
-    Expected<RuntimeTensor> out = integerConvWith(ctx, x2, w2, xzp, wzp, cacheWeights, geo);
+    Expected<RuntimeTensor> out = integerConvWith(ctx, x2, w2, xzp, wzp, cacheWeights, geo, asOutput);
     if (!out)
         return out;
     return out->reshaped(outShape);
@@ -234,7 +234,7 @@ namespace {
 
 Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeTensor &x, const RuntimeTensor &w,
                                         const RuntimeTensor *xzp, const RuntimeTensor *wzp, bool cacheWeights,
-                                        const Expected<ConvGeometry> &geo)
+                                        const Expected<ConvGeometry> &geo, bool asOutput)
 {
     if (!geo)
         return geo.status();
@@ -244,7 +244,8 @@ Expected<RuntimeTensor> integerConvWith(const KernelContext &ctx, const RuntimeT
     if (wzp && wzp->elementCount() != 1 && wzp->elementCount() != mOut)
         return ctx.fail("the weight zero point needs 1 or " + std::to_string(mOut) + " values, not " +
                         std::to_string(wzp->elementCount()));
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, geo->outShape);
+    Expected<RuntimeTensor> out = asOutput ? ctx.newOutputTensor(0, DataType::Int32, geo->outShape)
+                                           : RuntimeTensor::allocate(DataType::Int32, geo->outShape);
     if (!out || out->elementCount() == 0)
         return out;
     const bool depthwise = isDepthwise(x, w, g);

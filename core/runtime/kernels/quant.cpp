@@ -313,8 +313,11 @@ Expected<MatZero> matZero(const KernelContext &ctx, const RuntimeTensor *zp, std
 
 // (A − a0)·(B − b0) in int32 with numpy batching (intgemm.h). Zero points: scalar, per row of A,
 // per column of B. `cacheWeights`: B and b0 are constants, so B's prepared form is cached.
+// `asOutput`: the result is the node's output 0 (MatMulInteger), where the memory plan put it; else
+// QLinearMatMul's accumulator of its own.
 Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTensor &a, const RuntimeTensor &b,
-                                      const RuntimeTensor *azp, const RuntimeTensor *bzp, bool cacheWeights)
+                                      const RuntimeTensor *azp, const RuntimeTensor *bzp, bool cacheWeights,
+                                      bool asOutput = false)
 {
     for (const RuntimeTensor *t : {&a, &b})
         if (t->dtype() != DataType::UInt8 && t->dtype() != DataType::Int8)
@@ -329,7 +332,8 @@ Expected<RuntimeTensor> integerMatMul(const KernelContext &ctx, const RuntimeTen
     const Expected<MatZero> bz = matZero(ctx, bzp, n, bBatches, "B's");
     if (!az || !bz)
         return !az ? az.status() : bz.status();
-    Expected<RuntimeTensor> out = RuntimeTensor::allocate(DataType::Int32, mm->outShape);
+    Expected<RuntimeTensor> out = asOutput ? ctx.newOutputTensor(0, DataType::Int32, mm->outShape)
+                                           : RuntimeTensor::allocate(DataType::Int32, mm->outShape);
     if (!out || out->elementCount() == 0)
         return out;
     // B's prepared form per batch of B, built on first use (and kept when B is constant).
@@ -392,7 +396,7 @@ Status matMulIntegerKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const bool constantB = ctx.isConstantInput(1) && (!ctx.hasInput(3) || ctx.isConstantInput(3));
-    Expected<RuntimeTensor> r = integerMatMul(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantB);
+    Expected<RuntimeTensor> r = integerMatMul(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantB, true);
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));
@@ -403,7 +407,7 @@ Status convIntegerKernel(KernelContext &ctx)
 {
     OPSCOPE_TRY(ctx.requireInputs(2));
     const bool constantW = ctx.isConstantInput(1) && (!ctx.hasInput(3) || ctx.isConstantInput(3));
-    Expected<RuntimeTensor> r = integerConv(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantW);
+    Expected<RuntimeTensor> r = integerConv(ctx, ctx.in(0), ctx.in(1), ctx.input(2), ctx.input(3), constantW, true);
     if (!r)
         return r.status();
     ctx.setOutput(0, std::move(*r));
