@@ -1,6 +1,12 @@
-// Small loaded models run once on random inputs: kernels must reject bad shapes, attributes and
+// Small loaded models run on random inputs: kernels must reject bad shapes, attributes and
 // values with an error, never crash or read out of bounds. Inputs stay small (dims bound to 3)
 // and the session refuses runs that would not fit in memory.
+//
+// A first run sizes the memory plan; a second runs from it (one arena: in place, views, shared
+// ranges) and must compute the first's outputs bit for bit, with a plan that passes
+// verifyMemoryPlan. A difference is a finding (abort): a kernel that leaves part of its output
+// unwritten, writes in place over an input it still reads, or a plan that lets two live tensors
+// share bytes — wrong results that no sanitizer sees.
 //
 // A run is cancelled after kBudget: a Loop of billions of iterations (a Range-as-Loop export
 // whose trip count is cast from a huge float) is a valid model that is merely slow, and the
@@ -16,8 +22,13 @@
 #include <thread>
 
 #include "onnx/modelio.h"
+#include "runtime/conformance.h"
+#include "runtime/memoryplan.h"
 #include "runtime/randominputs.h"
 #include "runtime/session.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 OPSCOPE_FUZZ_MODEL_MUTATOR(opscope::fuzz::MutationFocus::Structure)
 
@@ -98,8 +109,37 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         watchdog.start();
         ExecOptions exec;
         exec.cancel = &watchdog.cancel;
-        (void)(*session)->run(*feeds, nullptr, &exec);
+        const auto began = std::chrono::steady_clock::now();
+        Expected<std::vector<RuntimeTensor>> sized = (*session)->run(*feeds, nullptr, &exec);
         watchdog.stop();
+        // A run of seconds (one legal MaxPool of a 60×80 window over 1000², 11 s under ASan) is
+        // not compared: twice its time would pass -timeout, and one step cannot be cancelled.
+        const bool quick = std::chrono::steady_clock::now() - began < std::chrono::seconds(1);
+        const std::shared_ptr<const MemoryPlan> plan = sized && quick ? (*session)->memoryPlan(*feeds) : nullptr;
+        if (plan) {
+            const auto fail = [](const std::string &why) {
+                std::fprintf(stderr, "fuzz_run: the run from the memory plan %s\n", why.c_str());
+                std::abort();
+            };
+            if (const Status valid = verifyMemoryPlan((*session)->prepared(), (*session)->prepared().plan, *plan); !valid)
+                fail("is invalid: " + valid.message());
+            watchdog.start();
+            Expected<std::vector<RuntimeTensor>> planned = (*session)->run(*feeds, nullptr, &exec);
+            watchdog.stop();
+            // Cancelled by the watchdog, or refused for memory the arena would need at once: not
+            // a difference. An internal error where the sizing run succeeded is.
+            if (!planned && planned.status().kind() == ErrorKind::Internal)
+                fail("failed where the sizing run succeeded: " + planned.status().message());
+            if (planned) {
+                if (planned->size() != sized->size())
+                    fail("returned " + std::to_string(planned->size()) + " outputs, not " +
+                         std::to_string(sized->size()));
+                for (std::size_t i = 0; i < sized->size(); ++i)
+                    if (!sameBits((*sized)[i], (*planned)[i]))
+                        fail("computed output " + std::to_string(i) + " ('" + (*session)->outputs()[i].name +
+                             "') differently from the sizing run");
+            }
+        }
     }
     return 0;
 }
