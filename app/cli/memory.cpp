@@ -192,7 +192,7 @@ int runMemory(const MemoryArgs &args)
         }
     }
     std::printf("\nchecked: the run from the plan computed the sizing run's outputs bit for bit (%zu tensors in the "
-                "arena, %zu allocated by their kernels, %zu copied out)\n",
+                "arena, %zu planned there but allocated elsewhere by their kernel, %zu copied out)\n",
                 stats.inArena, stats.elsewhere, stats.copiedOut);
     return ExitOk;
 }

@@ -369,8 +369,33 @@ Status poolKernel(KernelContext &ctx)
             return idx.status();
         indices = (*idx)->mutableData<std::int64_t>();
     }
-    if (x.elementCount() == 0 || (*out)->elementCount() == 0)
-        return Status::ok(); // nothing to pool (an empty tensor's dims may be near 2^62: no arithmetic on them)
+    if ((*out)->elementCount() == 0)
+        return Status::ok();
+    // An empty input ([1,3,28,0]) whose pads still give windows: every window holds padding only
+    // and gets what such a window gets below — the lowest value (index −1) for Max, 0 for Average
+    // (with or without the pads counted: no value over at least one) and Lp. Written, not skipped: the output's
+    // bytes were whatever the memory plan's range held (the fuzzer's planned run saw them differ).
+    // No arithmetic on the input's dims, which an empty tensor may have near 2^62.
+    if (x.elementCount() == 0) {
+        if (indices)
+            std::fill_n(indices, (*out)->elementCount(), std::int64_t(-1));
+        if (x.dtype() == DataType::Bool)
+            return ctx.unsupported("pooling bool");
+        return dispatchNumeric(x.dtype(), [&](auto tag) -> Status {
+            using T = decltype(tag);
+            if constexpr (std::is_same_v<T, bool>) {
+                return Status::ok();
+            } else {
+                using C = ComputeType<T>;
+                double value = 0.0;
+                if (K == Pool::Max)
+                    value = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<double>::infinity()
+                                                                 : double(std::numeric_limits<C>::lowest());
+                std::fill_n((*out)->template mutableData<T>(), (*out)->elementCount(), static_cast<T>(static_cast<C>(value)));
+                return Status::ok();
+            }
+        });
+    }
     // The 2-D row kernels below pad a row to the window's full width and walk every tap of it:
     // fast for real windows, but one as wide as kernel_shape 2^31 (legal, SAME-padded to fit) would
     // allocate and walk 8 GiB per row (and the unit-stride one walks every row tap); pads of 2^40
