@@ -359,6 +359,50 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(fits.out.toUtf8()).object()["warnings"].toArray().size(), 0);
     }
 
+    void runSaysWhenAnUnboundDimMadeOutputsTheDeclarationDoesNotDescribe()
+    {
+        // x [1,1,h,w] → Resize to at least 4×4 (sizes = Max(Shape(x), [1,1,4,4]), which shape
+        // inference cannot follow) → y declared [1,1,h,w]: a detector that pads up to its stride.
+        // Unbound, h and w run as 1 and y comes out 4×4 — only comparing y's 'h' with x's tells
+        // the user the run was not what the model is for, and which option mends it.
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+        auto *xs = x.mutable_type()->mutable_tensor_type()->mutable_shape();
+        xs->mutable_dim(2)->set_dim_param("h");
+        xs->mutable_dim(3)->set_dim_param("w");
+        *g->add_input() = x;
+        *g->add_initializer() = test::int64Tensor("least", {4}, {1, 1, 4, 4});
+        *g->add_node() = test::node("Shape", {"x"}, {"shape"}, "shape");
+        *g->add_node() = test::node("Max", {"shape", "least"}, {"sizes"}, "max");
+        *g->add_node() = test::node("Resize", {"x", "", "", "sizes"}, {"y"}, "resize");
+        onnx::ValueInfoProto y = x;
+        y.set_name("y");
+        *g->add_output() = y;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("stride.onnx");
+        test::writeProto(model.toStdString(), m);
+        const Run r = cli({"run", model, "--iterations", "1"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("warning: output 'y' is float32[1,1,4,4]; the model declares float32[1,1,h,w] "
+                                "('h' is 4 here and 1 in input 'x')") &&
+                     r.err.contains("--dim NAME=VALUE"),
+                 qPrintable(r.err));
+        const Run j = cli({"run", model, "--iterations", "1", "--json"});
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QCOMPARE(o["warnings"].toArray().size(), 1);
+        QCOMPARE(o["notes"].toArray().size(), 2); // 'h' and 'w' unbound
+        QVERIFY(o["notes"].toArray()[0].toString().startsWith("dimension 'h' is not bound"));
+        const Run bound = cli({"run", model, "--dim", "h=4", "--dim", "w=4", "--iterations", "1"});
+        QCOMPARE(bound.exitCode, 0);
+        QVERIFY2(!bound.err.contains("warning") && !bound.err.contains("note"), qPrintable(bound.err));
+        // -q: the warning stays, the output lines, latency and notes go.
+        const Run quiet = cli({"run", model, "--iterations", "1", "-q"});
+        QCOMPARE(quiet.exitCode, 0);
+        QCOMPARE(quiet.out, QString());
+        QVERIFY2(quiet.err.contains("warning: output 'y'") && !quiet.err.contains("note:"), qPrintable(quiet.err));
+    }
+
     void anOutputInAMissingFolderIsRefusedBeforeAnyWork()
     {
         // optimize ran every pass and printed its report, then failed to write; profile --trace and
@@ -735,6 +779,24 @@ private slots:
         QCOMPARE(info.exitCode, 0);
         QVERIFY2(!info.err.contains("checker"), qPrintable(info.err));
         QCOMPARE(cli({"run", out, "--iterations", "1"}).exitCode, 0);
+    }
+
+    void optimizeSaysWhatTheTableCannotShow()
+    {
+        // The transformer sample at the default level (all) and target (onnx): its fusions are
+        // written back as standard ops, so the op counts barely move — the lowering must say
+        // so, with the counts, and CSE's merged weights show in "also" where nodes stay equal.
+        const Run r = cli({"optimize", sample("transformer_block.onnx")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("layout-nhwc"), qPrintable(r.out)); // level all, not basic
+        QVERIFY2(r.out.contains(QRegularExpression("lower-to-onnx: wrote [0-9]+ \\(.*FusedMatMul.*\\) of opscope's "
+                                                   "fused ops back as the standard ONNX ops")),
+                 qPrintable(r.out));
+        QVERIFY2(r.out.contains("  also\n"), qPrintable(r.out));
+        const Run ort = cli({"optimize", sample("transformer_block.onnx"), "--target", "ort"});
+        QCOMPARE(ort.exitCode, 0);
+        QVERIFY2(ort.out.contains(QRegularExpression("lower-to-ort: wrote [0-9]+ .* as ONNX Runtime's com.microsoft ops")),
+                 qPrintable(ort.out));
     }
 
     void optimizeRefusesBadArgumentsAndKeepsTheInput()

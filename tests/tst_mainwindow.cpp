@@ -13,6 +13,7 @@
 #include "memoryview.h"
 #include "passpanel.h"
 #include "passes/passdocs.h"
+#include "passes/pipeline.h"
 #include "valuespanel.h"
 #include "testsupport.h"
 #include "waitidle.h"
@@ -646,7 +647,30 @@ private slots:
         QVERIFY(waitIdle(w));
         MemoryPanel *panel = w.memoryPanel();
         QVERIFY2(panel->summaryText().contains(QStringLiteral("Arena")), qPrintable(panel->summaryText()));
+        QVERIFY2(panel->summaryText().startsWith(QStringLiteral("The model as loaded, not optimized")),
+                 qPrintable(panel->summaryText()));
         QVERIFY(panel->isVisible());
+        {
+            // "As run runs it": the loaded model after the level-all passes, as opscope-cli memory
+            // plans it (a user compared the dock with the CLI and found other numbers).
+            const std::size_t loadedNodes = panel->model()->graph.nodeCountWithSubgraphs();
+            panel->setPlansAsRun(true);
+            w.planMemoryAction()->trigger();
+            QVERIFY(waitIdle(w));
+            QVERIFY2(panel->summaryText().startsWith(QStringLiteral("As run runs it: the loaded model optimized at level all")),
+                     qPrintable(panel->summaryText()));
+            QVERIFY(panel->model()->graph.nodeCountWithSubgraphs() < loadedNodes);
+            QCOMPARE(panel->model()->graph.nodeCountWithSubgraphs(),
+                     [&] {
+                         Model m = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+                         passes::optimizeForExecution(m, "all");
+                         return m.graph.nodeCountWithSubgraphs();
+                     }());
+            panel->setPlansAsRun(false);
+            w.planMemoryAction()->trigger();
+            QVERIFY(waitIdle(w));
+            QCOMPARE(panel->model()->graph.nodeCountWithSubgraphs(), loadedNodes);
+        }
         MemoryView *view = panel->view();
         view->resize(800, 240);
         int drawn = 0;

@@ -254,7 +254,7 @@ void MemoryView::leaveEvent(QEvent *)
 
 MemoryPanel::MemoryPanel(QWidget *parent)
     : QWidget(parent), m_summary(new QLabel(this)), m_dimRow(new QHBoxLayout), m_devices(new QComboBox(this)),
-      m_view(new MemoryView(this))
+      m_subject(new QComboBox(this)), m_view(new MemoryView(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -263,6 +263,13 @@ MemoryPanel::MemoryPanel(QWidget *parent)
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     top->addWidget(m_summary, 1);
     top->addLayout(m_dimRow);
+    m_subject->addItem(tr("Model on screen"));
+    m_subject->addItem(tr("As run runs it"));
+    m_subject->setToolTip(tr("Model on screen: the graph shown (as loaded, or a pass step), its bytes as the graph's "
+                             "heat. As run runs it: the loaded model optimized at level all, as opscope-cli run and "
+                             "memory run it — the figures opscope-cli memory prints."));
+    connect(m_subject, &QComboBox::currentIndexChanged, this, &MemoryPanel::planRequested);
+    top->addWidget(m_subject);
     auto *plan = new QPushButton(tr("Plan"), this);
     plan->setToolTip(tr("Plan again for these dims (one run with random inputs)"));
     connect(plan, &QPushButton::clicked, this, &MemoryPanel::planRequested);
@@ -282,9 +289,21 @@ void MemoryPanel::setMessage(const QString &text)
     m_summary->setText(text);
 }
 
-void MemoryPanel::setPlan(std::shared_ptr<const MemoryPlan> plan, std::shared_ptr<const Model> model,
-                          std::shared_ptr<const MemoryPlan> before)
+bool MemoryPanel::plansAsRun() const
 {
+    return m_subject->currentIndex() == 1;
+}
+
+void MemoryPanel::setPlansAsRun(bool asRun)
+{
+    const QSignalBlocker block(m_subject);
+    m_subject->setCurrentIndex(asRun ? 1 : 0);
+}
+
+void MemoryPanel::setPlan(std::shared_ptr<const MemoryPlan> plan, std::shared_ptr<const Model> model,
+                          std::shared_ptr<const MemoryPlan> before, const QString &subject)
+{
+    m_subjectText = subject;
     m_plan = std::move(plan);
     m_model = std::move(model);
     m_before = std::move(before);
@@ -374,7 +393,8 @@ void MemoryPanel::showDevice(int device)
         dynamic += t.placement == TensorPlacement::Dynamic || t.placement == TensorPlacement::Own;
         workspaces += t.isWorkspace();
     }
-    QString text = tr("<b>Arena %1</b> (%2) · lower bound %3 · in place only %4 · every tensor its own %5 — "
+    QString text = m_subjectText.isEmpty() ? QString() : m_subjectText.toHtmlEscaped() + QStringLiteral("<br>");
+    text += tr("<b>Arena %1</b> (%2) · lower bound %3 · in place only %4 · every tensor its own %5 — "
                       "%6 tensors in place, %7 views, %8 kernel workspaces (hatched), %9 outside it (data-dependent size, or made by their kernel)")
                        .arg(bytes(d.plannedBytes), QString::fromStdString(d.strategy), bytes(d.lowerBoundBytes),
                             bytes(d.inPlaceBytes), bytes(d.naiveBytes))

@@ -74,8 +74,9 @@ public:
     explicit MemoryPanel(QWidget *parent = nullptr);
 
     // `before`: the same model's plan before the pass step shown, to say what the step changed.
+    // `subject`: which model this is, one line (loaded, a pass step, optimized as run runs it).
     void setPlan(std::shared_ptr<const MemoryPlan> plan, std::shared_ptr<const Model> model,
-                 std::shared_ptr<const MemoryPlan> before = {});
+                 std::shared_ptr<const MemoryPlan> before = {}, const QString &subject = {});
     void setMessage(const QString &text); // "planning…", an error
     MemoryView *view() const { return m_view; }
     QString summaryText() const;
@@ -90,6 +91,10 @@ public:
     std::map<std::string, std::int64_t> dims() const;
     // Sizes for dims of these names, now and whenever they appear (`opscope --dim`).
     void presetDims(const std::map<std::string, std::int64_t> &dims);
+    // What to plan: the model on screen (its heat shows on the graph), or the loaded model
+    // optimized as `run` and `opscope-cli memory` run it (level all), whose figures the CLI prints.
+    bool plansAsRun() const;
+    void setPlansAsRun(bool asRun);
 
 signals:
     void nodeActivated(const QString &name);
@@ -103,6 +108,8 @@ private:
     std::vector<std::pair<std::string, QSpinBox *>> m_dims;
     std::map<std::string, std::int64_t> m_preset;
     QComboBox *m_devices;
+    QComboBox *m_subject;
+    QString m_subjectText;
     MemoryView *m_view;
     std::shared_ptr<const MemoryPlan> m_plan, m_before;
     std::shared_ptr<const Model> m_model;

@@ -120,7 +120,8 @@ Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::
     return Status::ok();
 }
 
-void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std::string, std::int64_t> &dims)
+std::vector<std::string> noteUnboundDims(const Graph &graph, const Feeds &given,
+                                         const std::map<std::string, std::int64_t> &dims, bool print)
 {
     std::set<std::string> unbound;
     for (ValueId v : graph.inputs()) {
@@ -133,9 +134,13 @@ void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std:
             if (!d.isKnown() && !boundDim(d, dims))
                 unbound.insert(d.symbol.empty() || d.isInvented() ? kUnnamedDim : d.symbol); // as info prints it
     }
-    for (const std::string &name : unbound)
-        std::cerr << "opscope-cli: note: dimension '" << oneLine(name) << "' is not bound; using 1 (--dim "
-                  << oneLine(name) << "=VALUE)\n";
+    std::vector<std::string> notes;
+    for (const std::string &name : unbound) {
+        notes.push_back("dimension '" + oneLine(name) + "' is not bound; using 1 (--dim " + oneLine(name) + "=VALUE)");
+        if (print)
+            std::cerr << "opscope-cli: note: " << notes.back() << '\n';
+    }
+    return notes;
 }
 
 std::vector<std::string> uniqueFileNames(const std::vector<std::string> &names)

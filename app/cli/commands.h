@@ -34,7 +34,9 @@ Status bindDimsFromInputs(const Graph &graph, const Feeds &given, std::map<std::
 
 // Prints a note per symbolic dim of the graph's random inputs (not in `given`, not an initializer)
 // that `dims` leaves unbound, so at 1: a too-small input otherwise fails far from its cause.
-void noteUnboundDims(const Graph &graph, const Feeds &given, const std::map<std::string, std::int64_t> &dims);
+// Returns the notes too, for --json.
+std::vector<std::string> noteUnboundDims(const Graph &graph, const Feeds &given,
+                                         const std::map<std::string, std::int64_t> &dims, bool print = true);
 
 // File names for tensors or passes named by the model: unsafe characters become '_', names longer
 // than a file system takes are shortened with a hash of the whole name, and names that end up equal
@@ -120,6 +122,7 @@ struct RunArgs
     int iterations = 10;
     std::string saveDir;
     bool json = false;
+    bool quiet = false; // print only warnings and errors (scripts that want --save-outputs)
     bool force = false; // allow writing over the input model or its weights
     bool profile = false;         // time per operator type over the timed runs
     std::string optimize;         // pass level run first, or "none"; empty: "all" (like ORT's default,
@@ -135,7 +138,7 @@ struct OptimizeArgs
 {
     std::string input;
     std::string output; // empty: report only
-    std::string level = "basic";
+    std::string level = "all"; // as run, profile and memory optimize
     std::vector<std::string> passes;
     std::vector<std::string> disabled;
     std::string target = "onnx";

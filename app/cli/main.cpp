@@ -72,6 +72,7 @@ int main(int argc, char **argv)
         ->check(CLI::NonNegativeNumber);
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
+    runCmd->add_flag("-q,--quiet", run.quiet, "Print only warnings and errors (with --save-outputs, in scripts)");
     runCmd->add_flag("--force", run.force, "Allow --save-outputs and --trace files to replace the input model, its weights or --input files");
     runCmd->add_flag("--profile", run.profile, "Print time per operator type over the timed runs");
     runCmd->add_option("--trace", run.trace,
@@ -108,8 +109,8 @@ int main(int argc, char **argv)
     optimizeCmd->add_option("IN", optimize.input, "ONNX model to optimize");
     optimizeCmd->add_option("-o,--output", optimize.output,
                             "Optimized model to write (atomically); omit to only report");
-    optimizeCmd->add_option("--level", optimize.level, "basic, extended, layout or all")
-        ->default_val("basic");
+    optimizeCmd->add_option("--level", optimize.level, "basic, extended, layout or all (as run, profile and memory do)")
+        ->default_val("all");
     optimizeCmd->add_option("--passes", optimize.passes, "Exact passes to run, in order (overrides --level)")
         ->delimiter(',');
     optimizeCmd->add_option("--disable", optimize.disabled, "Passes to leave out")->delimiter(',');

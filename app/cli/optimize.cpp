@@ -74,6 +74,24 @@ void printList()
            "ops; --target none keeps them (a model only opscope runs).\n";
 }
 
+// What a changing pass did beyond the node count: merging duplicate weights or rewiring inputs
+// leaves "nodes 368 → 368", which reads as no change at all.
+std::string alsoChanged(const PassRecord &r)
+{
+    std::vector<std::string> parts;
+    if (r.changes.initializersRemoved)
+        parts.push_back("−" + std::to_string(r.changes.initializersRemoved) + " initializers");
+    if (r.changes.initializersAdded)
+        parts.push_back("+" + std::to_string(r.changes.initializersAdded) + " initializers");
+    if (!r.changes.modified.empty())
+        parts.push_back(std::to_string(r.changes.modified.size()) +
+                        (r.changes.modified.size() == 1 ? " node modified" : " nodes modified"));
+    std::string text;
+    for (const std::string &p : parts)
+        text += (text.empty() ? "" : ", ") + p;
+    return text;
+}
+
 void printTables(const passes::PipelineResult &result, const Model &before, const Model &after)
 {
     std::size_t width = 4;
@@ -81,7 +99,7 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
         width = std::max(width, r.name.size());
     std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "pass" << std::setw(9) << "changed"
               << std::setw(18) << "nodes" << std::right << std::setw(9) << "ms"
-              << "  matches\n";
+              << "  matches  also\n";
     for (const PassRecord &r : result.passes) {
         std::ostringstream nodes;
         nodes << r.nodesBefore << " → " << r.nodesAfter;
@@ -90,7 +108,8 @@ void printTables(const passes::PipelineResult &result, const Model &before, cons
         // "→" is 3 bytes but one column.
         std::cout << std::left << std::setw(static_cast<int>(width + 2)) << r.name << std::setw(9)
                   << (r.changed ? "yes" : "no") << std::setw(20) << nodes.str() << std::right << std::setw(9)
-                  << ms << "  " << r.changes.matches.size() << '\n';
+                  << ms << "  " << std::left << std::setw(7) << r.changes.matches.size() << "  " << alsoChanged(r)
+                  << std::right << '\n';
     }
     for (const PassRecord &r : result.passes)
         for (const std::string &note : r.notes)

@@ -211,7 +211,7 @@ int runModel(const RunArgs &args)
     RandomInputOptions random;
     random.seed = args.seed;
     random.dims = parsed->dims;
-    noteUnboundDims(model.graph, given, random.dims);
+    const std::vector<std::string> unboundNotes = noteUnboundDims(model.graph, given, random.dims, !args.quiet);
     Expected<Feeds> feeds = randomFeeds(**session, given, random);
     if (!feeds)
         return reportError(feeds.status());
@@ -225,7 +225,13 @@ int runModel(const RunArgs &args)
     if (!outputs)
         return reportError(outputs.status());
     // A declaration the run contradicts: ONNX Runtime and other tools allocate by it.
-    const std::vector<std::string> mismatches = declaredOutputMismatches((*session)->outputs(), *outputs);
+    std::vector<std::string> mismatches =
+        declaredOutputMismatches((*session)->outputs(), *outputs, (*session)->inputs(), *feeds);
+    // An unbound dim ran as 1: a detector or U-Net then pads or resizes it up to its stride and
+    // returns an output the declaration does not describe. That is the cause a user can act on.
+    if (!mismatches.empty() && !unboundNotes.empty())
+        mismatches.back() += " — unbound dimensions ran as 1, which may be too small for this model: bind them "
+                             "with --dim NAME=VALUE";
     for (const std::string &m : mismatches)
         std::cerr << "opscope-cli: warning: " << m << '\n';
     // Per-op profile: the executor reports every step (node, start, end).
@@ -276,7 +282,7 @@ int runModel(const RunArgs &args)
              {"dtype", std::string(dataTypeName(t.dtype()))},
              {"shape", t.shape()},
              {"file", file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file)}});
-        if (!args.json)
+        if (!args.json && !args.quiet)
             std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
                       << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
     }
@@ -311,6 +317,7 @@ int runModel(const RunArgs &args)
     // Times taken while other processes hold the cores measure waiting for one; with several
     // threads, OpenMP's spin-waiting for a descheduled peer made a 2.6 ms model take 540 ms at
     // --threads 2 (1.7 ms at 1 thread, 3 ms with passive waiting) — a user must hear why.
+    std::vector<std::string> notes = unboundNotes;
     if (const std::optional<double> load = loadAverage(); load && !ms.empty() && *load > usableCores() + 0.5) {
         char text[400];
         std::snprintf(text, sizeof text,
@@ -321,10 +328,11 @@ int runModel(const RunArgs &args)
                                          "slowest thread: try --threads 1, or OMP_WAIT_POLICY=passive in the "
                                          "environment)"
                                        : "");
-        j["notes"] = {text};
-        if (!args.json)
+        notes.push_back(text);
+        if (!args.json && !args.quiet)
             std::cerr << "opscope-cli: note: " << text << '\n';
     }
+    j["notes"] = notes;
     j["warnings"] = mismatches;
     std::vector<std::pair<std::string, std::pair<std::int64_t, double>>> ops(perOp.begin(), perOp.end());
     std::sort(ops.begin(), ops.end(),
@@ -340,7 +348,7 @@ int runModel(const RunArgs &args)
     }
     if (args.json) {
         std::cout << j.dump(2) << '\n';
-    } else {
+    } else if (!args.quiet) {
         std::ostringstream os;
         os.precision(3);
         os << std::fixed << "latency  median " << median << " ms, min " << (ms.empty() ? 0.0 : ms.front())

@@ -48,6 +48,8 @@ struct Options
                              QStringLiteral("node")};
     QCommandLineOption values{QStringLiteral("values"), QStringLiteral("Show the inspector's Values tab (with --select)")};
     QCommandLineOption memory{QStringLiteral("memory"), QStringLiteral("Plan the memory of the model (or --step) shown")};
+    QCommandLineOption memoryAsRun{QStringLiteral("memory-as-run"),
+                                   QStringLiteral("Plan the memory of the model optimized as run runs it (level all)")};
     QCommandLineOption dim{QStringLiteral("dim"), QStringLiteral("Size of a symbolic dim for --memory, --activations and --profile (repeatable)"),
                            QStringLiteral("name=value")};
     QCommandLineOption activations{QStringLiteral("activations"),
@@ -63,7 +65,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, trace, partition, level, enter, values, activations, memory,
+        parser.addOptions({screenshot, run, step, select, compare, profile, trace, partition, level, enter, values, activations, memory, memoryAsRun,
                            dim, size, dark});
     }
 };
@@ -253,8 +255,9 @@ int main(int argc, char **argv)
                     if (window.isBusy())
                         return; // idle again when the run is done
                 }
-                if (parser.isSet(o.memory) && !*planned) {
+                if ((parser.isSet(o.memory) || parser.isSet(o.memoryAsRun)) && !*planned) {
                     *planned = true;
+                    window.memoryPanel()->setPlansAsRun(parser.isSet(o.memoryAsRun));
                     window.planMemoryAction()->trigger();
                     if (window.isBusy())
                         return;

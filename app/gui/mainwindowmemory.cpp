@@ -7,6 +7,7 @@
 #include "graphpane.h"
 #include "graphscene.h"
 #include "memoryview.h"
+#include "passes/pipeline.h"
 #include "runtime/memoryreport.h"
 
 #include <QDockWidget>
@@ -21,6 +22,8 @@ struct PlannedPair
 {
     Expected<MemoryReport> after = Status::internal("not planned");
     std::optional<Expected<MemoryReport>> before;
+    std::shared_ptr<const Model> planned; // the model `after` plans (optimized here when "as run")
+    QString subject;                      // which model that is, for the dock's first line
 };
 
 } // namespace
@@ -29,9 +32,18 @@ void MainWindow::planMemoryOnScreen()
 {
     if (!m_model)
         return;
-    const bool step = m_result && m_step >= 0;
+    // "As run runs it" plans the loaded model after the level-all passes (as run, profile and the
+    // CLI's memory do); otherwise the model on screen, so its bytes can colour the graph.
+    const bool asRun = m_memory->plansAsRun();
+    const bool step = !asRun && m_result && m_step >= 0;
     const std::shared_ptr<const Model> after = step ? modelAfter(m_step) : m_model;
     const std::shared_ptr<const Model> before = step ? modelBefore(m_step) : nullptr;
+    QString subject =
+        step ? tr("After pass %1 (%2), beside the model before it.")
+                   .arg(m_step + 1)
+                   .arg(QString::fromStdString(m_result->passes[std::size_t(m_step)].name))
+             : tr("The model as loaded, not optimized: opscope-cli memory MODEL --optimize none prints these "
+                  "figures (\"As run runs it\" plans it optimized, as the CLI does by default).");
     // The symbolic dims of the model's inputs, sized in the panel (1 until the user says otherwise).
     std::vector<std::string> symbols;
     for (ValueId v : after->graph.inputs()) {
@@ -53,7 +65,7 @@ void MainWindow::planMemoryOnScreen()
     setBusy(tr("Planning memory…"), true);
     auto *watcher = new QFutureWatcher<PlannedPair>(this);
     const auto cancel = m_cancelMemory;
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, after, cancel] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, cancel] {
         watcher->deleteLater();
         if (m_cancelMemory != cancel)
             return; // superseded by a newer request
@@ -78,15 +90,34 @@ void MainWindow::planMemoryOnScreen()
         if (r.before && *r.before)
             was = (*r.before)->plan;
         m_memory->view()->setPlaceholder({});
-        m_memory->setPlan(r.after->plan, after, was);
+        m_memory->setPlan(r.after->plan, r.planned, was, r.subject);
         applyBytesHeat();
     });
-    watcher->setFuture(QtConcurrent::run([after, before, cancel, dims] {
+    watcher->setFuture(QtConcurrent::run([after, before, cancel, dims, asRun, subject] {
         MemoryReportOptions options;
         options.cancel = cancel.get();
         options.random.dims = dims;
         PlannedPair r;
-        r.after = planModelMemory(*after, options);
+        r.planned = after;
+        r.subject = subject;
+        if (asRun) {
+            auto optimized = std::make_shared<Model>(*after);
+            passes::PipelineOptions passOptions;
+            passOptions.keepSnapshots = false;
+            passOptions.cancel = cancel.get();
+            const passes::PipelineResult p = passes::optimizeForExecution(*optimized, "all", passOptions);
+            if (p.status) {
+                r.planned = optimized;
+                r.subject = QObject::tr("As run runs it: the loaded model optimized at level all (%1 → %2 nodes), "
+                                        "as opscope-cli memory plans it.")
+                                .arg(after->graph.nodeCountWithSubgraphs())
+                                .arg(optimized->graph.nodeCountWithSubgraphs());
+            } else {
+                r.subject = QObject::tr("Optimizing failed (%1): the model as loaded is planned, as run would run it.")
+                                .arg(QString::fromStdString(p.status.message()));
+            }
+        }
+        r.after = planModelMemory(*r.planned, options);
         if (before && !cancel->load())
             r.before = planModelMemory(*before, options);
         return r;

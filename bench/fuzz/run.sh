@@ -63,6 +63,8 @@ deadline=$((start + minutes * 60))
 # A finding ends a libFuzzer run: it is kept in findings/ and the run starts again for the time
 # left, so one budget finds every class it can reach rather than stopping at the first.
 rc=0
+# With -jobs libFuzzer writes fuzz-N.log into the working directory: keep them beside the corpus.
+cd "$work"
 set +e
 while [ "$(date +%s)" -lt "$deadline" ]; do
   left=$((deadline - $(date +%s)))

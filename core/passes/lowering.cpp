@@ -6,6 +6,7 @@
 #include "passes/passutil.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -479,7 +480,13 @@ bool usesDomain(const Graph &graph, const std::string &domain)
     return false;
 }
 
-Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
+// What a lowering wrote, by the fused op's type: as ONNX Runtime's op, or as standard ONNX.
+struct LoweredCounts
+{
+    std::map<std::string, int> toOrt, toOnnx;
+};
+
+Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort, LoweredCounts &counts)
 {
     bool changed = false;
     // Gelu last: BiasGelu absorbs the bias Add a FusedMatMul in front of it becomes.
@@ -489,13 +496,13 @@ Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
     for (NodeId id : order) {
         for (Attribute &a : graph.node(id).attributes) {
             if (a.g) {
-                Expected<bool> sub = lowerGraph(model, *a.g, ort);
+                Expected<bool> sub = lowerGraph(model, *a.g, ort, counts);
                 if (!sub)
                     return sub.status();
                 changed = changed || *sub;
             }
             for (auto &g : a.graphs) {
-                Expected<bool> sub = lowerGraph(model, *g, ort);
+                Expected<bool> sub = lowerGraph(model, *g, ort, counts);
                 if (!sub)
                     return sub.status();
                 changed = changed || *sub;
@@ -503,15 +510,18 @@ Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
         }
         if (graph.node(id).domain != kOpscopeDomain)
             continue;
+        const std::string opType = graph.node(id).opType; // the node may be gone after lowering
         if (ort) {
             Expected<bool> done = toOrt(model, graph, id);
             if (!done)
                 return done.status();
             if (*done) {
+                ++counts.toOrt[opType];
                 changed = true;
                 continue;
             }
         }
+        ++counts.toOnnx[opType];
         Expected<bool> lowered = lowerNode(model, graph, id);
         if (!lowered)
             return lowered.status();
@@ -520,13 +530,38 @@ Expected<bool> lowerGraph(Model &model, Graph &graph, bool ort)
     return changed;
 }
 
-Expected<bool> lowerModel(Model &model, bool ort)
+std::string countsText(const std::map<std::string, int> &counts)
+{
+    std::string text;
+    int total = 0;
+    for (const auto &[op, n] : counts) {
+        text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + op;
+        total += n;
+    }
+    return std::to_string(total) + " (" + text + ")";
+}
+
+Expected<bool> lowerModel(Model &model, bool ort, PassContext &context)
 {
     // Regions layout-nhwc converted go back to NCHW first: neither target has those layouts.
     Expected<bool> stripped = stripLayouts(model.graph);
     if (!stripped)
         return stripped.status();
-    Expected<bool> changed = lowerGraph(model, model.graph, ort);
+    LoweredCounts counts;
+    Expected<bool> changed = lowerGraph(model, model.graph, ort, counts);
+    // Fusions undone here look, in a report, like work that went nowhere: say where it went.
+    if (changed && !counts.toOnnx.empty())
+        context.note("wrote " + countsText(counts.toOnnx) +
+                     " of opscope's fused ops back as the standard ONNX ops they stand for" +
+                     (ort ? " (ONNX Runtime has no op for them)"
+                          : ": --target onnx writes only ops every ONNX runtime has, so fusions show in the "
+                            "written model only with --target ort (ONNX Runtime's com.microsoft ops) or none "
+                            "(opscope's own); opscope fuses them again when it runs the model"));
+    if (changed && !counts.toOrt.empty())
+        context.note("wrote " + countsText(counts.toOrt) + " of opscope's fused ops as ONNX Runtime's com.microsoft ops");
+    if (*stripped)
+        context.note("converted the NHWC regions of layout-nhwc back to NCHW (neither ONNX nor ONNX Runtime has "
+                     "opscope's blocked layouts)");
     if (changed)
         *changed = *changed || *stripped;
     if (changed && ort) {
@@ -542,14 +577,14 @@ Expected<bool> lowerModel(Model &model, bool ort)
 
 } // namespace
 
-Expected<bool> LowerToOnnx::run(Model &model, PassContext &)
+Expected<bool> LowerToOnnx::run(Model &model, PassContext &context)
 {
-    return lowerModel(model, false);
+    return lowerModel(model, false, context);
 }
 
-Expected<bool> LowerToOrt::run(Model &model, PassContext &)
+Expected<bool> LowerToOrt::run(Model &model, PassContext &context)
 {
-    return lowerModel(model, true);
+    return lowerModel(model, true, context);
 }
 
 } // namespace opscope::passes

@@ -360,10 +360,23 @@ std::shared_ptr<const MemoryPlan> InferenceSession::memoryPlan(const Feeds &feed
     return nullptr;
 }
 
-std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind)
+std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind,
+                                               const std::vector<ComputedValue> &bound)
 {
     std::vector<std::string> out;
-    std::map<std::string, std::pair<std::int64_t, std::string>> symbols; // symbol → size, value
+    std::map<std::string, std::pair<std::int64_t, std::string>> symbols; // symbol → size, "kind 'value'"
+    // What the inputs bound a symbol to comes first: an output whose 'h' differs from its input's
+    // 'h' says the run did not compute what the declaration describes (often: a dim left unbound
+    // ran as 1, too small for the model, and something sized it up again).
+    for (const ComputedValue &v : bound) {
+        if (!v.declared || !v.declared->isTensor() || !v.declared->shape ||
+            v.declared->shape->dims.size() != v.shape.size())
+            continue;
+        const std::vector<Dim> &dims = v.declared->shape->dims;
+        for (std::size_t d = 0; d < dims.size(); ++d)
+            if (dims[d].isSymbolic() && !dims[d].isInvented())
+                symbols.emplace(dims[d].symbol, std::pair(v.shape[d], "input '" + v.name + "'"));
+    }
     for (const ComputedValue &v : values) {
         if (!v.declared || !v.declared->isTensor() || v.dtype == DataType::Undefined)
             continue;
@@ -388,10 +401,10 @@ std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> 
                 fixedClash = true;
             if (!dims[d].isSymbolic() || dims[d].isInvented())
                 continue;
-            const auto [it, first] = symbols.emplace(dims[d].symbol, std::pair(v.shape[d], v.name));
+            const auto [it, first] = symbols.emplace(dims[d].symbol, std::pair(v.shape[d], kind + " '" + v.name + "'"));
             if (!first && it->second.first != v.shape[d] && symbolClash.empty())
                 symbolClash = " ('" + dims[d].symbol + "' is " + std::to_string(v.shape[d]) + " here and " +
-                              std::to_string(it->second.first) + " in " + kind + " '" + it->second.second + "')";
+                              std::to_string(it->second.first) + " in " + it->second.second + ")";
         }
         if (fixedClash || !symbolClash.empty())
             out.push_back(lead + symbolClash);
@@ -400,13 +413,19 @@ std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> 
 }
 
 std::vector<std::string> declaredOutputMismatches(const std::vector<IoInfo> &declared,
-                                                  const std::vector<RuntimeTensor> &outputs)
+                                                  const std::vector<RuntimeTensor> &outputs,
+                                                  const std::vector<IoInfo> &declaredInputs, const Feeds &feeds)
 {
     std::vector<ComputedValue> values;
     for (std::size_t i = 0; i < declared.size() && i < outputs.size(); ++i)
         if (outputs[i].isValid())
             values.push_back({declared[i].name, &declared[i].type, outputs[i].dtype(), outputs[i].shape()});
-    return declarationMismatches(values, "output");
+    std::vector<ComputedValue> bound;
+    for (const IoInfo &input : declaredInputs)
+        for (const auto &[name, tensor] : feeds)
+            if (name == input.name && tensor.isValid())
+                bound.push_back({input.name, &input.type, tensor.dtype(), tensor.shape()});
+    return declarationMismatches(values, "output", bound);
 }
 
 } // namespace opscope

@@ -101,10 +101,15 @@ struct ComputedValue
 // type, a rank, a fixed dim, or one symbolic dim with two sizes ("output 'y' is float32[1,10]; the
 // model declares float32[1,1000]", `kind` being "output"). Other tools allocate or check by the
 // declaration, so a wrong one is worth telling a user; it is not an error of the run.
-std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind);
-// The same for a run's outputs.
+// `bound`: values whose symbolic dims were fixed first (a run's inputs): a computed value whose
+// symbol differs from theirs is a mismatch too.
+std::vector<std::string> declarationMismatches(const std::vector<ComputedValue> &values, const std::string &kind,
+                                               const std::vector<ComputedValue> &bound = {});
+// The same for a run's outputs, against what its inputs bound the symbols to.
 std::vector<std::string> declaredOutputMismatches(const std::vector<IoInfo> &declared,
-                                                  const std::vector<RuntimeTensor> &outputs);
+                                                  const std::vector<RuntimeTensor> &outputs,
+                                                  const std::vector<IoInfo> &declaredInputs = {},
+                                                  const Feeds &feeds = {});
 
 // Bytes of memory available to a new allocation now: MemAvailable, or less where this process's
 // cgroup (a container, a batch job) allows less; 0 when unknown.
