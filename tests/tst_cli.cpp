@@ -388,16 +388,16 @@ private slots:
                                 "('h' is 4 here and 1 in input 'x')") &&
                      r.err.contains("--dim NAME=VALUE"),
                  qPrintable(r.err));
-        const Run j = cli({"run", model, "--iterations", "1", "--json"});
+        const Run j = cli({"run", model, "--iterations", "5", "--json"});
         const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
         QCOMPARE(o["warnings"].toArray().size(), 1);
-        QCOMPARE(o["notes"].toArray().size(), 2); // 'h' and 'w' unbound
+        QCOMPARE(o["notes"].toArray().size(), 2); // 'h' and 'w' unbound (5 runs: no note on too few)
         QVERIFY(o["notes"].toArray()[0].toString().startsWith("dimension 'h' is not bound"));
-        const Run bound = cli({"run", model, "--dim", "h=4", "--dim", "w=4", "--iterations", "1"});
+        const Run bound = cli({"run", model, "--dim", "h=4", "--dim", "w=4", "--iterations", "5"});
         QCOMPARE(bound.exitCode, 0);
         QVERIFY2(!bound.err.contains("warning") && !bound.err.contains("note"), qPrintable(bound.err));
         // -q: the warning stays, the output lines, latency and notes go.
-        const Run quiet = cli({"run", model, "--iterations", "1", "-q"});
+        const Run quiet = cli({"run", model, "--iterations", "1", "-q"}); // its note on 1 run hidden too
         QCOMPARE(quiet.exitCode, 0);
         QCOMPARE(quiet.out, QString());
         QVERIFY2(quiet.err.contains("warning: output 'y'") && !quiet.err.contains("note:"), qPrintable(quiet.err));

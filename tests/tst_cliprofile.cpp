@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
@@ -186,6 +187,18 @@ private slots:
             QVERIFY(s["makespan_ms"].toDouble() > 0);
         }
         QCOMPARE(schedules[2].toObject()["devices"].toArray().size(), 2); // greedy used both devices
+        // Which devices a schedule used, and by how many workers: parallel shares cpu:0 between
+        // two workers and leaves cpu:1 unused (its "cpu:1 0%" read as a failure to use it).
+        const QJsonArray serialDevices = schedules[0].toObject()["devices"].toArray();
+        QCOMPARE(serialDevices[0].toObject()["workers"].toInt(), 1);
+        QCOMPARE(serialDevices[1].toObject()["workers"].toInt(), 0);
+        QCOMPARE(schedules[1].toObject()["devices"].toArray()[0].toObject()["workers"].toInt(), 2);
+        const Run text = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial,parallel", "--devices",
+                              "cpu:2", "--iterations", "1"});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains(QRegularExpression("\\nserial .*cpu:0 [0-9]+%  cpu:1 unused")), qPrintable(text.out));
+        QVERIFY2(text.out.contains(QRegularExpression("\\nparallel .*cpu:0 [0-9]+% of 2 workers  cpu:1 unused")),
+                 qPrintable(text.out));
         // Serial alone asked for: serial alone (the all-cores row competes with spread schedules).
         const Run alone = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial", "--devices", "cpu:2",
                                "--iterations", "1", "--json"});

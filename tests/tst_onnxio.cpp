@@ -111,6 +111,33 @@ private slots:
         QCOMPARE(s.opHistogram.at("Conv"), 8u);
     }
 
+    void weightsInConstantNodesAreCountedAndListed()
+    {
+        // Paddle2ONNX keeps every weight in a Constant node: a summary of "0 initializers" and
+        // no largest weights read as a model without parameters.
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 4});
+        *g->add_initializer() = test::floatTensor("b", {4}, {1, 2, 3, 4});
+        onnx::NodeProto c = test::node("Constant", {}, {"conv.w_0"}, "c");
+        auto *value = c.add_attribute();
+        value->set_name("value");
+        value->set_type(onnx::AttributeProto::TENSOR);
+        *value->mutable_t() = test::floatTensor("", {4, 4}, std::vector<float>(16, 0.5f));
+        *g->add_node() = c;
+        *g->add_node() = test::node("MatMul", {"x", "conv.w_0"}, {"y0"}, "mm");
+        *g->add_node() = test::node("Add", {"y0", "b"}, {"y"}, "add");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 4});
+        const ModelSummary s = summarizeModel(test::modelOrFail(m));
+        QCOMPARE(s.initializerCount, 1u);
+        QCOMPARE(s.constantTensorCount, 1u);
+        QCOMPARE(s.parameterCount, 20u);
+        QCOMPARE(s.largestInitializers.size(), 2u);
+        QCOMPARE(s.largestInitializers[0].name, std::string("conv.w_0")); // the larger, by its value's name
+        QVERIFY(s.largestInitializers[0].constantNode);
+        QVERIFY(!s.largestInitializers[1].constantNode);
+    }
+
     void einsumShapesAreInferred_data()
     {
         // libonnx 1.12 infers Einsum's rank only ("unk__0" dims); the equation fixes the dims.

@@ -797,7 +797,9 @@ private slots:
         QVERIFY(timingNotes({steady}, 10, 0.5, 2).empty());
         const std::vector<std::string> few = timingNotes({steady}, 2, std::nullopt, 2);
         QCOMPARE(few.size(), std::size_t(1));
-        QVERIFY2(few[0].find("median of 2 run(s)") != std::string::npos, few[0].c_str());
+        QVERIFY2(few[0].find("median of 2 runs;") != std::string::npos, few[0].c_str());
+        QCOMPARE(timingNotes({steady}, 4, std::nullopt, 2).size(), std::size_t(1)); // one slow run moves a median of 4
+        QVERIFY(timingNotes({steady}, 5, std::nullopt, 2).empty());
         const std::vector<std::string> busy = timingNotes({steady, slowed}, 10, 3.5, 2);
         QCOMPARE(busy.size(), std::size_t(2));
         QVERIFY2(busy[0].find("serial, 2 threads: its median 112 ms is 373x its fastest run (0.3 ms)") !=

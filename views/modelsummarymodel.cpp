@@ -48,17 +48,22 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
                           QVariant::fromValue<qulonglong>(s.nodeCountWithSubgraphs)});
     model.rows.push_back(
         {tr("Parameters"), num(s.parameterCount), QVariant::fromValue<qulonglong>(s.parameterCount)});
+    // Paddle2ONNX and others keep weights in Constant nodes: "0 initializers" alone reads as none.
+    model.rows.push_back({tr("Held in"),
+                          s.constantTensorCount
+                              ? tr("%1 initializers, %2 Constant nodes").arg(num(s.initializerCount), num(s.constantTensorCount))
+                              : tr("%1 initializers").arg(num(s.initializerCount)),
+                          QVariant::fromValue<qulonglong>(s.initializerCount + s.constantTensorCount)});
     model.rows.push_back({tr("Parameter bytes"),
                           locale.formattedDataSize(static_cast<qint64>(s.parameterBytes)),
                           QVariant::fromValue<qulonglong>(s.parameterBytes)});
     model.rows.push_back({tr("Shapes"),
-                          (s.allShapesKnown() ? tr("all known") : tr("some unknown")) +
-                              (s.valuesUnknown ? tr(" (%1 static, %2 symbolic, %3 unknown: %4 with some dims "
-                                                    "unknown, %5 of unknown rank)")
+                          // Short enough for the dock's Value column (a Paddle export's long
+                          // sentence was cut off); the tooltip has the same text whole.
+                          (s.allShapesKnown() ? tr("all known") : tr("%1 unknown").arg(s.valuesUnknown)) +
+                              (s.valuesUnknown ? tr(" (%1 static, %2 symbolic; %3 of unknown rank)")
                                                      .arg(s.valuesStatic)
                                                      .arg(s.valuesSymbolic)
-                                                     .arg(s.valuesUnknown)
-                                                     .arg(s.valuesUnknown - s.valuesUnknownRank)
                                                      .arg(s.valuesUnknownRank)
                                                : tr(" (%1 static, %2 symbolic)").arg(s.valuesStatic).arg(s.valuesSymbolic)),
                           {}});
@@ -80,7 +85,9 @@ void ModelSummaryModel::setSummary(const ModelSummary &s, const std::vector<std:
             {QString::fromStdString(op), QString::number(count), QVariant::fromValue<qulonglong>(count)});
     m_sections.push_back(std::move(ops));
 
-    Section inits{tr("Largest initializers"), {}};
+    const bool constants = std::any_of(s.largestInitializers.begin(), s.largestInitializers.end(),
+                                       [](const InitializerSummary &i) { return i.constantNode; });
+    Section inits{constants ? tr("Largest weights") : tr("Largest initializers"), {}};
     std::vector<QString> names;
     for (const InitializerSummary &i : s.largestInitializers)
         names.push_back(QString::fromStdString(i.name));

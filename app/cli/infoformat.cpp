@@ -115,7 +115,10 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
         os << ", " << s.functionCount << " local functions";
     os << '\n';
     os << "parameters   " << groupedNumber(s.parameterCount) << " in " << s.initializerCount
-       << " initializers, " << humanBytes(s.parameterBytes);
+       << (s.initializerCount == 1 ? " initializer" : " initializers");
+    if (s.constantTensorCount)
+        os << " and " << s.constantTensorCount << (s.constantTensorCount == 1 ? " Constant node" : " Constant nodes");
+    os << ", " << humanBytes(s.parameterBytes);
     if (s.externalBytes)
         os << " (" << humanBytes(s.externalBytes) << " external)";
     os << '\n';
@@ -154,7 +157,9 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
     os << '\n';
 
     if (!s.largestInitializers.empty()) {
-        os << "largest initializers\n";
+        const bool constants = std::any_of(s.largestInitializers.begin(), s.largestInitializers.end(),
+                                           [](const InitializerSummary &i) { return i.constantNode; });
+        os << (constants ? "largest weights (initializers and Constant values)\n" : "largest initializers\n");
         std::size_t width = 4;
         for (const InitializerSummary &i : s.largestInitializers)
             width = std::max(width, i.name.size());
@@ -162,7 +167,7 @@ std::string infoText(const std::string &path, const ModelSummary &s, const std::
             const std::string dims = i.dtype + dimsText(i.dims);
             os << "  " << i.name << std::string(width - i.name.size() + 2, ' ') << dims
                << std::string(dims.size() < 28 ? 28 - dims.size() : 1, ' ') << humanBytes(i.bytes)
-               << (i.external ? "  (external)" : "") << '\n';
+               << (i.external ? "  (external)" : "") << (i.constantNode ? "  (Constant)" : "") << '\n';
         }
     }
     for (const std::string &w : warnings)
@@ -196,14 +201,16 @@ nlohmann::ordered_json infoJson(const std::string &path, const ModelSummary &s,
     j["parameters"] = {{"count", s.parameterCount},
                        {"bytes", s.parameterBytes},
                        {"external_bytes", s.externalBytes},
-                       {"initializers", s.initializerCount}};
+                       {"initializers", s.initializerCount},
+                       {"constant_nodes", s.constantTensorCount}};
     j["largest_initializers"] = nlohmann::ordered_json::array();
     for (const InitializerSummary &i : s.largestInitializers)
         j["largest_initializers"].push_back({{"name", i.name},
                                              {"dtype", i.dtype},
                                              {"shape", i.dims},
                                              {"bytes", i.bytes},
-                                             {"external", i.external}});
+                                             {"external", i.external},
+                                             {"constant", i.constantNode}});
     j["shapes"] = {{"all_known", s.allShapesKnown()},
                    {"static", s.valuesStatic},
                    {"symbolic", s.valuesSymbolic},

@@ -58,7 +58,8 @@ nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<sc
             {"measured", r.measured}, {"min_ms", r.minMs}, {"max_ms", r.maxMs}};
         s["devices"] = nlohmann::ordered_json::array();
         for (const auto &[d, u] : r.utilization) {
-            nlohmann::ordered_json dev{{"name", d}, {"utilization", u}};
+            const auto q = r.queues.find(d);
+            nlohmann::ordered_json dev{{"name", d}, {"utilization", u}, {"workers", q == r.queues.end() ? 0 : q->second}};
             for (const auto &[arenaDevice, bytes] : r.arenaBytes)
                 if (arenaDevice == d)
                     dev["arena_bytes"] = bytes;
@@ -93,8 +94,16 @@ void printProfileTable(const ProfileArgs &args, const std::vector<schedule::Prof
     const double serial = reports.empty() ? 0.0 : reports.front().makespanMs;
     for (const schedule::ProfileRun &r : reports) {
         std::ostringstream util;
-        for (const auto &[d, u] : r.utilization)
-            util << d << " " << int(u * 100 + 0.5) << "%  ";
+        // "cpu:1 0%" under parallel read as a failure to use it: parallel's workers share cpu:0.
+        for (const auto &[d, u] : r.utilization) {
+            const auto q = r.queues.find(d);
+            if (r.measured && q == r.queues.end())
+                util << d << " unused  ";
+            else if (q != r.queues.end() && q->second > 1)
+                util << d << " " << int(u * 100 + 0.5) << "% of " << q->second << " workers  ";
+            else
+                util << d << " " << int(u * 100 + 0.5) << "%  ";
+        }
         std::printf("%-*s %12.3f %13.3f %10.3f %10zu %8.0f%%  %s\n", width, r.name.c_str(), r.makespanMs,
                     r.predictedMs, r.idleMs, r.transfers, r.overlap * 100, util.str().c_str());
     }

@@ -318,6 +318,13 @@ int runModel(const RunArgs &args)
     // threads, OpenMP's spin-waiting for a descheduled peer made a 2.6 ms model take 540 ms at
     // --threads 2 (1.7 ms at 1 thread, 3 ms with passive waiting) — a user must hear why.
     std::vector<std::string> notes = unboundNotes;
+    if (args.iterations > 0 && args.iterations < 5) {
+        notes.push_back("the latency is the median of " + std::to_string(args.iterations) +
+                        (args.iterations == 1 ? " run" : " runs") +
+                        ", which one slow run can move; use --iterations 10 or more to compare");
+        if (!args.json && !args.quiet)
+            std::cerr << "opscope-cli: note: " << notes.back() << '\n';
+    }
     if (const std::optional<double> load = loadAverage(); load && !ms.empty() && *load > usableCores() + 0.5) {
         char text[400];
         std::snprintf(text, sizeof text,
@@ -352,7 +359,8 @@ int runModel(const RunArgs &args)
         std::ostringstream os;
         os.precision(3);
         os << std::fixed << "latency  median " << median << " ms, min " << (ms.empty() ? 0.0 : ms.front())
-           << " ms, max " << (ms.empty() ? 0.0 : ms.back()) << " ms over " << ms.size() << " iterations ("
+           << " ms, max " << (ms.empty() ? 0.0 : ms.back()) << " ms over " << ms.size()
+           << (ms.size() == 1 ? " iteration (" : " iterations (")
            << args.threads << (args.threads == 1 ? " thread" : " threads") << (device ? ", " + args.device : "")
            << "), peak RSS " << peakRssMb()
            << " MiB";

@@ -78,8 +78,14 @@ void walk(const Graph &g, ModelSummary &s, std::vector<InitializerSummary> &init
                 ++s.valuesStatic; // sequences/maps/optionals: no shape to know
         }
         for (const Attribute &a : n.attributes) {
-            if (n.opType == "Constant" && onnxDomain && a.type == AttributeType::Tensor)
+            if (n.opType == "Constant" && onnxDomain && a.type == AttributeType::Tensor) {
                 addParameters(a.t, s);
+                ++s.constantTensorCount;
+                // Named by the value it defines, as a reader of it sees it.
+                const ValueId out = n.outputs.empty() ? ValueId{} : n.outputs.front();
+                inits.push_back({out.valid() ? g.value(out).name : n.name, std::string(dataTypeName(a.t.dtype)),
+                                 a.t.dims, a.t.byteSize(), a.t.external.has_value(), true});
+            }
             if (a.g)
                 walk(*a.g, s, inits, inputSymbols);
             for (const ClonePtr<Graph> &sub : a.graphs)
@@ -116,7 +122,7 @@ ModelSummary summarizeModel(const Model &model, std::size_t topN)
                 if (d.isSymbolic())
                     inputSymbols.insert(d.symbol);
     walk(g, s, inits, inputSymbols);
-    s.initializerCount = inits.size();
+    s.initializerCount = inits.size() - s.constantTensorCount;
     const std::size_t keep = std::min(topN, inits.size());
     std::partial_sort(inits.begin(), inits.begin() + static_cast<std::ptrdiff_t>(keep), inits.end(),
                       [](const InitializerSummary &a, const InitializerSummary &b) {

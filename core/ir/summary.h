@@ -28,6 +28,7 @@ struct InitializerSummary
     std::vector<std::int64_t> dims;
     std::uint64_t bytes = 0;
     bool external = false;
+    bool constantNode = false; // a Constant node's value (Paddle2ONNX and others keep weights there)
 };
 
 struct ModelSummary
@@ -45,8 +46,9 @@ struct ModelSummary
     std::uint64_t parameterCount = 0;               // elements of initializers and Constant tensors
     std::uint64_t parameterBytes = 0;
     std::uint64_t externalBytes = 0; // part of parameterBytes stored outside the .onnx file
-    std::vector<InitializerSummary> largestInitializers; // by bytes, at most `topN`
+    std::vector<InitializerSummary> largestInitializers; // by bytes, at most `topN`, Constant values included
     std::size_t initializerCount = 0;
+    std::size_t constantTensorCount = 0; // Constant nodes with a tensor value: parameters outside initializers
     // Tensors flowing between nodes: fully known, known up to symbolic dims, or (partly) unknown.
     std::size_t valuesStatic = 0;
     std::size_t valuesSymbolic = 0;

@@ -327,10 +327,15 @@ Expected<bool> foldConstants(Graph &graph, const std::map<std::string, int> &ops
             changed = true;
             continue;
         }
-        if (std::optional<Tensor> shape = foldShapeOnly(graph, node);
-            shape && fold(id, "static shape → constant", {std::move(*shape)})) {
-            changed = true;
-            continue;
+        if (std::optional<Tensor> shape = foldShapeOnly(graph, node)) {
+            // Built by push_back, not {…}: GCC 12 mistook the inlined initializer_list copy for a
+            // delete of a stack address (-Wfree-nonheap-object, a false positive).
+            std::vector<Tensor> results;
+            results.push_back(std::move(*shape));
+            if (fold(id, "static shape → constant", std::move(results))) {
+                changed = true;
+                continue;
+            }
         }
         bool allConstant = true;
         for (ValueId v : node.inputs)

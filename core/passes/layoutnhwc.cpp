@@ -2,6 +2,7 @@
 
 #include "passes/nodechain.h"
 #include "passes/passutil.h"
+#include "util/systemmemory.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -364,15 +365,16 @@ Expected<bool> LayoutNhwc::run(Model &model, PassContext &context)
                                                                     : " (the saving does not exceed the conversions)";
         char line[400];
         std::snprintf(line, sizeof line,
-                      "region %d (%d conv, %d pool, %zu other; first '%s'): %s%s — reorders saved %.3g MiB, "
-                      "border conversions %.3g MiB",
+                      "region %d (%d conv, %d pool, %zu other; first '%s'): %s%s — reorders saved %s, "
+                      "border conversions %s",
                       index, region.convs, region.pools,
                       region.nodes.size() - std::size_t(region.convs + region.pools),
                       graph.node(region.nodes.front()).name.c_str(),
                       !worth         ? "stays NCHW"
                       : region.nchwc ? (block == 16 ? "NCHWc16" : "NCHWc8")
                                      : "NHWC",
-                      worth ? "" : why, region.savedBytes / 1048576.0, region.conversionBytes / 1048576.0);
+                      worth ? "" : why, bytesText(std::uint64_t(std::max(0.0, region.savedBytes))).c_str(),
+                      bytesText(std::uint64_t(std::max(0.0, region.conversionBytes))).c_str());
         context.note(line);
         if (!worth)
             continue;

@@ -40,7 +40,9 @@ void summarizeRun(ProfileRun &r)
     }
     r.idleMs = 0.0;
     r.utilization.clear();
+    r.queues.clear();
     for (const auto &[device, b] : busy) {
+        r.queues[device] = b.second;
         const double capacity = makespan * b.second; // each queue could have been busy throughout
         r.utilization.emplace_back(device, capacity > 0 ? b.first / capacity : 0.0);
         r.idleMs += std::max(0.0, capacity - b.first) * 1e3;
@@ -563,9 +565,10 @@ std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int it
         measured = measured || r.measured;
     if (!measured)
         return notes; // simulated: nothing was timed
-    if (iterations < 3)
+    // Below five, one slow run moves the median: a user compared schedules on three and was misled.
+    if (iterations < 5)
         notes.push_back("each time is the median of " + std::to_string(iterations) +
-                        " run(s); use --iterations 10 or more to compare schedules");
+                        (iterations == 1 ? " run" : " runs") + "; use --iterations 10 or more to compare schedules");
     for (const ProfileRun &r : runs)
         if (r.measured && r.minMs > 0.0 && r.makespanMs > 1.5 * r.minMs && r.makespanMs - r.minMs > 0.05)
             notes.push_back(r.name + ": its median " + ms(r.makespanMs) + " is " +

@@ -53,6 +53,7 @@ struct ProfileRun
     double overlap = 0.0; // share of transfer time during which another lane computes
     std::size_t transfers = 0;
     std::vector<std::pair<std::string, double>> utilization; // device → busy / capacity
+    std::map<std::string, int> queues; // device → queues (workers) that ran on it; absent: unused
     // device → bytes of the arena this run's memory plan gave it. Plans differ between sessions
     // (a kernel's workspace follows the variant its trial runs picked), so this is the run's own.
     std::vector<std::pair<std::string, std::uint64_t>> arenaBytes;
