@@ -17,6 +17,7 @@
 #include "schedule/profiler.h"
 #include "schedule/scheduler.h"
 #include "scheduletest.h"
+#include "util/systemload.h"
 #include "testsupport.h"
 #include "trace/chrometrace.h"
 
@@ -809,6 +810,59 @@ private slots:
         ProfileRun simulated;
         simulated.name = "greedy";
         QVERIFY(timingNotes({simulated}, 1, 9.0, 2).empty()); // nothing was timed
+    }
+
+    void contentionIsMeasuredAroundTheRuns_data()
+    {
+        // Cores other processes kept busy, cores, our threads → a note or not. The load average
+        // lags a minute; what other processes took during the runs is what slowed them.
+        QTest::addColumn<double>("others");
+        QTest::addColumn<int>("cores");
+        QTest::addColumn<int>("threads");
+        QTest::addColumn<bool>("noted");
+        QTest::newRow("idle, 2 threads on 2") << 0.1 << 2 << 2 << false;
+        QTest::newRow("a build beside 2 threads on 2") << 0.7 << 2 << 2 << true;
+        QTest::newRow("one busy core, 1 thread on 2") << 0.9 << 2 << 1 << false;
+        QTest::newRow("two busy cores, 1 thread on 2") << 1.8 << 2 << 1 << true;
+        QTest::newRow("a big host, little else") << 3.0 << 64 << 8 << false;
+    }
+
+    void contentionIsMeasuredAroundTheRuns()
+    {
+        QFETCH(double, others);
+        QFETCH(int, cores);
+        QFETCH(int, threads);
+        QFETCH(bool, noted);
+        const std::string note = contentionNote(others, unsigned(cores), threads, "timing");
+        QCOMPARE(!note.empty(), noted);
+        if (noted) {
+            QVERIFY2(note.find("other processes kept") == 0, note.c_str());
+            QCOMPARE(note.find("each parallel step waits") != std::string::npos, threads > 1);
+        }
+        ProfileRun steady;
+        steady.name = "serial";
+        steady.measured = true;
+        steady.minMs = 1.0, steady.makespanMs = 1.1;
+        // Measured contention wins over a load average that says otherwise.
+        QCOMPARE(timingNotes({steady}, 10, 0.1, unsigned(cores), others, threads).size(), std::size_t(noted ? 1 : 0));
+    }
+
+    void cpuSamplesMeasureWhatOthersTook()
+    {
+        // This process spinning on one core for 0.2 s is its own time, not others'.
+        const CpuSample before = sampleCpu();
+        QVERIFY(before.valid);
+        QVERIFY(before.machineCores >= 1);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        volatile std::uint64_t spin = 0;
+        while (std::chrono::steady_clock::now() < until)
+            spin = spin + 1;
+        const CpuSample after = sampleCpu();
+        const std::optional<double> others = othersBusyCores(before, after);
+        QVERIFY(others);
+        QVERIFY2(*others < double(after.machineCores), std::to_string(*others).c_str());
+        QVERIFY(after.selfSeconds - before.selfSeconds > 0.1);
+        QVERIFY(!othersBusyCores(before, before)); // no time passed: nothing to say
     }
 
     void importsProfilerStyleTraces()

@@ -199,12 +199,17 @@ int runProfile(const ProfileArgs &args)
     noteUnboundDims(model.graph, given->tensors, given->dims);
     options.given = std::move(given->tensors);
     options.dims = given->dims;
+    const CpuSample before = sampleCpu();
     Expected<std::vector<schedule::ProfileRun>> runs = schedule::profileModel(model, options);
     if (!runs)
         return reportError(runs.status());
+    const CpuSample after = sampleCpu();
     const std::vector<schedule::ProfileRun> &reports = *runs;
+    // The most cores one of the schedules wanted at once: every device's threads.
+    const int wanted = std::max(1, options.threadsPerDevice) * std::max(1, *devices);
     const std::vector<std::string> notes =
-        schedule::timingNotes(reports, args.iterations, loadAverage(), usableCores());
+        schedule::timingNotes(reports, args.iterations, loadAverage(), after.valid ? after.machineCores : usableCores(),
+                              othersBusyCores(before, after), wanted);
     const int threads = options.threadsPerDevice;
     if (!args.trace.empty())
         if (Status written =

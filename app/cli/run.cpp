@@ -249,6 +249,7 @@ int runModel(const RunArgs &args)
             slot.second += std::chrono::duration<double, std::milli>(e.end - e.start).count();
         };
     std::vector<double> ms;
+    const CpuSample cpuBefore = sampleCpu();
     for (int i = 0; i < args.iterations; ++i) {
         const auto start = std::chrono::steady_clock::now();
         outputs = (*session)->run(*feeds, planPtr, &exec);
@@ -257,6 +258,7 @@ int runModel(const RunArgs &args)
         if (!outputs)
             return reportError(outputs.status());
     }
+    const CpuSample cpuAfter = sampleCpu();
     // One more run for the trace, so that tracing costs none of the timed runs.
     std::optional<TraceSummary> traced;
     if (!args.trace.empty()) {
@@ -325,19 +327,36 @@ int runModel(const RunArgs &args)
         if (!args.json && !args.quiet)
             std::cerr << "opscope-cli: note: " << notes.back() << '\n';
     }
-    if (const std::optional<double> load = loadAverage(); load && !ms.empty() && *load > usableCores() + 0.5) {
+    const auto note = [&](std::string text) {
+        if (!args.json && !args.quiet)
+            std::cerr << "opscope-cli: note: " << text << '\n';
+        notes.push_back(std::move(text));
+    };
+    // Other processes on the cores while timing, measured over the timed runs themselves (the load
+    // average lags a minute: a build started beside a run went unnoticed while --threads 2 took
+    // 28x as long as --threads 1). Too short to measure: the load average.
+    if (const std::optional<double> others = othersBusyCores(cpuBefore, cpuAfter); others && !ms.empty()) {
+        if (std::string text = contentionNote(*others, cpuAfter.machineCores, args.threads, "timing"); !text.empty())
+            note(text);
+    } else if (const std::optional<double> load = loadAverage(); load && !ms.empty() && *load > usableCores() + 0.5) {
         char text[400];
         std::snprintf(text, sizeof text,
                       "the machine was busy while timing (load average %.1f on %u cores): times include waiting "
                       "for a core%s",
                       *load, usableCores(),
                       args.threads > 1 ? "; with several threads, far more (each parallel step waits for its "
-                                         "slowest thread: try --threads 1, or OMP_WAIT_POLICY=passive in the "
-                                         "environment)"
+                                         "slowest thread: time on an idle machine, or with fewer threads)"
                                        : "");
-        notes.push_back(text);
-        if (!args.json && !args.quiet)
-            std::cerr << "opscope-cli: note: " << text << '\n';
+        note(text);
+    }
+    // A median far above the fastest run: something slowed most runs (profile says the same).
+    if (ms.size() >= 3 && ms.front() > 0.0 && median > 1.5 * ms.front() && median - ms.front() > 0.05) {
+        char text[400];
+        std::snprintf(text, sizeof text,
+                      "the median %.3g ms is %.1fx the fastest run (%.3g ms): the runs were slowed by something "
+                      "else, most often other processes wanting the CPUs%s",
+                      median, median / ms.front(), ms.front(), args.threads > 1 ? ", which several threads feel most" : "");
+        note(text);
     }
     j["notes"] = notes;
     j["warnings"] = mismatches;

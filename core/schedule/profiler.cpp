@@ -10,6 +10,7 @@
 #include "runtime/stagerunner.h"
 #include "schedule/partition.h"
 #include "schedule/pipeline.h"
+#include "util/systemload.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -552,7 +553,8 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
 }
 
 std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int iterations,
-                                     std::optional<double> load, unsigned cores)
+                                     std::optional<double> load, unsigned cores, std::optional<double> othersBusy,
+                                     int ourThreads)
 {
     std::vector<std::string> notes;
     const auto ms = [](double v) {
@@ -575,7 +577,10 @@ std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int it
                             std::to_string(int(r.makespanMs / r.minMs + 0.5)) + "x its fastest run (" +
                             ms(r.minMs) + "): the runs were slowed by something else, most often other "
                             "processes wanting the CPUs");
-    if (load && *load > double(cores) + 0.5) {
+    if (othersBusy) {
+        if (std::string note = contentionNote(*othersBusy, cores, ourThreads, "profiling"); !note.empty())
+            notes.push_back(note);
+    } else if (load && *load > double(cores) + 0.5) {
         char b[32];
         std::snprintf(b, sizeof b, "%.1f", *load);
         notes.push_back(std::string("the machine was busy while profiling (load average ") + b + " on " +

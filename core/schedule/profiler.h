@@ -78,9 +78,12 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &model, const Profile
 
 // What makes a profile's times doubtful, one sentence each: a median of fewer than 3 timed runs;
 // a schedule whose median is far above its fastest run (the machine was busy, or something warmed
-// up during the timed runs); a load average above `cores` while profiling (`load`, if known).
+// up during the timed runs); other processes wanting the cores while profiling — `othersBusy`
+// (cores they kept busy, measured around the runs) against the `ourThreads` the profile ran, else
+// a load average above `cores` (`load`, if known).
 std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int iterations,
-                                     std::optional<double> load, unsigned cores);
+                                     std::optional<double> load, unsigned cores,
+                                     std::optional<double> othersBusy = {}, int ourThreads = 1);
 
 // Seconds per node name in a trace (its spans summed; waits and host spans left out).
 std::unordered_map<std::string, double> opSeconds(const trace::Trace &trace);
