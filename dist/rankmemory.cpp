@@ -17,7 +17,7 @@ std::uint64_t embeddedWeightBytes(const Graph &graph)
 {
     std::uint64_t bytes = 0;
     for (ValueId v : graph.initializers())
-        if (const Tensor &t = *graph.value(v).initializer; !t.external)
+        if (const Tensor &t = *graph.value(v).initializer; !t.isMapped())
             bytes += t.byteSize();
     return bytes;
 }
@@ -34,7 +34,9 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
         return d >= 0 && std::size_t(d) < rankOfDevice.size() ? rankOfDevice[std::size_t(d)] : -1;
     };
 
-    // Weights: embedded ones on every rank, mapped ones where a node reads them.
+    // Weights: those on the heap (embedded ones not mapped, those the passes made) on every rank;
+    // mapped ones — external data, or embedded weights mapped from the model file — where a node
+    // reads them.
     std::vector<std::set<int>> readers(g.valueSlots());
     for (NodeId n : g.nodeIds()) {
         const int r = rankOfNode(n);
@@ -49,7 +51,7 @@ Expected<std::vector<RankMemory>> predictRankMemory(const Model &partitioned, co
     for (int r = 0; r < ranks; ++r)
         need[std::size_t(r)].embeddedBytes = embedded;
     for (ValueId v : g.initializers())
-        if (const Tensor &t = *g.value(v).initializer; t.external)
+        if (const Tensor &t = *g.value(v).initializer; t.isMapped())
             for (int r : readers[v.index])
                 if (r >= 0 && r < ranks)
                     need[std::size_t(r)].mappedBytes += t.byteSize();

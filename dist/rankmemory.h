@@ -9,9 +9,11 @@
 //   arena     the memory plan's arena of each of its devices (intermediates, workspaces)
 //   outside   graph outputs and data-dependent tensors (own allocations)
 //   sends     the copy MpiTransfers keeps per edge it sends to another rank
-//   weights   the external (mapped) ones its nodes read — pages no node of the rank touches stay
-//             on disk — and the embedded ones (every rank loads the whole model). Measured free
-//             memory is read after loading, so embedded weights count only against a limit given
+//   weights   the mapped ones its nodes read (external data, and embedded weights of 64 KiB or
+//             more, which ranks map from the model file) — pages no node of the rank touches stay
+//             on disk — and those on the heap (small embedded ones, those the passes made, e.g.
+//             folded BatchNorm), held by every rank as each optimizes the whole model. Measured
+//             free memory is read after loading, so heap weights count only against a limit given
 //             with --memory-per-rank, which is the rank's whole budget.
 
 #include "ir/model.h"
@@ -31,7 +33,7 @@ struct RankMemory
     std::uint64_t outsideBytes = 0;
     std::uint64_t sendBytes = 0;
     std::uint64_t mappedBytes = 0;   // external weights its nodes read
-    std::uint64_t embeddedBytes = 0; // weights inside the model, held by every rank
+    std::uint64_t embeddedBytes = 0; // weights on the heap (not mapped), held by every rank
     std::uint64_t total(bool withEmbedded) const
     {
         return arenaBytes + outsideBytes + sendBytes + mappedBytes + (withEmbedded ? embeddedBytes : 0);

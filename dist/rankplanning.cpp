@@ -44,7 +44,7 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
     // greedy and pipeline place within the devices' caps; round-robin deals nodes out by turn.
     const bool byMemory = request.strategy == Strategy::Greedy || request.strategy == Strategy::Pipeline;
     const std::string placer = schedule::strategyName(request.strategy);
-    // Every rank loads the whole model: its embedded weights are not a device's to hold.
+    // Every rank holds the weights on its heap whatever it runs: they are not a device's to hold.
     request.cost.embeddedWeightsEverywhere = true;
     for (int attempt = 1;; ++attempt) {
         Expected<schedule::Placement> place = schedule::placeFor(model.graph, request.strategy, request.cost);
@@ -101,9 +101,11 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
                 continue;
             const std::uint64_t fixed = fixedBytes(m, request.limitGiven);
             if (fixed >= budget)
-                return refuse("; the weights inside the model file alone take " + bytesText(fixed) +
-                              " on every rank, wherever its nodes run: with external weights (`opscope-cli "
-                              "convert MODEL OUT.onnx --external-data`) each rank maps only the ones its nodes read");
+                return refuse("; the weights every rank holds in memory alone take " + bytesText(fixed) +
+                              ", wherever its nodes run (embedded ones under 64 KiB, and those the passes made, "
+                              "e.g. folded BatchNorm: try --optimize basic); weights in external data (`opscope-cli "
+                              "convert MODEL OUT.onnx --external-data`) or embedded ones of 64 KiB or more are "
+                              "mapped, and each rank reads only those its nodes use");
             double counted = 0.0;
             for (std::size_t d = 0; d < request.rankOfDevice.size() && d < place->memory.size(); ++d)
                 if (request.rankOfDevice[d] == int(r))

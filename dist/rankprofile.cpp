@@ -15,6 +15,7 @@
 #include "util/systemmemory.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -175,7 +176,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         const bool limitGiven = options.memoryPerRank != 0;
         std::uint64_t weights = 0; // what rank 0 would hold beyond what it has loaded already
         for (ValueId v : model.graph.initializers())
-            if (const Tensor &t = *model.graph.value(v).initializer; t.external || limitGiven)
+            if (const Tensor &t = *model.graph.value(v).initializer; t.isMapped() || limitGiven)
                 weights += t.byteSize();
         if (const std::optional<std::uint64_t> peak = serialSession->estimatePeakBytes(feeds);
             peak && *peak + weights > result.available[0]) {
@@ -234,6 +235,10 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                     c.device = "rank0:" + c.device;
                 for (auto &[d, u] : r.utilization)
                     d = "rank0:" + d;
+                std::map<std::string, int> queues; // renamed alike, or the table calls rank0:cpu:0 unused
+                for (const auto &[d, q] : r.queues)
+                    queues["rank0:" + d] = q;
+                r.queues = std::move(queues);
                 for (auto &[d, b] : r.arenaBytes)
                     d = "rank0:" + d;
                 if (std::find(options.strategies.begin(), options.strategies.end(), Strategy::Serial) !=

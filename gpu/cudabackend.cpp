@@ -1,12 +1,12 @@
 #include "cudabackend.h"
 
+#include "cudadevices.h"
 #include "cudaexec.h"
 #include "cudalibs.h"
 #include "cuptitracer.h"
 #include "indexing.h"
 
 #include <algorithm>
-#include <dlfcn.h>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -382,8 +382,7 @@ public:
             cudaGetLastError();
             // The runtime says "driver version is insufficient" when there is no driver at all:
             // say that instead, which is what a machine without a GPU needs to hear.
-            if (err == cudaErrorInsufficientDriver && !dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) &&
-                !dlopen("libcuda.so.1", RTLD_LAZY))
+            if (err == cudaErrorInsufficientDriver && cudaDriverMissing())
                 return Status::unsupported("cuda:" + std::to_string(m_device) +
                                            " is not available: no NVIDIA driver is installed (libcuda.so.1 did not "
                                            "load); run on cpu:0, or install the driver on a machine with a GPU");

@@ -1,6 +1,7 @@
 #include "cudadevices.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <vector>
 
 namespace opscope::gpu {
@@ -35,6 +36,16 @@ struct DeviceBuffer
 
 } // namespace
 
+bool cudaDriverMissing()
+{
+    if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD))
+        return false;
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (driver)
+        dlclose(driver);
+    return driver == nullptr;
+}
+
 CudaVersions cudaVersions()
 {
     CudaVersions v;
@@ -50,6 +61,9 @@ Expected<std::vector<CudaDeviceInfo>> cudaDevices()
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
         cudaGetLastError(); // clear the sticky error so later calls start clean
+        if (err == cudaErrorInsufficientDriver && cudaDriverMissing())
+            return Status::unsupported("no usable CUDA device: no NVIDIA driver is installed (libcuda.so.1 did not "
+                                       "load); opscope runs on the CPU");
         return cudaStatus(err, "no usable CUDA device");
     }
     std::vector<CudaDeviceInfo> devices;

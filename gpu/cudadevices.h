@@ -32,6 +32,10 @@ CudaVersions cudaVersions();
 // The visible devices. No driver or no device is an error value, not a crash: callers (tests,
 // `opscope-cli devices`) report it and carry on with the CPU.
 Expected<std::vector<CudaDeviceInfo>> cudaDevices();
+// No NVIDIA driver at all (libcuda.so.1 does not load): the runtime then reports
+// cudaErrorInsufficientDriver, "driver version is insufficient", which blames a version that
+// does not exist. Callers say this instead.
+bool cudaDriverMissing();
 
 // Copies data to the device, runs a kernel on it, copies it back and checks the result.
 Status cudaSelfTest(int device, std::size_t elements = 1 << 20);

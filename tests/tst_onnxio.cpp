@@ -4,6 +4,7 @@
 #include "ir/compare.h"
 #include "ir/summary.h"
 #include "ir/verifier.h"
+#include "onnx/embeddedweights.h"
 #include "onnx/modelio.h"
 #include "onnx/opschema.h"
 #include "testsupport.h"
@@ -109,6 +110,68 @@ private slots:
         QVERIFY(s.allShapesKnown());
         QCOMPARE(s.nodeCount, 25u);
         QCOMPARE(s.opHistogram.at("Conv"), 8u);
+    }
+
+    void embeddedWeightsCanBeMappedFromTheModelFile()
+    {
+        // A rank of `profile --ranks` maps embedded weights from the file so that it holds only
+        // what its nodes read. The wire-format walk must find what Protobuf parsed: a big raw
+        // weight (mapped), a small one and a float_data one (heap), and a graph split over two
+        // `graph` fields (Protobuf merges them), the second one holding a weight too.
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 128});
+        std::vector<float> big(128 * 256);
+        for (std::size_t i = 0; i < big.size(); ++i)
+            big[i] = float(i % 97) * 0.25f;
+        onnx::TensorProto w = test::floatTensor("w", {128, 256}, big);
+        w.set_raw_data(std::string(reinterpret_cast<const char *>(big.data()), big.size() * sizeof(float)));
+        w.clear_float_data();
+        *g->add_initializer() = w;
+        onnx::TensorProto small = test::floatTensor("small", {256}, std::vector<float>(256, 1.0f));
+        small.set_raw_data(std::string(256 * sizeof(float), '\0'));
+        small.clear_float_data();
+        *g->add_initializer() = small;
+        *g->add_node() = test::node("MatMul", {"x", "w"}, {"h"}, "mm");
+        *g->add_node() = test::node("Add", {"h", "small"}, {"h2"}, "add");
+        *g->add_node() = test::node("MatMul", {"h2", "w2"}, {"y"}, "mm2");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 256});
+        onnx::ModelProto second;
+        onnx::TensorProto w2 = test::floatTensor("w2", {256, 256}, {});
+        w2.clear_raw_data();
+        for (int i = 0; i < 256 * 256; ++i)
+            w2.add_float_data(0.5f); // float_data: not raw, stays on the heap
+        *second.mutable_graph()->add_initializer() = w2;
+        QTemporaryDir tmp;
+        const fs::path path = dirOf(tmp) / "split.onnx";
+        test::writeBytes(path, m.SerializeAsString() + second.SerializeAsString()); // two graph fields
+
+        const std::string bytes = m.SerializeAsString() + second.SerializeAsString();
+        const Expected<std::vector<RawDataSpan>> spans = findInitializerRawData(
+            std::span(reinterpret_cast<const std::byte *>(bytes.data()), bytes.size()));
+        QVERIFY(spans);
+        QCOMPARE(spans->size(), 2u); // w and small; w2 has no raw_data
+        QCOMPARE((*spans)[0].name, std::string("w"));
+        QCOMPARE((*spans)[0].length, std::uint64_t(big.size() * sizeof(float)));
+        QVERIFY(std::memcmp(bytes.data() + (*spans)[0].offset, big.data(), 64) == 0);
+
+        LoadOptions options;
+        options.mapEmbeddedWeights = true;
+        const Expected<ImportResult> mapped = loadModel(path, options);
+        QVERIFY2(mapped, mapped ? "" : mapped.status().message().c_str());
+        const Expected<ImportResult> held = loadModel(path);
+        QVERIFY(held);
+        const Graph &mg = mapped->model.graph, &hg = held->model.graph;
+        QVERIFY(mg.value(mg.findValue("w")).initializer->isMapped());
+        QVERIFY(!hg.value(hg.findValue("w")).initializer->isMapped());
+        QVERIFY(!mg.value(mg.findValue("small")).initializer->isMapped()); // 1 KiB: not worth a mapping
+        QVERIFY(!mg.value(mg.findValue("w2")).initializer->isMapped());
+        QVERIFY(compareModels(mapped->model, held->model).isOk()); // the same bytes, wherever they live
+        // Saved again — over the very file it maps, as `optimize IN -o IN --force` does — it
+        // still reads the old bytes (the save writes a new file and renames it over).
+        QVERIFY(saveModel(mapped->model, path));
+        const ImportResult again = test::loadOrFail(path);
+        QVERIFY(compareModels(again.model, held->model).isOk());
     }
 
     void weightsInConstantNodesAreCountedAndListed()

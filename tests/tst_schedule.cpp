@@ -810,6 +810,16 @@ private slots:
         ProfileRun simulated;
         simulated.name = "greedy";
         QVERIFY(timingNotes({simulated}, 1, 9.0, 2).empty()); // nothing was timed
+        // 2.9x on 2 devices: the reference was slowed, and the note says so.
+        ProfileRun fast;
+        fast.name = "greedy";
+        fast.measured = true;
+        fast.minMs = fast.makespanMs = 0.38;
+        fast.utilization = {{"cpu:0", 0.88}, {"cpu:1", 0.01}};
+        const std::vector<std::string> impossible = timingNotes({steady, fast}, 10, std::nullopt, 2);
+        QCOMPARE(impossible.size(), std::size_t(1));
+        QVERIFY2(impossible[0].find("greedy: 2.9x the speed of serial on 2 devices is more than its devices can give") == 0,
+                 impossible[0].c_str());
     }
 
     void contentionIsMeasuredAroundTheRuns_data()

@@ -97,7 +97,7 @@ void printProfileTable(const ProfileArgs &args, const std::vector<schedule::Prof
         // "cpu:1 0%" under parallel read as a failure to use it: parallel's workers share cpu:0.
         for (const auto &[d, u] : r.utilization) {
             const auto q = r.queues.find(d);
-            if (r.measured && q == r.queues.end())
+            if (r.measured && q == r.queues.end() && u == 0.0)
                 util << d << " unused  ";
             else if (q != r.queues.end() && q->second > 1)
                 util << d << " " << int(u * 100 + 0.5) << "% of " << q->second << " workers  ";
@@ -176,6 +176,24 @@ int runProfile(const ProfileArgs &args)
     }
     Model model = loaded->model;
     model.graph.assignNodeNames();
+    // A prediction prices the shapes it can infer: the dims are bound before the passes run, so
+    // that they and the cost model see [64, 2048] rather than the unbound model's [1, 1].
+    if (!args.simulate.empty()) {
+        Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
+        if (!given)
+            return reportError(given.status());
+        if (Status ok = checkDimNames(given->dims, model.graph); !ok)
+            return reportError(ok);
+        if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
+            return reportError(ok);
+        schedule::ProfileOptions binding;
+        binding.given = given->tensors;
+        binding.dims = given->dims;
+        Expected<Model> bound = schedule::withBoundInputDims(model, binding);
+        if (!bound)
+            return reportError(bound.status());
+        model = std::move(*bound);
+    }
     if (Expected<double> opt = optimizeForRun(model, args.optimize); !opt)
         return reportError(opt.status());
 
@@ -192,10 +210,12 @@ int runProfile(const ProfileArgs &args)
     Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
     if (!given)
         return reportError(given.status());
-    if (Status ok = checkDimNames(given->dims, model.graph); !ok)
-        return reportError(ok);
-    if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
-        return reportError(ok);
+    if (args.simulate.empty()) { // simulating, the dims were checked and bound before the passes
+        if (Status ok = checkDimNames(given->dims, model.graph); !ok)
+            return reportError(ok);
+        if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
+            return reportError(ok);
+    }
     noteUnboundDims(model.graph, given->tensors, given->dims);
     options.given = std::move(given->tensors);
     options.dims = given->dims;
@@ -224,7 +244,10 @@ int runProfile(const ProfileArgs &args)
             std::cerr << "opscope-cli: note: " << n << '\n';
         return ExitOk;
     }
-    printProfileTable(args, reports, args.simulate.empty() ? args.devices : args.simulate + " (simulated)", threads);
+    // "cpu:2" also when given as "2" (both forms are read alike).
+    printProfileTable(args, reports,
+                      args.simulate.empty() ? "cpu:" + std::to_string(*devices) : args.simulate + " (simulated)",
+                      threads);
     for (const std::string &n : notes)
         std::cerr << "opscope-cli: note: " << n << '\n';
     return ExitOk;

@@ -61,7 +61,10 @@ Expected<Prepared> prepare(const ProfileArgs &args)
         return Status::invalid("parallel runs the workers of one device: across ranks use greedy, round-robin "
                                "or pipeline (serial and parallel run in one process without --ranks)");
     p.options.strategies = std::move(*listed);
-    Expected<ImportResult> loaded = loadModel(args.model);
+    // Embedded weights mapped from the file: a rank holds (pages in) only those its nodes read.
+    LoadOptions load;
+    load.mapEmbeddedWeights = true;
+    Expected<ImportResult> loaded = loadModel(args.model, load);
     if (!loaded)
         return loaded.status();
     if (!args.trace.empty())

@@ -29,31 +29,55 @@
 namespace opscope::cli {
 namespace {
 
-std::string summary(const RuntimeTensor &t)
+// NaN, +inf and −inf among a tensor's values (float16/bfloat16 are not read).
+struct NonFinite
+{
+    std::int64_t nan = 0, posInf = 0, negInf = 0;
+    std::int64_t total() const { return nan + posInf + negInf; }
+    std::string text() const
+    {
+        std::string out;
+        const auto part = [&](std::int64_t n, const char *what) {
+            if (n)
+                out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+        };
+        part(nan, "NaN");
+        part(posInf, "+inf");
+        part(negInf, "-inf");
+        return out;
+    }
+};
+
+std::string summary(const RuntimeTensor &t, NonFinite *counted = nullptr)
 {
     if (t.dtype() == DataType::String || t.elementCount() == 0)
         return "";
-    double lo = 1e300, hi = -1e300, sum = 0;
-    std::int64_t nonFinite = 0;
     const bool half = t.dtype() == DataType::Float16 || t.dtype() == DataType::BFloat16;
-    for (std::int64_t i = 0; i < t.elementCount(); ++i) {
-        const double v = half ? 0.0 : t.valueAsDouble(i);
-        if (!std::isfinite(v)) {
-            ++nonFinite;
-            continue;
-        }
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
-        sum += v;
-    }
     if (half)
         return "";
+    double lo = 0, hi = 0, sum = 0;
+    bool any = false;
+    NonFinite bad;
+    for (std::int64_t i = 0; i < t.elementCount(); ++i) {
+        const double v = t.valueAsDouble(i);
+        if (!std::isfinite(v)) {
+            ++(std::isnan(v) ? bad.nan : v > 0 ? bad.posInf : bad.negInf);
+            continue;
+        }
+        lo = any ? std::min(lo, v) : v;
+        hi = any ? std::max(hi, v) : v;
+        any = true;
+        sum += v;
+    }
+    if (counted)
+        *counted = bad;
     std::ostringstream os;
     os.precision(5);
-    os << "min " << lo << "  max " << hi << "  mean "
-       << sum / double(std::max<std::int64_t>(t.elementCount() - nonFinite, 1));
-    if (nonFinite)
-        os << "  (" << nonFinite << " NaN/Inf)";
+    if (!any) // every value NaN or infinite: no min, max or mean to print (was "min 1e+300 max -1e+300")
+        return "no finite value (" + bad.text() + ")";
+    os << "min " << lo << "  max " << hi << "  mean " << sum / double(t.elementCount() - bad.total());
+    if (bad.total())
+        os << "  (" << bad.text() << ")";
     return os.str();
 }
 
@@ -284,9 +308,18 @@ int runModel(const RunArgs &args)
              {"dtype", std::string(dataTypeName(t.dtype()))},
              {"shape", t.shape()},
              {"file", file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(file)}});
+        NonFinite bad;
+        const std::string text = summary(t, &bad);
         if (!args.json && !args.quiet)
-            std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  "
-                      << summary(t) << (file.empty() ? "" : "  → " + file) << '\n';
+            std::cout << infos[i].name << "  " << dataTypeName(t.dtype()) << t.shapeText() << "  " << text
+                      << (file.empty() ? "" : "  → " + file) << '\n';
+        // Not an error of the run (log(0) is −inf), but rarely what a user meant to compute: say so.
+        if (bad.total() == t.elementCount() && t.elementCount() > 0) {
+            mismatches.push_back("output '" + infos[i].name + "' has no finite value (" + bad.text() +
+                                 "): check the inputs (random ones may not suit the model: give real ones "
+                                 "with --input) and the weights");
+            std::cerr << "opscope-cli: warning: " << mismatches.back() << '\n';
+        }
     }
     // What a device ran on the host instead, and why (no kernel there for those ops or types, or
     // a library it needs that did not load: that reason names the library and what to install).
@@ -306,8 +339,11 @@ int runModel(const RunArgs &args)
                      {"ms", *optimizeMs},
                      {"nodes_before", nodesBefore},
                      {"nodes_after", model.graph.nodeCountWithSubgraphs()}};
-    j["latency_ms"] = {
-        {"median", median}, {"min", ms.empty() ? 0.0 : ms.front()}, {"max", ms.empty() ? 0.0 : ms.back()}};
+    // --iterations 0 (outputs only, e.g. with --save-outputs): no latency, not a latency of 0.
+    if (ms.empty())
+        j["latency_ms"] = nullptr;
+    else
+        j["latency_ms"] = {{"median", median}, {"min", ms.front()}, {"max", ms.back()}};
     j["peak_rss_mb"] = peakRssMb();
     if (traced)
         j["trace"] = {{"file", args.trace},        {"spans", traced->spans}, {"run_ms", traced->runMs},
@@ -377,12 +413,13 @@ int runModel(const RunArgs &args)
     } else if (!args.quiet) {
         std::ostringstream os;
         os.precision(3);
-        os << std::fixed << "latency  median " << median << " ms, min " << (ms.empty() ? 0.0 : ms.front())
-           << " ms, max " << (ms.empty() ? 0.0 : ms.back()) << " ms over " << ms.size()
-           << (ms.size() == 1 ? " iteration (" : " iterations (")
-           << args.threads << (args.threads == 1 ? " thread" : " threads") << (device ? ", " + args.device : "")
-           << "), peak RSS " << peakRssMb()
-           << " MiB";
+        if (ms.empty())
+            os << std::fixed << "latency  not timed (--iterations 0), peak RSS " << peakRssMb() << " MiB";
+        else
+            os << std::fixed << "latency  median " << median << " ms, min " << ms.front() << " ms, max "
+               << ms.back() << " ms over " << ms.size() << (ms.size() == 1 ? " iteration (" : " iterations (")
+               << args.threads << (args.threads == 1 ? " thread" : " threads")
+               << (device ? ", " + args.device : "") << "), peak RSS " << peakRssMb() << " MiB";
         std::cout << os.str() << '\n';
         if (traced) {
             std::cout << "trace    " << args.trace << " (" << traced->spans << " spans"
@@ -396,7 +433,8 @@ int runModel(const RunArgs &args)
             std::cout << ")\n";
         }
         if (args.profile && args.iterations > 0) {
-            std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "ms/run", "share");
+            // Means over the timed runs: they add up to the mean run, not to the median above.
+            std::printf("%-28s %8s %12s %7s\n", "op", "calls/run", "mean ms/run", "share");
             for (const auto &[op, v] : ops)
                 std::printf("%-28s %8lld %12.4f %7s\n", op.c_str(),
                             static_cast<long long>(v.first / args.iterations), v.second / args.iterations,

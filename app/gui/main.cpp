@@ -226,8 +226,22 @@ int main(int argc, char **argv)
                         for (const auto &p : passes)
                             names << QString::fromStdString(p.name);
                         names.removeDuplicates();
-                        std::fprintf(stderr, "opscope: --step: no pass '%s' ran (passes: %s)\n",
-                                     qPrintable(parser.value(step)), qPrintable(names.join(QStringLiteral(", "))));
+                        // A pass of another level (layout-nhwc is in layout and all; the app
+                        // starts from extended): say which --level has it.
+                        QString hint;
+                        for (const std::string &l : opscope::passes::levelNames())
+                            if (hint.isEmpty()) {
+                                opscope::passes::PipelineSpec spec;
+                                spec.level = l;
+                                if (const auto list = opscope::passes::resolvePipeline(spec);
+                                    list && std::find(list->begin(), list->end(), parser.value(step).toStdString()) !=
+                                                list->end())
+                                    hint = QStringLiteral("; it runs at --level %1").arg(QString::fromStdString(l));
+                            }
+                        std::fprintf(stderr, "opscope: --step: no pass '%s' ran at level %s (passes: %s)%s\n",
+                                     qPrintable(parser.value(step)),
+                                     qPrintable(window.passPanel()->level()),
+                                     qPrintable(names.join(QStringLiteral(", "))), qPrintable(hint));
                         QApplication::exit(1);
                         return;
                     }

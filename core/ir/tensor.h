@@ -60,6 +60,9 @@ struct Tensor
     std::string name;                                        // as in the file (may be empty in attributes)
     std::string docString;
     std::optional<ExternalSource> external;
+    // Bytes read from a mapped file where touched (external data, or embedded weights mapped from
+    // the model file), not held on the heap: what a process holds of them depends on what it reads.
+    bool isMapped() const { return data && data->isMapped(); }
 
     // Element count; dims are validated on import so this cannot overflow for imported tensors.
     std::int64_t elementCount() const;

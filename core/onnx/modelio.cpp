@@ -1,6 +1,7 @@
 #include "onnx/modelio.h"
 
 #include "ir/tensorwalk.h"
+#include "onnx/embeddedweights.h"
 #include "onnx/exporter.h"
 #include "util/atomicfile.h"
 #include "util/mappedfile.h"
@@ -70,8 +71,11 @@ Expected<ImportResult> loadModel(const std::filesystem::path &path, const LoadOp
     if (!file)
         return file.status();
     const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-    return parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options,
-                          "'" + path.string() + "'");
+    Expected<ImportResult> result =
+        parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options, "'" + path.string() + "'");
+    if (result && options.mapEmbeddedWeights && mapEmbeddedWeights(result->model.graph, *file) > 0)
+        (*file)->dropResidentPages(); // parsing read it all; from here a page counts where a node reads it
+    return result;
 }
 
 Expected<ImportResult> loadModelFromBytes(std::span<const std::byte> bytes,

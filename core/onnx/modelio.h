@@ -16,6 +16,9 @@ struct LoadOptions
 {
     bool inferShapes = true;
     bool runChecker = true;
+    // Embedded weights of 64 KiB or more read from the mapped file where used, not copied to the
+    // heap (onnx/embeddedweights.h): for processes that run part of a model (MPI ranks).
+    bool mapEmbeddedWeights = false;
 };
 
 // Reads `path`. External data is mapped (not read) from files inside the model's folder.

@@ -33,7 +33,7 @@ Expected<GraphCosts> graphCosts(const Graph &graph, const CostModel &model)
         const auto readsWeight = [&](ValueId v) {
             if (!v.valid() || !graph.value(v).initializer)
                 return;
-            if (model.embeddedWeightsEverywhere && !graph.value(v).initializer->external)
+            if (model.embeddedWeightsEverywhere && !graph.value(v).initializer->isMapped())
                 return;
             auto &w = c.weights[n.index];
             if (std::none_of(w.begin(), w.end(), [&](const auto &e) { return e.first == v.index; }))

@@ -2,6 +2,7 @@
 
 #include "schedule/memorycounters.h"
 
+#include "onnx/shaperefresh.h"
 #include "runtime/backend.h"
 #include "runtime/conformance.h"
 #include "runtime/microbatches.h"
@@ -363,8 +364,49 @@ Status measurePipelined(const InferenceSession &session, const ExecutionPlan &pl
 
 } // namespace
 
-Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options)
+Expected<Model> withBoundInputDims(const Model &model, const ProfileOptions &options)
 {
+    Model bound = model;
+    bool changed = false;
+    Graph &g = bound.graph;
+    for (ValueId v : g.inputs()) {
+        Value &value = g.value(v);
+        if (value.initializer || !value.type.shape)
+            continue;
+        const RuntimeTensor *given = nullptr;
+        for (const auto &[name, tensor] : options.given)
+            if (name == value.name && tensor.isValid())
+                given = &tensor;
+        std::vector<Dim> &dims = value.type.shape->dims;
+        for (std::size_t k = 0; k < dims.size(); ++k) {
+            if (dims[k].isKnown())
+                continue;
+            if (given && given->shape().size() == dims.size()) {
+                dims[k] = Dim::known(given->dim(k));
+                changed = true;
+            } else if (const auto it = options.dims.find(dims[k].symbol); dims[k].isSymbolic() && it != options.dims.end()) {
+                dims[k] = Dim::known(it->second);
+                changed = true;
+            }
+        }
+    }
+    if (changed)
+        if (Expected<std::size_t> refreshed = refreshShapes(bound); !refreshed)
+            return refreshed.status().withContext("inferring shapes for the bound dims");
+    return bound;
+}
+
+Expected<std::vector<ProfileRun>> profileModel(const Model &unbound, const ProfileOptions &options)
+{
+    // A prediction has no run to size tensors: it prices the shapes the bound dims give.
+    Model boundModel;
+    if (!options.simulate.empty()) {
+        Expected<Model> bound = withBoundInputDims(unbound, options);
+        if (!bound)
+            return bound.status();
+        boundModel = std::move(*bound);
+    }
+    const Model &model = options.simulate.empty() ? unbound : boundModel;
     const int threads = std::max(1, options.threadsPerDevice);
     CostModel cost = calibratedCpuModel(std::max(1, options.devices), threads);
     if (!options.simulate.empty()) {
@@ -571,6 +613,23 @@ std::vector<std::string> timingNotes(const std::vector<ProfileRun> &runs, int it
     if (iterations < 5)
         notes.push_back("each time is the median of " + std::to_string(iterations) +
                         (iterations == 1 ? " run" : " runs") + "; use --iterations 10 or more to compare schedules");
+    // A speed-up beyond the device count is no schedule's doing: the first run was slowed (a user
+    // read "greedy: 2.89x" on 2 devices, the greedy row itself showing cpu:1 1% busy).
+    if (!runs.empty() && runs.front().measured && runs.front().makespanMs > 0.0)
+        for (std::size_t i = 1; i < runs.size(); ++i) {
+            const ProfileRun &r = runs[i];
+            const double speedup = r.makespanMs > 0.0 ? runs.front().makespanMs / r.makespanMs : 0.0;
+            const std::size_t devices = std::max<std::size_t>(1, r.utilization.size());
+            if (r.measured && speedup > 1.2 * double(devices)) {
+                char b[320];
+                std::snprintf(b, sizeof b,
+                              "%s: %.2gx the speed of %s on %zu device%s is more than its devices can give: %s's "
+                              "runs were slowed by something else (compare the fastest runs: %.3g ms against %.3g ms)",
+                              r.name.c_str(), speedup, runs.front().name.c_str(), devices, devices == 1 ? "" : "s",
+                              runs.front().name.c_str(), runs.front().minMs, r.minMs);
+                notes.push_back(b);
+            }
+        }
     for (const ProfileRun &r : runs)
         if (r.measured && r.minMs > 0.0 && r.makespanMs > 1.5 * r.minMs && r.makespanMs - r.minMs > 0.05)
             notes.push_back(r.name + ": its median " + ms(r.makespanMs) + " is " +

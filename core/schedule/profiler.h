@@ -76,6 +76,11 @@ Status sameWithinScale(const RuntimeTensor &got, const RuntimeTensor &want);
 // `model` should already be optimized the way it will run.
 Expected<std::vector<ProfileRun>> profileModel(const Model &model, const ProfileOptions &options);
 
+// The model with its inputs' symbolic dims fixed to what options.dims and options.given say, and
+// shapes inferred again. A prediction prices ops by their shapes: one from the unbound model
+// priced a [64, 2048] batch as [1, 1]. Bind before optimizing too, so the passes see the shapes.
+Expected<Model> withBoundInputDims(const Model &model, const ProfileOptions &options);
+
 // What makes a profile's times doubtful, one sentence each: a median of fewer than 3 timed runs;
 // a schedule whose median is far above its fastest run (the machine was busy, or something warmed
 // up during the timed runs); other processes wanting the cores while profiling — `othersBusy`

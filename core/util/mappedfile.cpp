@@ -45,6 +45,12 @@ Expected<std::shared_ptr<const MappedFile>> MappedFile::open(const std::filesyst
     return std::shared_ptr<const MappedFile>(std::move(file));
 }
 
+void MappedFile::dropResidentPages() const
+{
+    if (m_data)
+        ::madvise(const_cast<std::byte *>(m_data), m_size, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile()
 {
     if (m_data)

@@ -22,6 +22,10 @@ public:
     std::span<const std::byte> bytes() const { return {m_data, m_size}; }
     std::size_t size() const { return m_size; }
     const std::filesystem::path &path() const { return m_path; }
+    // Takes the pages read so far out of this process's resident set (they stay in the page
+    // cache; a later read maps them again): after parsing a model, which read every byte, only
+    // what the run reads counts against the process. Read-only mapping: nothing is lost.
+    void dropResidentPages() const;
 
 private:
     MappedFile() = default;

@@ -80,8 +80,7 @@ std::string contentionNote(double othersBusy, unsigned machineCores, int ourThre
                   "waiting for a core%s",
                   othersBusy, machineCores, what.c_str(), ourThreads, ourThreads == 1 ? "" : "s",
                   ourThreads > 1 ? "; with several threads far more, as each parallel step waits for its slowest "
-                                   "thread (a run has taken 28x as long at 2 threads as at 1) — time on an idle "
-                                   "machine, or with fewer threads"
+                                   "thread — time on an idle machine, or with fewer threads"
                                  : "; time on an idle machine");
     return text;
 }

@@ -61,6 +61,10 @@ struct ConvState
     std::vector<ConvVariant> variants; // [0] oneDNN's preferred (blocked) layout, [1] plain, if available
     static constexpr int kDirect = -1; // depthwiseconv.h's loop instead of a oneDNN variant
     int chosen = 0;
+    // The workspace every call asks for: the largest any variant needs, whichever won. Which wins
+    // is timed, so it differs between processes; a memory plan sized by the winner differed too
+    // (a U-Net's arena 16 or 24 MiB from one run of `opscope-cli memory` to the next).
+    std::uint64_t reservedBytes = 0;
 };
 
 struct ConvCall
@@ -372,23 +376,24 @@ Status convKernel(KernelContext &ctx)
             if (constant && !layout->nhwc && !layout->block && depthwiseApplies(*geo, x.shape(), w.shape()) &&
                 bestOfThree(direct) < timeVariant(ctx, state->variants[std::size_t(state->chosen)], call))
                 state->chosen = ConvState::kDirect;
+            for (const ConvVariant &v : state->variants)
+                state->reservedBytes = std::max(state->reservedBytes, workspaceParts(v).total());
             ctx.cache().state = state;
         }
         lock.unlock();
+        // The run's own bytes: planned in the arena when memory planning saw them (a sizing run
+        // records what is asked here) — the same size whichever variant won.
+        ConvCall run = call;
+        if (state->reservedBytes > 0) {
+            run.workspace = ctx.workspace(state->reservedBytes);
+            if (!run.workspace)
+                return Status::io("out of memory for the workspace of " + ctx.node().name);
+        }
         if (state->chosen == ConvState::kDirect) {
             direct();
             return Status::ok();
         }
-        // The run's own bytes: planned in the arena when memory planning saw them (a sizing run
-        // records what is asked here).
-        const ConvVariant &chosen = state->variants[std::size_t(state->chosen)];
-        ConvCall run = call;
-        if (const std::uint64_t bytes = workspaceParts(chosen).total(); bytes > 0) {
-            run.workspace = ctx.workspace(bytes);
-            if (!run.workspace)
-                return Status::io("out of memory for the workspace of " + ctx.node().name);
-        }
-        runVariant(chosen, run);
+        runVariant(state->variants[std::size_t(state->chosen)], run);
     } catch (const dnnl::error &e) {
         return ctx.unsupported(std::string("oneDNN cannot run this convolution: ") + e.what());
     }

@@ -1,0 +1,150 @@
+#include "onnx/embeddedweights.h"
+
+#include "ir/tensor.h"
+#include "util/mappedfile.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+#include <map>
+
+namespace opscope {
+
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::internal::WireFormatLite;
+
+// Field numbers of onnx.proto.
+constexpr std::uint32_t kModelGraph = 7;        // ModelProto.graph
+constexpr std::uint32_t kGraphInitializer = 5;  // GraphProto.initializer
+constexpr std::uint32_t kTensorName = 8;        // TensorProto.name
+constexpr std::uint32_t kTensorRawData = 9;     // TensorProto.raw_data
+constexpr std::uint32_t kTensorDataLocation = 14; // TensorProto.data_location (1: EXTERNAL)
+
+bool lengthDelimited(std::uint32_t tag)
+{
+    return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+}
+
+// One TensorProto, the stream limited to it.
+bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
+{
+    RawDataSpan span;
+    bool raw = false, external = false;
+    while (const std::uint32_t tag = in.ReadTag()) {
+        const std::uint32_t field = WireFormatLite::GetTagFieldNumber(tag);
+        if (field == kTensorName && lengthDelimited(tag)) {
+            if (!WireFormatLite::ReadString(&in, &span.name))
+                return false;
+        } else if (field == kTensorRawData && lengthDelimited(tag)) {
+            std::uint32_t length = 0;
+            if (!in.ReadVarint32(&length))
+                return false;
+            span.offset = std::uint64_t(in.CurrentPosition());
+            span.length = length;
+            raw = true;
+            if (!in.Skip(int(length)))
+                return false;
+        } else if (field == kTensorDataLocation &&
+                   WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_VARINT) {
+            std::uint64_t location = 0;
+            if (!in.ReadVarint64(&location))
+                return false;
+            external = location == 1;
+        } else if (!WireFormatLite::SkipField(&in, tag)) {
+            return false;
+        }
+    }
+    if (raw && !external)
+        out.push_back(std::move(span));
+    return true;
+}
+
+// The body of a length-delimited field, read by `body` within its limit.
+template<class Body>
+bool readNested(CodedInputStream &in, Body body)
+{
+    std::uint32_t length = 0;
+    if (!in.ReadVarint32(&length) || length > std::uint32_t(INT_MAX))
+        return false;
+    const CodedInputStream::Limit limit = in.PushLimit(int(length));
+    const bool ok = body() && in.ConsumedEntireMessage();
+    in.PopLimit(limit);
+    return ok;
+}
+
+} // namespace
+
+Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes)
+{
+    if (bytes.size() > std::size_t(INT_MAX))
+        return Status::unsupported("a model over 2 GiB has no embedded weights to find");
+    CodedInputStream in(reinterpret_cast<const std::uint8_t *>(bytes.data()), int(bytes.size()));
+    in.SetTotalBytesLimit(INT_MAX);
+    std::vector<RawDataSpan> spans;
+    const auto graph = [&] {
+        while (const std::uint32_t tag = in.ReadTag()) {
+            if (WireFormatLite::GetTagFieldNumber(tag) == kGraphInitializer && lengthDelimited(tag)) {
+                if (!readNested(in, [&] { return readTensor(in, spans); }))
+                    return false;
+            } else if (!WireFormatLite::SkipField(&in, tag)) {
+                return false;
+            }
+        }
+        return true;
+    };
+    while (const std::uint32_t tag = in.ReadTag()) {
+        if (WireFormatLite::GetTagFieldNumber(tag) == kModelGraph && lengthDelimited(tag)) {
+            if (!readNested(in, graph))
+                return Status::invalid("the model's graph is not valid Protobuf");
+        } else if (!WireFormatLite::SkipField(&in, tag)) {
+            return Status::invalid("the model is not valid Protobuf");
+        }
+    }
+    if (!in.ConsumedEntireMessage())
+        return Status::invalid("the model is not valid Protobuf");
+    return spans;
+}
+
+std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const MappedFile> &file, std::uint64_t minBytes)
+{
+    if (!file)
+        return 0;
+    const Expected<std::vector<RawDataSpan>> spans = findInitializerRawData(file->bytes());
+    if (!spans)
+        return 0;
+    // Protobuf merges a repeated tensor's fields; a name given to two initializers is ambiguous.
+    std::map<std::string, const RawDataSpan *> byName;
+    std::map<std::string, int> seen;
+    for (const RawDataSpan &s : *spans) {
+        byName[s.name] = &s;
+        ++seen[s.name];
+    }
+    const std::span<const std::byte> all = file->bytes();
+    std::uint64_t mapped = 0;
+    for (ValueId v : graph.initializers()) {
+        std::optional<Tensor> &t = graph.value(v).initializer;
+        if (!t || !t->data || t->data->isMapped() || t->external || t->data->size() < minBytes)
+            continue;
+        const auto it = byName.find(graph.value(v).name);
+        if (it == byName.end() || seen[it->first] != 1)
+            continue;
+        const RawDataSpan &s = *it->second;
+        const std::span<const std::byte> held = t->data->bytes();
+        if (s.length != held.size() || s.offset > all.size() || s.length > all.size() - s.offset)
+            continue;
+        // The found place must hold what was loaded: its first and last bytes, a page each.
+        const std::size_t probe = std::min<std::size_t>(64, held.size());
+        if (std::memcmp(all.data() + s.offset, held.data(), probe) != 0 ||
+            std::memcmp(all.data() + s.offset + s.length - probe, held.data() + held.size() - probe, probe) != 0)
+            continue;
+        t->data = Buffer::fromMapping(file, s.offset, s.length);
+        mapped += s.length;
+    }
+    return mapped;
+}
+
+} // namespace opscope

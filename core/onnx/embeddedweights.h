@@ -1,0 +1,39 @@
+#pragma once
+// Weights embedded in a model file (raw_data), mapped from the file instead of held on the heap:
+// bytes are read from disk only where a node reads them, and a process that runs part of a model
+// (an MPI rank) holds only that part's weights. Opt-in (LoadOptions::mapEmbeddedWeights): a file
+// truncated while mapped (an exporter writing over the model in place) faults on the next read, so
+// the app and the one-process commands keep their own copy.
+
+#include "ir/graph.h"
+#include "util/status.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+class MappedFile;
+
+// Where the raw_data of one top-level initializer lies in a serialized ModelProto.
+struct RawDataSpan
+{
+    std::string name;
+    std::uint64_t offset = 0, length = 0;
+};
+
+// Every top-level initializer that holds raw_data, in file order, read from the Protobuf wire
+// format as Protobuf itself merges it (repeated graph fields append initializers; a repeated
+// name or raw_data keeps the last). Initializers stored as external data are left out.
+Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes);
+
+// Points the main graph's embedded initializers of at least `minBytes` into `file` (the file the
+// graph was imported from), freeing their heap copies. Only where the name is unique and the
+// bytes at the found place start and end as the loaded tensor does. Returns the bytes now mapped.
+std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const MappedFile> &file,
+                                 std::uint64_t minBytes = 64 * 1024);
+
+} // namespace opscope
