@@ -403,6 +403,66 @@ private slots:
         QVERIFY2(quiet.err.contains("warning: output 'y'") && !quiet.err.contains("note:"), qPrintable(quiet.err));
     }
 
+    void runSaysWhenAnOutputHasNoFiniteValue()
+    {
+        // The square root of −(|x| + 1): every value NaN. The summary said "min 1e+300 max -1e+300".
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {8});
+        *g->add_initializer() = test::floatTensor("one", {1}, {1.0f});
+        *g->add_node() = test::node("Abs", {"x"}, {"a"}, "abs");
+        *g->add_node() = test::node("Add", {"a", "one"}, {"b"}, "add"); // |x| + 1 ≥ 1
+        *g->add_node() = test::node("Neg", {"b"}, {"c"}, "neg");        // ≤ −1
+        *g->add_node() = test::node("Sqrt", {"c"}, {"y"}, "sqrt");      // NaN everywhere
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {8});
+        QTemporaryDir dir;
+        const QString model = dir.filePath("nan.onnx");
+        test::writeProto(model.toStdString(), m);
+        const Run r = cli({"run", model, "--iterations", "0"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("y  float32[8]  no finite value (8 NaN)"), qPrintable(r.out));
+        QVERIFY2(!r.out.contains("1e+300"), qPrintable(r.out));
+        QVERIFY2(r.err.contains("warning: output 'y' has no finite value (8 NaN)"), qPrintable(r.err));
+        QVERIFY2(r.out.contains("latency  not timed (--iterations 0)"), qPrintable(r.out));
+        const Run j = cli({"run", model, "--iterations", "0", "--json"});
+        const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
+        QVERIFY(o["latency_ms"].isNull());
+        QCOMPARE(o["warnings"].toArray().size(), 1);
+    }
+
+    void profileSimulatesTheShapesTheDimsGive()
+    {
+        // x [b, s, 256] → MatMul 256×256 → Relu: a prediction for b=64, s=2048 costs far more
+        // than for b=s=1 (both were priced as the unbound model, the same 0.024 ms).
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        onnx::ValueInfoProto x = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 1, 256});
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("b");
+        x.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("s");
+        *g->add_input() = x;
+        *g->add_initializer() = test::floatTensor("w", {256, 256}, std::vector<float>(256 * 256, 0.01f));
+        *g->add_node() = test::node("MatMul", {"x", "w"}, {"h"}, "mm");
+        *g->add_node() = test::node("Relu", {"h"}, {"y"}, "relu");
+        onnx::ValueInfoProto y = x;
+        y.set_name("y");
+        *g->add_output() = y;
+        QTemporaryDir dir;
+        const QString model = dir.filePath("sym.onnx");
+        test::writeProto(model.toStdString(), m);
+        const auto predicted = [&](const QStringList &dims) {
+            QStringList args{"profile", model, "--simulate", "cpu:2", "--schedule", "serial", "--json"};
+            for (const QString &d : dims)
+                args << "--dim" << d;
+            const Run r = cli(args);
+            if (r.exitCode != 0)
+                return -1.0;
+            return QJsonDocument::fromJson(r.out.toUtf8()).object()["schedules"].toArray()[0].toObject()["predicted_ms"].toDouble();
+        };
+        const double small = predicted({"b=1", "s=1"}), large = predicted({"b=64", "s=2048"});
+        QVERIFY2(small > 0 && large > 1000 * small, qPrintable(QStringLiteral("%1 vs %2").arg(small).arg(large)));
+        QCOMPARE(predicted({"nope=3"}), -1.0); // a name the inputs do not have is still refused
+    }
+
     void anOutputInAMissingFolderIsRefusedBeforeAnyWork()
     {
         // optimize ran every pass and printed its report, then failed to write; profile --trace and

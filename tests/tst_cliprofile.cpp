@@ -192,12 +192,15 @@ private slots:
         const QJsonArray serialDevices = schedules[0].toObject()["devices"].toArray();
         QCOMPARE(serialDevices[0].toObject()["workers"].toInt(), 1);
         QCOMPARE(serialDevices[1].toObject()["workers"].toInt(), 0);
-        QCOMPARE(schedules[1].toObject()["devices"].toArray()[0].toObject()["workers"].toInt(), 2);
+        // Two workers share cpu:0; on a busy machine one may have taken every step (then 1 ran).
+        const int parallelWorkers = schedules[1].toObject()["devices"].toArray()[0].toObject()["workers"].toInt();
+        QVERIFY2(parallelWorkers == 1 || parallelWorkers == 2, qPrintable(QString::number(parallelWorkers)));
+        QCOMPARE(schedules[1].toObject()["devices"].toArray()[1].toObject()["workers"].toInt(), 0);
         const Run text = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial,parallel", "--devices",
                               "cpu:2", "--iterations", "1"});
         QCOMPARE(text.exitCode, 0);
         QVERIFY2(text.out.contains(QRegularExpression("\\nserial .*cpu:0 [0-9]+%  cpu:1 unused")), qPrintable(text.out));
-        QVERIFY2(text.out.contains(QRegularExpression("\\nparallel .*cpu:0 [0-9]+% of 2 workers  cpu:1 unused")),
+        QVERIFY2(text.out.contains(QRegularExpression("\\nparallel .*cpu:0 [0-9]+%( of 2 workers)?  cpu:1 unused")),
                  qPrintable(text.out));
         // Serial alone asked for: serial alone (the all-cores row competes with spread schedules).
         const Run alone = cli({"profile", sample("inception_block.onnx"), "--schedule", "serial", "--devices", "cpu:2",

@@ -194,6 +194,36 @@ private slots:
         QVERIFY(sameBits(planned->at(0), runOnce(model, nullptr, feeds, false).at(0)));
     }
 
+    void plansDoNotDependOnWhichTimedVariantWon()
+    {
+        // A convolution times its blocked and plain oneDNN variants and keeps the faster: which
+        // wins varies between sessions (and processes), and a plan sized by the winner's
+        // workspace did too (a U-Net's arena 16 or 24 MiB from one `opscope-cli memory` to the
+        // next). Each session here times afresh; their plans must agree byte for byte.
+        const Model model = test::loadOrFail(test::samplePath("inception_block.onnx")).model;
+        const Feeds feeds{{"input", randomTensor({1, 3, 64, 64}, 5)}};
+        std::vector<std::vector<std::uint64_t>> workspaces;
+        std::vector<std::uint64_t> arenas;
+        for (int session = 0; session < 4; ++session) {
+            Expected<std::unique_ptr<InferenceSession>> s = InferenceSession::create(model);
+            QVERIFY(s);
+            QVERIFY((*s)->run(feeds)); // the sizing run, timing each Conv's variants
+            const std::shared_ptr<const MemoryPlan> plan = (*s)->memoryPlan(feeds);
+            QVERIFY(plan);
+            std::vector<std::uint64_t> sizes;
+            for (const PlannedTensor &t : plan->devices.at(0).tensors)
+                if (t.isWorkspace())
+                    sizes.push_back(t.bytes);
+            QVERIFY(!sizes.empty());
+            workspaces.push_back(sizes);
+            arenas.push_back(plan->devices.at(0).plannedBytes);
+        }
+        for (std::size_t i = 1; i < arenas.size(); ++i) {
+            QCOMPARE(workspaces[i], workspaces[0]);
+            QCOMPARE(arenas[i], arenas[0]);
+        }
+    }
+
     void kernelWorkspacesArePlanned_data()
     {
         QTest::addColumn<bool>("parallel");
