@@ -857,6 +857,11 @@ private slots:
         QCOMPARE(ort.exitCode, 0);
         QVERIFY2(ort.out.contains(QRegularExpression("lower-to-ort: wrote [0-9]+ .* as ONNX Runtime's com.microsoft ops")),
                  qPrintable(ort.out));
+        // --devices sizes only partition-for-devices, which no level runs: said, not ignored.
+        const Run devices = cli({"optimize", sample("inception_block.onnx"), "--devices", "cpu:2", "-q"});
+        QCOMPARE(devices.exitCode, 0);
+        QVERIFY2(devices.err.contains("--devices is for partition-for-devices"), qPrintable(devices.err));
+        QVERIFY(!cli({"optimize", sample("inception_block.onnx"), "-q"}).err.contains("--devices"));
     }
 
     void optimizeRefusesBadArgumentsAndKeepsTheInput()

@@ -114,10 +114,20 @@ private slots:
             r = cli({"profile", tmp.filePath("mix.onnx"), "--schedule", order, "--devices", "cpu:2",
                      "--microbatches", "2", "--dim", "N=8", "--iterations", "1"});
             QVERIFY2(r.exitCode == 1, qPrintable(order + ": " + r.err));
-            QVERIFY2(r.err.contains("pipeline, 2 micro-batches computes a different output 0 than serial") &&
+            QVERIFY2(r.err.contains("pipeline, 2 micro-batches computes a different output 'y' than serial") &&
                          r.err.contains("mix the samples of a batch"),
                      qPrintable(order + ": " + r.err));
         }
+        // A prediction refuses the split a run would: a batch the model fixes (it predicted one).
+        onnx::ModelProto fixedBatch = test::emptyModel();
+        *fixedBatch.mutable_graph()->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 4});
+        *fixedBatch.mutable_graph()->add_node() = test::node("Relu", {"x"}, {"y"}, "relu");
+        *fixedBatch.mutable_graph()->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 4});
+        test::writeProto(tmp.filePath("fixedbatch.onnx").toStdString(), fixedBatch);
+        r = cli({"profile", tmp.filePath("fixedbatch.onnx"), "--simulate", "gpu:2", "--schedule", "pipeline",
+                 "--microbatches", "4"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("which the model fixes at 1"), qPrintable(r.err));
 
         // A batch fixed inside the graph (a Reshape to a constant shape): the whole batch runs, a
         // micro-batch does not; exit 1 with why, where it was a kernel's bare message.

@@ -145,6 +145,7 @@ struct OptimizeArgs
     std::string report;  // JSON file
     std::string dumpDir; // model after each changing pass
     std::string devices = "cpu:2"; // partition-for-devices: cpu:N or N
+    bool devicesGiven = false; // --devices on the command line (it only sizes partition-for-devices)
     bool force = false;
     bool list = false;
     bool quiet = false;

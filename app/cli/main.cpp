@@ -268,8 +268,10 @@ int main(int argc, char **argv)
             return runModel(run);
         if (*conformanceCmd)
             return runConformance(conformance);
-        if (*optimizeCmd)
+        if (*optimizeCmd) {
+            optimize.devicesGiven = optimizeCmd->get_option("--devices")->count() > 0;
             return runOptimize(optimize);
+        }
         if (*profileCmd) {
             // parallel is one device's workers: across ranks the default is serial against greedy.
             if (profile.ranks && profileCmd->get_option("--schedule")->count() == 0)

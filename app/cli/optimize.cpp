@@ -196,6 +196,11 @@ int runOptimize(const OptimizeArgs &args)
     const Expected<int> devices = deviceCount(args.devices);
     if (!devices)
         return reportError(devices.status());
+    // --devices only sizes partition-for-devices, which no level runs: alone it changed nothing,
+    // silently.
+    if (args.devicesGiven && std::find(pipeline->begin(), pipeline->end(), "partition-for-devices") == pipeline->end())
+        printWarnings({"--devices is for partition-for-devices, which this pipeline does not run: add --passes "
+                       "…,partition-for-devices (no level runs it)"});
     Model model = loaded->model;
     model.graph.assignNodeNames();
     passes::PipelineOptions options;

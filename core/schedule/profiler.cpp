@@ -353,8 +353,9 @@ Status measurePipelined(const InferenceSession &session, const ExecutionPlan &pl
         return Status::internal(r.name + " has no serial outputs to be checked against");
     for (std::size_t i = 0; i < reference.size() && i < joined->size(); ++i)
         if (Status same = sameWithinScale((*joined)[i], reference[i]); !same)
-            return Status::invalid(r.name + " computes a different output " + std::to_string(i) + " than serial: " +
-                                   same.message() + kMixesSamples);
+            return Status::invalid(r.name + " computes a different output '" +
+                                   (i < session.outputs().size() ? session.outputs()[i].name : std::to_string(i)) +
+                                   "' than serial: " + same.message() + kMixesSamples);
     keepMedianRun(timed, r);
     r.measured = true;
     summarizeRun(r);
@@ -481,6 +482,19 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &unbound, const Profi
             r.trace = predictedTrace(runModel.graph, *plan, r.name);
             summarizeRun(r);
             if (strategy == Strategy::Pipeline && options.microbatches > 1) {
+                // What the real run would refuse, a prediction refuses too: a batch the model
+                // fixes cannot be split (as declared, before --dim bound anything).
+                for (ValueId v : unbound.graph.inputs()) {
+                    const Value &in = unbound.graph.value(v);
+                    if (in.initializer)
+                        continue;
+                    if (in.type.shape && !in.type.shape->dims.empty() && in.type.shape->dims[0].isKnown())
+                        return Status::invalid("--microbatches splits dim 0 of input '" + in.name +
+                                               "', which the model fixes at " +
+                                               std::to_string(in.type.shape->dims[0].value) +
+                                               ": export it with a symbolic batch dimension");
+                    break; // the batch is the first input's dim 0
+                }
                 const PipelinePrediction p = predictPipeline(*plan, cost.devices.size(), options.microbatches);
                 r.name += ", " + std::to_string(options.microbatches) + " micro-batches";
                 r.predictedMs = p.makespanSeconds * 1e3;
@@ -557,8 +571,10 @@ Expected<std::vector<ProfileRun>> profileModel(const Model &unbound, const Profi
         } else {
             for (std::size_t i = 0; i < reference.size() && i < outputs->size(); ++i)
                 if (Status same = sameWithinScale((*outputs)[i], reference[i]); !same)
-                    return Status::internal(r.name + " computes a different output " + std::to_string(i) +
-                                            ": " + same.message());
+                    return Status::internal(r.name + " computes a different output '" +
+                                            (i < (*session)->outputs().size() ? (*session)->outputs()[i].name
+                                                                              : std::to_string(i)) +
+                                            "': " + same.message());
         }
         summarizeRun(r);
         listEveryDevice(r, cost);
