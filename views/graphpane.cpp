@@ -129,9 +129,8 @@ bool GraphPane::rectCoversNodes(const QRect &rect) const
 void GraphPane::updateOverlays()
 {
     // The legend moves to a corner of the left view where no node is (top left, top right, bottom
-    // left); only when every corner has nodes does it stay and fade.
     // left); when every corner has nodes it collapses to a small tab (faded over the nodes, its
-    // text still collided with their labels).
+    // text still collided with their labels), itself put in a corner free of nodes if there is one.
     if (m_legend->isVisible()) {
         m_legend->setCollapsed(false);
         placeLegend();
@@ -148,6 +147,17 @@ void GraphPane::updateOverlays()
                 break;
             }
         m_legend->setCollapsed(!placed);
+        if (!placed) {
+            // The tab too goes where no node is (at home it clipped a transformer's first node).
+            const QSize tab = m_legend->size();
+            const QPoint tabCorners[] = {home, QPoint(view.right() - tab.width() - 12, home.y()),
+                                         QPoint(home.x(), view.bottom() - tab.height() - 12)};
+            for (const QPoint &at : tabCorners)
+                if (view.contains(QRect(at, tab)) && !rectCoversNodes(QRect(at, tab))) {
+                    m_legend->move(at);
+                    break;
+                }
+        }
     }
     // The minimap over nodes fades nearly away, and comes back under the mouse.
     auto *effect = static_cast<QGraphicsOpacityEffect *>(m_minimap->graphicsEffect());
