@@ -164,13 +164,19 @@ int runMemory(const MemoryArgs &args)
         std::size_t counts[8] = {};
         for (const PlannedTensor &t : dm.tensors)
             ++counts[int(t.placement)];
-        std::printf("\n%s: %zu in the arena, %zu in place over their input, %zu views, %zu kernel workspaces; own "
-                    "allocations (%s): %zu graph outputs, %zu of data-dependent size, %zu made by their kernel; %zu constants\n",
+        const auto n = [&](TensorPlacement p, const char *one, const char *many) {
+            const std::size_t c = counts[int(p)];
+            return std::to_string(c) + " " + (c == 1 ? one : many);
+        };
+        std::printf("\n%s: %zu in the arena, %zu in place over their input, %s, %s; own allocations (%s): %s, %zu "
+                    "of data-dependent size (graph outputs too), %zu made by their kernel; %s\n",
                     dm.device.c_str(), counts[int(TensorPlacement::Arena)], counts[int(TensorPlacement::InPlace)],
-                    counts[int(TensorPlacement::View)], counts[int(TensorPlacement::Workspace)],
-                    bytesText(dm.outsideBytes).c_str(), counts[int(TensorPlacement::Output)],
+                    n(TensorPlacement::View, "view", "views").c_str(),
+                    n(TensorPlacement::Workspace, "kernel workspace", "kernel workspaces").c_str(),
+                    bytesText(dm.outsideBytes).c_str(),
+                    n(TensorPlacement::Output, "graph output of known size", "graph outputs of known size").c_str(),
                     counts[int(TensorPlacement::Dynamic)], counts[int(TensorPlacement::Own)],
-                    counts[int(TensorPlacement::External)]);
+                    n(TensorPlacement::External, "constant", "constants").c_str());
         std::vector<const PlannedTensor *> peak;
         for (const PlannedTensor &t : dm.tensors)
             if (inArena(*memory, t) && t.placement != TensorPlacement::View &&

@@ -59,7 +59,10 @@ nlohmann::ordered_json profileJson(const ProfileArgs &args, const std::vector<sc
         s["devices"] = nlohmann::ordered_json::array();
         for (const auto &[d, u] : r.utilization) {
             const auto q = r.queues.find(d);
-            nlohmann::ordered_json dev{{"name", d}, {"utilization", u}, {"workers", q == r.queues.end() ? 0 : q->second}};
+            nlohmann::ordered_json dev{{"name", d},
+                                       {"utilization", u},
+                                       {"workers", q == r.queues.end() ? 0 : q->second},
+                                       {"arena_bytes", 0}}; // 0 where the run planned none (an unused device)
             for (const auto &[arenaDevice, bytes] : r.arenaBytes)
                 if (arenaDevice == d)
                     dev["arena_bytes"] = bytes;

@@ -1,10 +1,16 @@
 // Bytes → parse → import (schema checks, checker, shape inference) → verify → summary: what
-// `opscope-cli info` and the app's loader do with a file.
+// `opscope-cli info` and the app's loader do with a file; and the raw_data spans MPI ranks map
+// embedded weights from, checked against what Protobuf parsed.
 #include "fuzztarget.h"
 
 #include "ir/summary.h"
 #include "ir/verifier.h"
+#include "onnx/embeddedweights.h"
 #include "onnx/modelio.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
 
 OPSCOPE_FUZZ_MODEL_MUTATOR(opscope::fuzz::MutationFocus::Structure)
 
@@ -14,9 +20,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     LoadOptions options;
     options.runChecker = true;
     options.inferShapes = true;
-    Expected<ImportResult> loaded = loadModelFromBytes(fuzz::asBytes(data, size), fuzz::scratchFolder(), options);
+    const std::span<const std::byte> bytes = fuzz::asBytes(data, size);
+    // Where MPI ranks map embedded weights from: every span inside the file, and where the model
+    // loads, each one the bytes Protobuf parsed for that initializer (else a rank would compute
+    // with other weights than the model's).
+    const Expected<std::vector<RawDataSpan>> spans = findInitializerRawData(bytes);
+    if (spans)
+        for (const RawDataSpan &s : *spans)
+            if (s.offset > size || s.length > size - s.offset)
+                std::abort();
+    Expected<ImportResult> loaded = loadModelFromBytes(bytes, fuzz::scratchFolder(), options);
     if (!loaded)
         return 0;
+    if (spans) {
+        std::map<std::string, int> count;
+        for (const RawDataSpan &s : *spans)
+            ++count[s.name];
+        const Graph &g = loaded->model.graph;
+        for (const RawDataSpan &s : *spans) {
+            const ValueId v = g.findValue(s.name);
+            if (count[s.name] != 1 || !v.valid() || !g.value(v).initializer || !g.value(v).initializer->data)
+                continue;
+            const std::span<const std::byte> held = g.value(v).initializer->data->bytes();
+            if (held.size() == s.length && std::memcmp(held.data(), data + s.offset, held.size()) != 0)
+                std::abort();
+        }
+    }
     (void)verifyGraph(loaded->model.graph);
     (void)summarizeModel(loaded->model, 5);
     return 0;
