@@ -391,11 +391,13 @@ private slots:
         const Run j = cli({"run", model, "--iterations", "5", "--json"});
         const QJsonObject o = QJsonDocument::fromJson(j.out.toUtf8()).object();
         QCOMPARE(o["warnings"].toArray().size(), 1);
-        QCOMPARE(o["notes"].toArray().size(), 2); // 'h' and 'w' unbound (5 runs: no note on too few)
+        // 'h' and 'w' unbound (and, on a busy machine, a note on that too).
+        QVERIFY(o["notes"].toArray().size() >= 2);
         QVERIFY(o["notes"].toArray()[0].toString().startsWith("dimension 'h' is not bound"));
+        QVERIFY(o["notes"].toArray()[1].toString().startsWith("dimension 'w' is not bound"));
         const Run bound = cli({"run", model, "--dim", "h=4", "--dim", "w=4", "--iterations", "5"});
         QCOMPARE(bound.exitCode, 0);
-        QVERIFY2(!bound.err.contains("warning") && !bound.err.contains("note"), qPrintable(bound.err));
+        QVERIFY2(!bound.err.contains("warning") && !bound.err.contains("is not bound"), qPrintable(bound.err));
         // -q: the warning stays, the output lines, latency and notes go.
         const Run quiet = cli({"run", model, "--iterations", "1", "-q"}); // its note on 1 run hidden too
         QCOMPARE(quiet.exitCode, 0);

@@ -306,6 +306,17 @@ Expected<std::pair<std::string, std::string>> splitAssignment(const std::string 
 
 } // namespace
 
+Expected<GivenInputs> givenInputsFor(const Graph &graph, const std::vector<std::string> &inputs,
+                                     const std::vector<std::string> &dims)
+{
+    Expected<GivenInputs> given = parseInputs(inputs, dims);
+    if (!given)
+        return given.status();
+    OPSCOPE_TRY(checkDimNames(given->dims, graph));
+    OPSCOPE_TRY(bindDimsFromInputs(graph, given->tensors, given->dims));
+    return given;
+}
+
 Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
                                   const std::vector<std::string> &dims)
 {

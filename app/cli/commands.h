@@ -64,6 +64,10 @@ struct GivenInputs
 };
 Expected<GivenInputs> parseInputs(const std::vector<std::string> &inputs,
                                   const std::vector<std::string> &dims);
+// parseInputs, then the --dim names checked against `graph`'s inputs and the dims the given
+// tensors fix bound (bindDimsFromInputs): what every command that runs a model reads first.
+Expected<GivenInputs> givenInputsFor(const Graph &graph, const std::vector<std::string> &inputs,
+                                     const std::vector<std::string> &dims);
 // Refuses (unless `force`) an OUT that is the input model or would overwrite the data file the
 // input's weights are mapped from.
 Status checkOutputPaths(const std::filesystem::path &in, const std::filesystem::path &out, const Model &model,

@@ -48,13 +48,9 @@ int runMemory(const MemoryArgs &args)
     model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(model, args.optimize); !opt)
         return reportError(opt.status());
-    Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
+    Expected<GivenInputs> given = givenInputsFor(model.graph, args.inputs, args.dims);
     if (!given)
         return reportError(given.status());
-    if (Status ok = checkDimNames(given->dims, model.graph); !ok)
-        return reportError(ok);
-    if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
-        return reportError(ok);
     noteUnboundDims(model.graph, given->tensors, given->dims);
 
     // Serial and parallel plan the model as it is; greedy and round-robin place it on the devices

@@ -179,16 +179,13 @@ int runProfile(const ProfileArgs &args)
     }
     Model model = loaded->model;
     model.graph.assignNodeNames();
+    // Read against the model as loaded (the passes keep its inputs).
+    Expected<GivenInputs> given = givenInputsFor(model.graph, args.inputs, args.dims);
+    if (!given)
+        return reportError(given.status());
     // A prediction prices the shapes it can infer: the dims are bound before the passes run, so
     // that they and the cost model see [64, 2048] rather than the unbound model's [1, 1].
     if (!args.simulate.empty()) {
-        Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
-        if (!given)
-            return reportError(given.status());
-        if (Status ok = checkDimNames(given->dims, model.graph); !ok)
-            return reportError(ok);
-        if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
-            return reportError(ok);
         schedule::ProfileOptions binding;
         binding.given = given->tensors;
         binding.dims = given->dims;
@@ -210,15 +207,6 @@ int runProfile(const ProfileArgs &args)
     options.sharedQueue = !args.fixedQueues;
     options.seed = args.seed;
     options.microbatches = args.microbatches;
-    Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
-    if (!given)
-        return reportError(given.status());
-    if (args.simulate.empty()) { // simulating, the dims were checked and bound before the passes
-        if (Status ok = checkDimNames(given->dims, model.graph); !ok)
-            return reportError(ok);
-        if (Status ok = bindDimsFromInputs(model.graph, given->tensors, given->dims); !ok)
-            return reportError(ok);
-    }
     noteUnboundDims(model.graph, given->tensors, given->dims);
     options.given = std::move(given->tensors);
     options.dims = given->dims;

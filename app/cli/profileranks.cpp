@@ -74,11 +74,9 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     p.model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(p.model, args.optimize); !opt)
         return opt.status();
-    Expected<GivenInputs> given = parseInputs(args.inputs, args.dims);
+    Expected<GivenInputs> given = givenInputsFor(p.model.graph, args.inputs, args.dims);
     if (!given)
         return given.status();
-    OPSCOPE_TRY(checkDimNames(given->dims, p.model.graph));
-    OPSCOPE_TRY(bindDimsFromInputs(p.model.graph, given->tensors, given->dims));
     p.options.devicesPerRank = *perRank;
     p.options.threadsPerDevice = std::max(1, args.threadsPerDevice);
     p.options.iterations = args.iterations;

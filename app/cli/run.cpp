@@ -224,14 +224,10 @@ int runModel(const RunArgs &args)
     }
     const ExecutionPlan *planPtr = plan ? &*plan : nullptr;
 
-    Expected<GivenInputs> parsed = parseInputs(args.inputs, args.dims);
+    Expected<GivenInputs> parsed = givenInputsFor(model.graph, args.inputs, args.dims);
     if (!parsed)
         return reportError(parsed.status());
-    if (Status ok = checkDimNames(parsed->dims, model.graph); !ok)
-        return reportError(ok);
     Feeds given = std::move(parsed->tensors);
-    if (Status ok = bindDimsFromInputs(model.graph, given, parsed->dims); !ok)
-        return reportError(ok);
     RandomInputOptions random;
     random.seed = args.seed;
     random.dims = parsed->dims;
