@@ -56,9 +56,11 @@ struct CostModel
     // estimate for those nodes. Estimates from FLOPs and bytes are off by 2–3× per op kind on a
     // real machine, enough to unbalance a placement; measured times are not.
     std::unordered_map<std::string, double> measuredSeconds;
-    // Weights inside the model file are held by every process, whichever devices read them (each
-    // MPI rank loads the whole model): a memory cap then counts only the external (mapped) ones a
-    // device reads, and the embedded ones come off the budget before it is split into caps.
+    // Weights on the heap are held by every process, whichever devices read them (each MPI rank
+    // optimizes the whole model; small embedded weights and those the passes made stay on its
+    // heap): a memory cap then counts only the mapped ones a device reads (external data, and
+    // embedded ones ranks map from the file), and the heap ones come off the budget before it is
+    // split into caps.
     bool embeddedWeightsEverywhere = false;
 
     // Roofline: the slower of compute and memory, plus the per-op overhead.
