@@ -181,6 +181,9 @@ private slots:
         // perm[-1] (fuzz_pipeline, UBSan). A perm must name each axis once, checked at load.
         QTest::newRow("Transpose perm with -1") << 36 << "perm [0, -1, 2, 3] is not a permutation of 0…3";
         QTest::newRow("Transpose perm repeating an axis") << 37 << "perm [0, 1, 1, 3] is not a permutation";
+        // The split from a Constant node: libonnx's inference reads Constants as data too (a
+        // guard that looked at initializers alone let this divide by zero, fuzz_loader).
+        QTest::newRow("SplitToSequence split 0 from a Constant") << 38 << "scalar split 'sp' is 0";
     }
 
     void badModel()
@@ -430,6 +433,17 @@ private slots:
                 auto n2 = test::node("Transpose", {"t"}, {"y"}, "t2");
                 addInts(n2, "perm", kind == 36 ? std::vector<std::int64_t>{0, -1, 2, 3} : std::vector<std::int64_t>{0, 1, 1, 3});
                 *g.add_node() = n2;
+            });
+            break;
+        case 38:
+            m = model(13, [&](onnx::GraphProto &g) {
+                auto c = test::node("Constant", {}, {"sp"}, "c");
+                auto *value = c.add_attribute();
+                value->set_name("value");
+                value->set_type(onnx::AttributeProto::TENSOR);
+                *value->mutable_t() = intTensor("", Tp::INT64, {}, {0});
+                *g.add_node() = c;
+                *g.add_node() = test::node("SplitToSequence", {"x", "sp"}, {"y"}, "split");
             });
             break;
         case 22:

@@ -464,13 +464,33 @@ private:
         return Status::ok();
     }
 
-    // libonnx divides the split axis by a scalar `split` read from the initializer.
+    // A tensor libonnx's inference reads as data: an initializer, or a Constant node's `value`
+    // (inference takes both; a guard that looked at initializers alone let a Constant's split of
+    // 0 through to a division by zero, fuzz_loader). The last initializer of a name wins, as in
+    // libonnx's map.
+    static const onnx::TensorProto *inferenceData(const onnx::GraphProto &g, const std::string &name)
+    {
+        const onnx::TensorProto *found = nullptr;
+        for (const auto &t : g.initializer())
+            if (t.name() == name)
+                found = &t;
+        if (found)
+            return found;
+        for (const auto &n : g.node())
+            if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx") && n.output_size() > 0 &&
+                n.output(0) == name)
+                for (const auto &a : n.attribute())
+                    if (a.name() == "value" && a.has_t())
+                        found = &a.t();
+        return found;
+    }
+
+    // libonnx divides the split axis by a scalar `split` read from the initializer or Constant.
     static Status checkSplitToSequence(const onnx::NodeProto &n, const onnx::GraphProto &g,
                                        const std::string &label)
     {
-        for (const auto &t : g.initializer()) {
-            if (t.name() != n.input(1))
-                continue;
+        if (const onnx::TensorProto *found = inferenceData(g, n.input(1))) {
+            const onnx::TensorProto &t = *found;
             const bool scalar = t.dims_size() == 0 || (t.dims_size() == 1 && t.dims(0) == 1);
             if (!scalar)
                 return Status::ok();
@@ -487,7 +507,7 @@ private:
                 v = w;
             }
             if (v <= 0)
-                return Status::invalid(label + ": its scalar split '" + shown(t.name()) + "' is " +
+                return Status::invalid(label + ": its scalar split '" + shown(n.input(1)) + "' is " +
                                        std::to_string(v) + "; it must be a positive chunk length");
         }
         return Status::ok();
@@ -511,9 +531,8 @@ private:
             fromInfo(vi);
         for (const auto &vi : g.value_info())
             fromInfo(vi);
-        for (const auto &t : g.initializer())
-            if (t.name() == name && t.dims_size() == 1)
-                length = t.dims(0);
+        if (const onnx::TensorProto *t = inferenceData(g, name); t && t->dims_size() == 1)
+            length = t->dims(0);
         if (length > kMaxTensorRank)
             return Status::invalid(label + ": its shape input '" + shown(name) + "' has " + std::to_string(length) +
                                    " entries, a tensor of rank " + std::to_string(length) + "; ranks above " +
