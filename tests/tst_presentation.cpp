@@ -6,6 +6,8 @@
 #include "inspect/inspection.h"
 #include "inspect/tensorvalues.h"
 #include "layout/graphlayout.h"
+#include "layout/layered.h"
+#include "layout/sidelayout.h"
 #include "layout/presentation.h"
 #include "testsupport.h"
 
@@ -325,6 +327,92 @@ private slots:
             QVERIFY(c.x >= 0 && c.x <= r->width);
             QVERIFY(c.y >= 0 && c.y <= r->height);
         }
+    }
+
+    // A model against a version whose nodes all have new names (opscope's own optimized output
+    // at level all, another tool's export): the union layout interleaved the two, and AFTER
+    // showed its input and one long edge with its nodes a screen further down. Each side is laid
+    // out as its own component instead, by dot and by the layered fallback alike.
+    void graphsThatShareLittleAreLaidOutPerSide_data()
+    {
+        QTest::addColumn<bool>("graphviz");
+        QTest::newRow("graphviz") << true;
+        QTest::newRow("layered") << false;
+    }
+    void graphsThatShareLittleAreLaidOutPerSide()
+    {
+        QFETCH(bool, graphviz);
+        auto chain = [](const std::string &prefix, int n) {
+            Graph g("g");
+            ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 4})));
+            const ValueId skip = x;
+            for (int i = 0; i < n; ++i)
+                x = add(g, prefix + std::to_string(i), i % 3 == 2 ? "Add" : "Relu",
+                        i % 3 == 2 ? std::vector<ValueId>{x, skip} : std::vector<ValueId>{x});
+            const ValueId y = *g.createValue("y");
+            (void)g.addNode("Sigmoid", {x}, {y}, {}, prefix + "head");
+            g.setOutputs({y});
+            return g;
+        };
+        const Graph before = chain("before_", 12), after = chain("after_", 7);
+        const Grouping grouping = Grouping::build({&before, &after});
+        const Presentation p = present({&before, &after}, grouping, {""});
+        QVERIFY(sharesLittle(p));
+        const Presentation self = present({&before, &before}, Grouping::build({&before, &before}), {""});
+        QVERIFY(!sharesLittle(self)); // a pass step: the union keeps unchanged nodes in place
+
+        const LayoutRequest request = layoutRequestBySide(p, box);
+        QCOMPARE(request.nodes.size(), std::size_t(2 + 13 + 2 + 8)); // each side: x, nodes, y
+        LayoutResult combined;
+        if (graphviz) {
+            Expected<LayoutResult> r = layoutWithGraphviz(request);
+            QVERIFY(r);
+            combined = *r;
+        } else {
+            combined = layoutLayered(request);
+        }
+        // Side by side, not interleaved: side 0's request nodes come first.
+        const std::size_t n0 = before.nodeCount() + 2;
+        double right0 = -1e9, left1 = 1e9, left0 = 1e9, right1 = -1e9;
+        for (std::size_t k = 0; k < request.nodes.size(); ++k) {
+            const double l = combined.centers[k].x - request.nodes[k].width / 2,
+                         r = combined.centers[k].x + request.nodes[k].width / 2;
+            if (k < n0) {
+                left0 = std::min(left0, l);
+                right0 = std::max(right0, r);
+            } else {
+                left1 = std::min(left1, l);
+                right1 = std::max(right1, r);
+            }
+        }
+        QVERIFY2(right0 <= left1 || right1 <= left0,
+                 qPrintable(QStringLiteral("side 0 [%1, %2], side 1 [%3, %4]").arg(left0).arg(right0).arg(left1).arg(right1)));
+        const auto sides = splitBySide(p, request, combined);
+        for (int side = 0; side < 2; ++side) {
+            const LayoutResult &r = sides[std::size_t(side)];
+            const Graph &g = side == 0 ? before : after;
+            std::size_t shown = 0;
+            for (std::size_t i = 0; i < p.items.size(); ++i) {
+                if (!(p.items[i].presentIn & (1u << side)))
+                    continue;
+                ++shown;
+                QVERIFY(r.centers[i].x >= 0 && r.centers[i].x <= r.width);
+                QVERIFY(r.centers[i].y >= 0 && r.centers[i].y <= r.height);
+            }
+            QCOMPARE(shown, g.nodeCount() + 2);
+            for (std::size_t e = 0; e < p.edges.size(); ++e)
+                if (p.edges[e].presentIn & (1u << side)) {
+                    QVERIFY(r.centers[p.edges[e].from].y < r.centers[p.edges[e].to].y);
+                    QVERIFY(!r.edges[e].empty());
+                }
+            // As tall as the side's own graph: no rows of the other side's hidden nodes in it.
+            const LayoutResult alone = layoutLayered(layoutRequest(present({&g}, Grouping::build({&g}), {""}), box));
+            QVERIFY2(r.height <= alone.height * 1.2 + 1,
+                     qPrintable(QStringLiteral("side %1: %2 tall, alone %3").arg(side).arg(r.height).arg(alone.height)));
+        }
+        // The input opens each side; its first reader is right below it, not a screen away.
+        const std::size_t x = p.index.at("in:x"), first = p.index.at("after_0");
+        QVERIFY(sides[1].centers[first].y - sides[1].centers[x].y < 3 * 30 + 60);
     }
 
     void inspectorSectionsDescribeNodesAndWeights()

@@ -3,6 +3,7 @@
 #include "breadcrumbbar.h"
 #include "layoutservice.h"
 #include "legend.h"
+#include "layout/sidelayout.h"
 #include "passes/partitionpass.h"
 
 #include <QEvent>
@@ -271,7 +272,9 @@ void GraphPane::setMode(Mode mode)
     m_titles[1]->setText(after);
     m_legend->setShowDiff(mode != Mode::Single);
     updateOverlays(); // its place too: placing it home alone left it over nodes
-    if (m_current && !layoutPending())
+    if (m_current && !layoutPending() && wantsLayoutBySide() != m_layoutBySide)
+        relayout(); // overlay needs the union, side by side may not
+    else if (m_current && !layoutPending())
         applyLayout(*m_current);
 }
 
@@ -287,7 +290,10 @@ void GraphPane::relayout()
         return;
     m_presentation = layout::present(graphList(), m_grouping, m_expanded, m_alias);
     m_current.reset(); // the scene shows the previous presentation until the new layout lands
-    layout::LayoutRequest request = layout::layoutRequest(m_presentation, visualItemSize);
+    m_layoutBySide = wantsLayoutBySide();
+    m_request = m_layoutBySide ? layout::layoutRequestBySide(m_presentation, visualItemSize)
+                               : layout::layoutRequest(m_presentation, visualItemSize);
+    layout::LayoutRequest request = m_request;
     // The service's cache is keyed by content: a pass step seen before lays out at once.
     QString note;
     if (const auto cached = m_layouts->cached(request, &note)) {
@@ -299,6 +305,11 @@ void GraphPane::relayout()
     }
     m_pendingTicket = m_layouts->request(this, std::move(request));
     emit layoutStarted(int(m_presentation.items.size()));
+}
+
+bool GraphPane::wantsLayoutBySide() const
+{
+    return m_graphs[1] && m_mode != Mode::Overlay && layout::sharesLittle(m_presentation);
 }
 
 void GraphPane::onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
@@ -322,6 +333,10 @@ void GraphPane::applyLayout(const layout::LayoutResult &result)
     const double zoom = m_views[0]->zoom();
     if (m_mode == Mode::Overlay && compare) {
         m_scenes[0]->build(m_presentation, result, GraphScene::Overlay);
+    } else if (m_layoutBySide && compare) {
+        const auto sides = layout::splitBySide(m_presentation, m_request, result);
+        m_scenes[0]->build(m_presentation, sides[0], 0);
+        m_scenes[1]->build(m_presentation, sides[1], 1);
     } else {
         m_scenes[0]->build(m_presentation, result, 0);
         if (compare)

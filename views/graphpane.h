@@ -139,6 +139,7 @@ private:
     bool rectCoversNodes(const QRect &area) const; // in pane coordinates
     void updateOverlays();
     void relayout();
+    bool wantsLayoutBySide() const;
     void onLayoutFinished(quint64 ticket, QSharedPointer<const layout::LayoutResult> result,
                           const QString &error, double ms, const QString &note);
     void applyLayout(const layout::LayoutResult &result);
@@ -161,6 +162,10 @@ private:
     std::set<std::string> m_expanded;
     layout::Presentation m_presentation;
     QSharedPointer<const layout::LayoutResult> m_current; // the layout on screen, once it landed
+    // m_current holds each side as its own component (layout/sidelayout.h): two graphs that share
+    // little, side by side. Overlay mode needs the union.
+    bool m_layoutBySide = false;
+    layout::LayoutRequest m_request; // what m_current was asked for (splitting needs its sizes)
     quint64 m_pendingTicket = 0;
     bool m_fitAfterLayout = true;
     int m_selectionGeneration = 0; // a selection since the layout: the delayed first view stays away

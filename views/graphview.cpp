@@ -1,6 +1,7 @@
 #include "graphview.h"
 
 #include "categorycolors.h"
+#include "graphitems.h"
 
 #include <QGraphicsItem>
 #include <QMouseEvent>
@@ -70,13 +71,32 @@ void GraphView::showInitial(std::optional<QRectF> anchor)
     }
     if (anchor) {
         setTransform(QTransform());
-        centerOn(QPointF(anchor->center().x(), anchor->top() - 30 + v.height() / 2.0));
+        const double top = anchor->top() - 30;
+        centerOn(QPointF(firstScreenCenterX(*anchor, QRectF(r.left(), top, r.width(), v.height())),
+                         top + v.height() / 2.0));
     } else {
         const double z = std::clamp(v.width() / r.width(), 0.6, 1.0);
         setTransform(QTransform::fromScale(z, z));
         centerOn(QPointF(r.center().x(), r.top() + v.height() / (2 * z)));
     }
     emit viewChanged();
+}
+
+double GraphView::firstScreenCenterX(const QRectF &anchor, const QRectF &band) const
+{
+    // The middle of what the first screen holds, not of the anchor alone: a model's trunk often
+    // runs to one side of its input, and centring on the input cut the trunk off at the edge.
+    QRectF nodes;
+    for (QGraphicsItem *item : scene()->items(band))
+        if (dynamic_cast<NodeItem *>(item))
+            nodes |= item->sceneBoundingRect();
+    const double half = viewport()->width() / 2.0;
+    if (nodes.isEmpty())
+        return anchor.center().x();
+    // Where the band is wider than the view, keep the anchor on screen.
+    const double lo = std::min(anchor.right() + 20 - half, anchor.center().x()),
+                 hi = std::max(anchor.left() - 20 + half, anchor.center().x());
+    return std::clamp(nodes.center().x(), lo, hi);
 }
 
 void GraphView::centerOnItem(QGraphicsItem *item)

@@ -42,6 +42,8 @@ protected:
 
 private:
     void mirror(GraphView *other);
+    // The x to centre the first view on: the nodes in `band` (scene), keeping `anchor` in sight.
+    double firstScreenCenterX(const QRectF &anchor, const QRectF &band) const;
     bool m_syncing = false;
     QPointF m_mirrorOffset;
 };
