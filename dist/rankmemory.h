@@ -9,10 +9,11 @@
 //   arena     the memory plan's arena of each of its devices (intermediates, workspaces)
 //   outside   graph outputs and data-dependent tensors (own allocations)
 //   sends     the copy MpiTransfers keeps per edge it sends to another rank
-//   weights   the mapped ones its nodes read (external data, and embedded weights of 64 KiB or
-//             more, which ranks map from the model file) — pages no node of the rank touches stay
-//             on disk — and those on the heap (small embedded ones, those the passes made, e.g.
-//             folded BatchNorm), held by every rank as each optimizes the whole model. Measured
+//   weights   the mapped ones its nodes read (external data, embedded weights of 64 KiB or more,
+//             which ranks map from the model file, and those the passes made of that size, which
+//             ranks spill to a scratch file and map) — pages no node of the rank touches stay on
+//             disk — and those on the heap (under 64 KiB, or pass-made ones a spill failed for),
+//             held by every rank as each optimizes the whole model. Measured
 //             free memory is read after loading, so heap weights count only against a limit given
 //             with --memory-per-rank, which is the rank's whole budget.
 

@@ -102,9 +102,9 @@ Expected<RankPlanOutcome> planAcrossRanks(const Model &model, RankPlanRequest re
             const std::uint64_t fixed = fixedBytes(m, request.limitGiven);
             if (fixed >= budget)
                 return refuse("; the weights every rank holds in memory alone take " + bytesText(fixed) +
-                              ", wherever its nodes run (embedded ones under 64 KiB, and those the passes made, "
-                              "e.g. folded BatchNorm: try --optimize basic); weights in external data (`opscope-cli "
-                              "convert MODEL OUT.onnx --external-data`) or embedded ones of 64 KiB or more are "
+                              ", wherever its nodes run (weights under 64 KiB, and those the passes made where "
+                              "they could not be spilled to a scratch file on disk: see the note); weights in "
+                              "external data, embedded ones of 64 KiB or more and those the passes made are "
                               "mapped, and each rank reads only those its nodes use");
             double counted = 0.0;
             for (std::size_t d = 0; d < request.rankOfDevice.size() && d < place->memory.size(); ++d)

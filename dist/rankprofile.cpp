@@ -6,6 +6,7 @@
 #include "rankplanning.h"
 #include "rankruns.h"
 #include "tracewire.h"
+#include "onnx/embeddedweights.h"
 #include "runtime/backend.h"
 #include "runtime/randominputs.h"
 #include "runtime/stagerunner.h"
@@ -415,6 +416,9 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
                 mpi.abort(name + ": " + done.message());
             return outs;
         };
+        // Rank 0's serial run and its sizing runs read every weight: from here each rank pages in
+        // only what its own nodes read.
+        dropResidentWeights(model.graph);
         say(name + ": warm-up across " + std::to_string(mpi.size()) + " ranks");
         std::vector<std::vector<RuntimeTensor>> perBatch = runOnce();
         // The outputs, gathered on rank 0 (micro-batches joined along dim 0), against serial's.

@@ -98,7 +98,9 @@ void writeRandomDag(const fs::path &path, int nodes, unsigned seed)
 
 // x [1, width] through `layers` MatMul + Tanh pairs, every weight [width, width] in an external
 // data file next to the model: a chain whose memory is its weights, mapped where read.
-fs::path writeWeightChain(const fs::path &path, int layers, int width, bool external = true)
+// `folded`: each weight is Mul(raw weight, 2), which constant folding makes a new weight of its own
+// — a weight the passes made, on the heap rather than in the file.
+fs::path writeWeightChain(const fs::path &path, int layers, int width, bool external = true, bool folded = false)
 {
     onnx::ModelProto m = test::emptyModel();
     onnx::GraphProto *g = m.mutable_graph();
@@ -111,7 +113,14 @@ fs::path writeWeightChain(const fs::path &path, int layers, int width, bool exte
             v = std::uniform_real_distribution<float>(-0.05f, 0.05f)(rng);
         const std::string weight = "w" + std::to_string(i), mm = "mm" + std::to_string(i),
                           out = "t" + std::to_string(i);
-        *g->add_initializer() = test::floatTensor(weight, {width, width}, w);
+        if (folded) {
+            *g->add_initializer() = test::floatTensor(weight + "_raw", {width, width}, w);
+            if (i == 0)
+                *g->add_initializer() = test::floatTensor("two", {}, {2.0f});
+            *g->add_node() = test::node("Mul", {weight + "_raw", "two"}, {weight});
+        } else {
+            *g->add_initializer() = test::floatTensor(weight, {width, width}, w);
+        }
         *g->add_node() = test::node("MatMul", {at, weight}, {mm});
         *g->add_node() = test::node("Tanh", {mm}, {out});
         at = out;
@@ -676,6 +685,31 @@ private slots:
             mapped += o["mapped_weight_bytes"].toInteger();
         }
         QCOMPARE(mapped, weights); // each weight on one rank
+    }
+
+    // The same for weights the passes made (a weight times 2, folded): new heap tensors on every
+    // rank, they counted on every rank and the chain was refused at 70 % of its weights per rank;
+    // spilled to a scratch file and mapped, each counts only where a node reads it.
+    void greedyFitsRanksByTheWeightsThePassesMade()
+    {
+        const fs::path path =
+            writeWeightChain(fs::path(m_dir.path().toStdString()) / "folded.onnx", 10, 256, false, true);
+        const qint64 weights = 10ll * 256 * 256 * 4;
+        const Run r = launch(2, {"profile", QString::fromStdString(path.string()), "--ranks", "--schedule", "greedy",
+                                 "--iterations", "2", "--memory-per-rank", QString::number(weights * 7 / 10),
+                                 "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(!r.err.contains("stay on every rank's heap"), qPrintable(r.err));
+        const QJsonArray runs = json(r)["schedules"].toArray();
+        QCOMPARE(runs.size(), 1);
+        qint64 mapped = 0;
+        for (const QJsonValue &m : runs[0].toObject()["rank_memory"].toArray()) {
+            const QJsonObject o = m.toObject();
+            QVERIFY(o["needs_bytes"].toInteger() <= o["available_bytes"].toInteger());
+            QVERIFY(o["embedded_weight_bytes"].toInteger() < 1024); // the scalar, no weight
+            mapped += o["mapped_weight_bytes"].toInteger();
+        }
+        QCOMPARE(mapped, weights); // each folded weight on one rank
     }
 
     // A plan whose share does not fit a rank is refused before any rank runs it, naming the

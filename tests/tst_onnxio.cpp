@@ -9,6 +9,7 @@
 #include "onnx/opschema.h"
 #include "testsupport.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
@@ -172,6 +173,49 @@ private slots:
         QVERIFY(saveModel(mapped->model, path));
         const ImportResult again = test::loadOrFail(path);
         QVERIFY(compareModels(again.model, held->model).isOk());
+    }
+
+    void weightsThePassesMadeCanBeSpilledToAScratchFile()
+    {
+        // A rank of `profile --ranks` spills the heap weights the passes made (a Conv with its
+        // BatchNorm folded in…) to a scratch file it maps, so it holds only those its nodes read;
+        // before, every rank held all of them. Held weights of 64 KiB and more are spilled, small
+        // ones stay; the model reads the same bytes; a folder in memory is refused.
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {1, 128});
+        std::vector<float> big(128 * 256);
+        for (std::size_t i = 0; i < big.size(); ++i)
+            big[i] = float(i % 89) * 0.5f;
+        *g->add_initializer() = test::floatTensor("w", {128, 256}, big);
+        *g->add_initializer() = test::floatTensor("small", {256}, std::vector<float>(256, 1.0f));
+        *g->add_node() = test::node("MatMul", {"x", "w"}, {"h"}, "mm");
+        *g->add_node() = test::node("Add", {"h", "small"}, {"y"}, "add");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {1, 256});
+        const Model held = test::modelOrFail(m);
+        Model model = held;
+
+        if (fs::exists("/dev/shm")) {
+            const Expected<SpilledWeights> inMemory = spillHeapWeights(model.graph, "/dev/shm");
+            QVERIFY(!inMemory);
+            QVERIFY2(inMemory.status().message().find("TMPDIR") != std::string::npos,
+                     inMemory.status().message().c_str());
+            QVERIFY(!model.graph.value(model.graph.findValue("w")).initializer->isMapped());
+        }
+
+        QTemporaryDir tmp(QDir::currentPath() + "/spill-XXXXXX"); // the build folder: on disk
+        const Expected<SpilledWeights> spilled = spillHeapWeights(model.graph, dirOf(tmp));
+        QVERIFY2(spilled, spilled ? "" : spilled.status().message().c_str());
+        QCOMPARE(spilled->tensors, 1u);
+        QCOMPARE(spilled->bytes, std::uint64_t(big.size() * sizeof(float)));
+        QVERIFY(model.graph.value(model.graph.findValue("w")).initializer->isMapped());
+        QVERIFY(!model.graph.value(model.graph.findValue("small")).initializer->isMapped());
+        QVERIFY(fs::is_empty(dirOf(tmp))); // unlinked: nothing left behind, even if killed
+        QVERIFY(compareModels(model, held).isOk());
+        dropResidentWeights(model.graph); // read again from the file where touched
+        QVERIFY(compareModels(model, held).isOk());
+        // Spilled once: a second spill finds nothing left on the heap above the threshold.
+        QCOMPARE(spillHeapWeights(model.graph, dirOf(tmp))->tensors, 0u);
     }
 
     void weightsInConstantNodesAreCountedAndListed()

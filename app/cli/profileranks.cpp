@@ -4,6 +4,7 @@
 // rank 0 prints results and writes the trace.
 
 #include "commands.h"
+#include "onnx/embeddedweights.h"
 #include "profileformat.h"
 #include "runtime/randominputs.h"
 #include "trace/chrometrace.h"
@@ -40,6 +41,7 @@ struct Prepared
 {
     Model model;
     dist::RankProfileOptions options;
+    std::vector<std::string> notes;
 };
 
 Expected<Prepared> prepare(const ProfileArgs &args)
@@ -74,6 +76,11 @@ Expected<Prepared> prepare(const ProfileArgs &args)
     p.model.graph.assignNodeNames();
     if (Expected<double> opt = optimizeForRun(p.model, args.optimize); !opt)
         return opt.status();
+    // Weights the passes made (a Conv with its BatchNorm folded in, fused or transposed weights)
+    // are new heap tensors on every rank; spilled to a scratch file and mapped, a rank holds only
+    // those its nodes read, as it does the model file's own weights.
+    if (Expected<SpilledWeights> spilled = spillHeapWeights(p.model.graph, scratchFolder()); !spilled)
+        p.notes.push_back("the weights the passes made stay on every rank's heap: " + spilled.status().message());
     Expected<GivenInputs> given = givenInputsFor(p.model.graph, args.inputs, args.dims);
     if (!given)
         return given.status();
@@ -240,6 +247,7 @@ int runProfileRanks(const ProfileArgs &args)
     };
     std::vector<std::string> notes = schedule::timingNotes(reports, args.iterations, loadAverage(), cores);
     notes.insert(notes.begin(), profile->notes.begin(), profile->notes.end());
+    notes.insert(notes.begin(), prepared->notes.begin(), prepared->notes.end());
     if (!args.trace.empty())
         if (Status written = trace::writeChromeTrace(schedule::combinedTrace(reports, args.model), args.trace); !written)
             return reportError(written);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
@@ -145,6 +146,47 @@ std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const Mappe
         mapped += s.length;
     }
     return mapped;
+}
+
+Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::path &folder, std::uint64_t minBytes)
+{
+    std::vector<ValueId> chosen;
+    std::vector<std::span<const std::byte>> parts;
+    for (ValueId v : graph.initializers()) {
+        const std::optional<Tensor> &t = graph.value(v).initializer;
+        if (!t || !t->data || t->data->isMapped() || t->dtype == DataType::String || t->data->size() < minBytes)
+            continue;
+        chosen.push_back(v);
+        parts.push_back(t->data->bytes());
+    }
+    SpilledWeights spilled;
+    if (chosen.empty())
+        return spilled;
+    std::vector<std::uint64_t> offsets;
+    Expected<std::shared_ptr<const MappedFile>> file = MappedFile::writeScratch(folder, parts, offsets);
+    if (!file)
+        return file.status();
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+        std::optional<Tensor> &t = graph.value(chosen[i]).initializer;
+        t->data = Buffer::fromMapping(*file, offsets[i], parts[i].size()); // the heap copy goes here
+        spilled.bytes += parts[i].size();
+    }
+    spilled.tensors = chosen.size();
+    return spilled;
+}
+
+void dropResidentWeights(const Graph &graph)
+{
+    for (ValueId v : graph.initializers())
+        if (const std::optional<Tensor> &t = graph.value(v).initializer; t && t->isMapped())
+            dropResidentPages(t->data->bytes());
+}
+
+std::filesystem::path scratchFolder()
+{
+    if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp)
+        return tmp;
+    return "/var/tmp";
 }
 
 } // namespace opscope

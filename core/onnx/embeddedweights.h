@@ -9,6 +9,7 @@
 #include "util/status.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,5 +36,26 @@ Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::b
 // bytes at the found place start and end as the loaded tensor does. Returns the bytes now mapped.
 std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const MappedFile> &file,
                                  std::uint64_t minBytes = 64 * 1024);
+
+// Weights on the heap that no file holds (those the passes made: BatchNorm folded into a Conv,
+// fused or transposed weights, Constant nodes turned initializers) of at least `minBytes`, written
+// to an unlinked scratch file in `folder` and mapped from there, freeing their heap copies: a rank
+// that runs part of the model then holds only the part its nodes read, as it does for weights
+// mapped from the model file. Main graph only.
+struct SpilledWeights
+{
+    std::size_t tensors = 0;
+    std::uint64_t bytes = 0;
+};
+Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::path &folder,
+                                          std::uint64_t minBytes = 64 * 1024);
+
+// Takes the pages of every mapped weight out of this process's resident set: after a run that
+// read them all (rank 0's serial run, the run that sizes a plan), a rank holds again only what its
+// own nodes read. Mappings are read-only, so nothing is lost.
+void dropResidentWeights(const Graph &graph);
+
+// Where scratch files go: $TMPDIR, else /var/tmp (on disk where /tmp may be tmpfs).
+std::filesystem::path scratchFolder();
 
 } // namespace opscope

@@ -57,8 +57,8 @@ struct CostModel
     // real machine, enough to unbalance a placement; measured times are not.
     std::unordered_map<std::string, double> measuredSeconds;
     // Weights on the heap are held by every process, whichever devices read them (each MPI rank
-    // optimizes the whole model; small embedded weights and those the passes made stay on its
-    // heap): a memory cap then counts only the mapped ones a device reads (external data, and
+    // optimizes the whole model; weights under 64 KiB stay on its heap, and those the passes
+    // made where spilling them to a scratch file failed): a memory cap then counts only the mapped ones a device reads (external data, and
     // embedded ones ranks map from the file), and the heap ones come off the budget before it is
     // split into caps.
     bool embeddedWeightsEverywhere = false;
