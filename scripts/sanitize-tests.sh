@@ -14,7 +14,7 @@ case "$mode" in
     flags=(-DOPSCOPE_SANITIZE=address,undefined)
     tests=(tst_graph tst_onnxio tst_cli tst_cliprofile tst_clireports tst_robustness tst_kernelsweep tst_runtime tst_integerarithmetic tst_probe tst_passes tst_presentation tst_schedule
            tst_fusions tst_transformerfusions tst_extendedfusions tst_attention tst_layout tst_workerpool
-           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered tst_quantized tst_memoryplan tst_mpi tst_pooling tst_partsofplans)
+           tst_roundtrip tst_conformance tst_pipeline tst_passfuzz tst_layered tst_quantized tst_memoryplan tst_mpi tst_pooling tst_permute tst_partsofplans)
     # Script tests (no target of their own): the kernels' fast paths, run by the ASan CLI.
     scripted=(kernel_parity)
     # Leaks are reported for opscope's code; libonnx's schema registry, Qt's and fontconfig's

@@ -295,48 +295,6 @@ BroadcastRows BroadcastRows::of(const Broadcast &b)
     return r;
 }
 
-Status permuteCopy(const RuntimeTensor &x, const std::vector<std::int64_t> &perm, RuntimeTensor &out)
-{
-    const std::size_t rank = x.rank();
-    const Shape64 inStrides = stridesOf(x.shape());
-    Shape64 srcStride(rank);
-    for (std::size_t d = 0; d < rank; ++d)
-        srcStride[d] = inStrides[std::size_t(perm[d])];
-    if (x.dtype() == DataType::String) {
-        Broadcast b;
-        b.outShape = out.shape();
-        b.strides = {srcStride};
-        forEachBroadcast(b, [&](std::int64_t o, const std::int64_t *i) {
-            out.mutableStrings()[std::size_t(o)] = x.strings()[std::size_t(i[0])];
-        });
-        return Status::ok();
-    }
-    return dispatchBySize(x.dtype(), [&](auto tag) -> Status {
-        using T = decltype(tag);
-        const T *src = x.data<T>();
-        T *dst = out.mutableData<T>();
-        const std::int64_t inner = rank ? out.dim(rank - 1) : 1;
-        const std::int64_t innerStride = rank ? srcStride[rank - 1] : 1;
-        const std::int64_t rows = inner ? out.elementCount() / inner : 0;
-        parallelFor(
-            rows,
-            [&](std::int64_t r) {
-                std::int64_t rem = r, off = 0;
-                // Every axis but the innermost, outermost last; none for a scalar (rank - 1
-                // wrapped around to SIZE_MAX there and read the shape far out of range).
-                for (std::size_t d = rank > 0 ? rank - 1 : 0; d-- > 0;) {
-                    off += (rem % out.dim(d)) * srcStride[d];
-                    rem /= out.dim(d);
-                }
-                T *row = dst + r * inner;
-                for (std::int64_t k = 0; k < inner; ++k)
-                    row[k] = src[off + k * innerStride];
-            },
-            256);
-        return Status::ok();
-    });
-}
-
 Expected<RuntimeTensor> permuted(const RuntimeTensor &x, const std::vector<std::int64_t> &perm)
 {
     Shape64 shape;
