@@ -804,6 +804,10 @@ private slots:
         QVERIFY(waitIdle(w));
         QVERIFY(w.graphPane()->graph(1));
         QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Removed), 25);
+        // The layout lands after the comparison: its timing used to replace the summary.
+        QVERIFY2(w.statusText().startsWith(QStringLiteral("Comparing with")) &&
+                     w.statusText().contains(QStringLiteral("25 removed")),
+                 qPrintable(w.statusText()));
     }
 };
 

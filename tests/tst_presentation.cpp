@@ -18,6 +18,9 @@
 using namespace opscope;
 using namespace opscope::layout;
 
+Q_DECLARE_METATYPE(std::vector<float>)
+Q_DECLARE_METATYPE(std::vector<std::int64_t>)
+
 namespace {
 
 ValueId add(Graph &g, const std::string &name, const std::string &op, std::vector<ValueId> inputs)
@@ -230,7 +233,10 @@ private slots:
         for (Graph *g : {&before, &after}) {
             const ValueId x = g->addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 4})));
             const bool lowered = g == &after;
-            const ValueId c = add(*g, lowered ? "conv_FusedConv_Conv" : "conv", "Conv", {x});
+            const ValueId w = g->addInitializer(
+                lowered ? "conv_W_folded" : "conv.weight",
+                Tensor::fromValues(DataType::Float, {4, 4, 1, 1}, std::vector<float>(16, lowered ? 0.5f : 0.25f)));
+            const ValueId c = add(*g, lowered ? "conv_FusedConv_Conv" : "conv", "Conv", {x, w});
             const ValueId r = *g->createValue("r");
             (void)g->addNode("Relu", {c}, {r}, {}, lowered ? "conv_FusedConv_Relu" : "relu");
             const ValueId y = add(*g, lowered ? "head_new" : "head", lowered ? "Sigmoid" : "Tanh", {r});
@@ -243,8 +249,9 @@ private slots:
         const GraphDiff d = diffGraphsByName(before, after, same);
         QCOMPARE(d.removed, (std::unordered_set<std::string>{"head"}));
         QCOMPARE(d.added, (std::unordered_set<std::string>{"head_new"}));
-        // The Conv writes a new intermediate tensor: modified, listed under both names. The Relu
-        // only reads it: the same node (being wired to a rewritten neighbour is no change of its own).
+        // The Conv reads new (folded) weights: modified, listed under both names. The Relu only
+        // reads its new tensor: the same node (being wired to a rewritten neighbour, or an
+        // intermediate tensor's new name, is no change of its own).
         QVERIFY(d.modified.count("conv") && d.modified.count("conv_FusedConv_Conv"));
         QVERIFY(!d.modified.count("relu") && !d.modified.count("conv_FusedConv_Relu"));
     }
@@ -271,6 +278,70 @@ private slots:
             const GraphDiff d = diffGraphsByName(before, after);
             QCOMPARE(d.removed, (std::unordered_set<std::string>{"conv2d_0.w_0_const"}));
             QCOMPARE(d.modified.count("conv2d_0"), std::size_t(sameWeights ? 0 : 1));
+        }
+    }
+
+    // A model against its copy (two loads, or the same weights written again by another tool):
+    // equal weights in other buffers. By buffer identity every node that read a weight — every
+    // Conv, Gemm and BatchNormalization — showed "modified" against a byte-for-byte copy. Weights
+    // are compared by content; a weight that does differ still modifies its reader, and so does a
+    // weight of another shape holding the same bytes.
+    void weightsAreComparedByContent_data()
+    {
+        QTest::addColumn<std::vector<float>>("afterValues");
+        QTest::addColumn<std::vector<std::int64_t>>("afterDims");
+        QTest::addColumn<bool>("modified");
+        const std::vector<float> same(108, 0.5f);
+        std::vector<float> oneDiffers = same;
+        oneDiffers[107] = 0.25f;
+        QTest::newRow("equal, another buffer") << same << std::vector<std::int64_t>{4, 3, 3, 3} << false;
+        QTest::newRow("last value differs") << oneDiffers << std::vector<std::int64_t>{4, 3, 3, 3} << true;
+        QTest::newRow("same bytes, other shape") << same << std::vector<std::int64_t>{3, 4, 3, 3} << true;
+    }
+    void weightsAreComparedByContent()
+    {
+        QFETCH(std::vector<float>, afterValues);
+        QFETCH(std::vector<std::int64_t>, afterDims);
+        QFETCH(bool, modified);
+        const auto build = [](const Tensor &w, const Tensor &gamma) {
+            Graph g("g");
+            const ValueId x = g.addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 3, 8, 8})));
+            const ValueId wv = g.addInitializer("conv.weight", w);
+            const ValueId c = add(g, "conv", "Conv", {x, wv});
+            const ValueId s = g.addInitializer("scale", gamma); // a Constant node's value in the other
+            const ValueId y = *g.createValue("y");
+            const NodeId m = *g.addNode("Mul", {c, s}, {y}, {}, "mul");
+            g.node(m).attributes.push_back(Attribute::makeTensor("unused", gamma));
+            g.setOutputs({y});
+            return g;
+        };
+        const Graph before = build(Tensor::fromValues(DataType::Float, {4, 3, 3, 3}, std::vector<float>(108, 0.5f)),
+                                   Tensor::fromValues(DataType::Float, {4}, std::vector<float>{1, 2, 3, 4}));
+        const Graph after = build(Tensor::fromValues(DataType::Float, afterDims, afterValues),
+                                  Tensor::fromValues(DataType::Float, {4}, std::vector<float>{1, 2, 3, 4}));
+        const GraphDiff d = diffGraphsByName(before, after);
+        QVERIFY(d.removed.empty() && d.added.empty());
+        QCOMPARE(d.modified.count("conv"), std::size_t(modified ? 1 : 0));
+        QVERIFY(!d.modified.count("mul")); // its weight and tensor attribute are equal copies
+    }
+
+    // An intermediate tensor named anew (an optimized file's "…_out0") is no change to the node
+    // that writes it; a graph output named anew is: it is the model's interface.
+    void aNewTensorNameModifiesOnlyAtTheInterface()
+    {
+        for (const bool output : {false, true}) {
+            Graph before("g"), after("g");
+            for (Graph *g : {&before, &after}) {
+                const ValueId x = g->addInput("x", TypeInfo::tensor(DataType::Float, Shape::fromSizes({1, 4})));
+                const ValueId h = *g->createValue(g == &after && !output ? "relu_out0" : "h");
+                (void)g->addNode("Relu", {x}, {h}, {}, "relu");
+                const ValueId y = *g->createValue(g == &after && output ? "y_out0" : "y");
+                (void)g->addNode("Tanh", {h}, {y}, {}, "tanh");
+                g->setOutputs({y});
+            }
+            const GraphDiff d = diffGraphsByName(before, after);
+            QCOMPARE(d.modified.count("relu"), std::size_t(0));
+            QCOMPARE(d.modified.count("tanh"), std::size_t(output ? 1 : 0));
         }
     }
 

@@ -5,6 +5,7 @@
 #include "profileformat.h"
 #include "ir/summary.h"
 #include "onnx/modelio.h"
+#include "passes/restorenames.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 
@@ -213,6 +214,9 @@ int runOptimize(const OptimizeArgs &args)
         printTables(result, *result.initial, model);
     if (!result.status)
         return reportError(result.status);
+    // The written model keeps the names of what it was optimized from, where a node stands for one
+    // original node of its op type (not the "_Add_Add" suffixes of each pass that touched it).
+    passes::restoreOriginalNames(model.graph, result.initial->graph, result);
 
     // Every path is checked before anything is written, and the model comes first: a report or a
     // dump must never describe an output that then failed to be written.

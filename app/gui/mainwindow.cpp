@@ -104,8 +104,10 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_graph, &GraphPane::layoutStarted, this,
             [this](int items) { setBusy(tr("Laying out %1 items…").arg(items), true); });
     connect(m_graph, &GraphPane::layoutFinished, this, [this](double ms, int items, const QString &note) {
-        m_statusText->setText(note.isEmpty() ? tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0)
-                                             : tr("%1 (%2 items)").arg(note).arg(items));
+        const QString laidOut = note.isEmpty() ? tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0)
+                                               : tr("%1 (%2 items)").arg(note).arg(items);
+        // A comparison's summary stays: the layout landing after it replaced it with the timing.
+        m_statusText->setText(m_compareSummary.isEmpty() ? laidOut : m_compareSummary + QStringLiteral(" · ") + laidOut);
         updateBusy();
     });
     connect(m_graph, &GraphPane::layoutFailed, this, [this](const QString &m) {
@@ -600,11 +602,12 @@ void MainWindow::loadAsync(const QString &source, std::function<Expected<std::sh
                                     matchRenamedNodes(m_model->graph, (*r)->graph), true);
             m_graph->setTitles(QFileInfo(m_source).fileName(), QFileInfo(source).fileName());
             const GraphDiff &d = m_graph->diff();
-            m_statusText->setText(tr("Comparing with %1: %2 removed, %3 added, %4 modified")
-                                      .arg(source)
-                                      .arg(d.removed.size())
-                                      .arg(d.added.size())
-                                      .arg(d.modified.size()));
+            m_compareSummary = tr("Comparing with %1: %2 removed, %3 added, %4 modified")
+                                   .arg(source)
+                                   .arg(d.removed.size())
+                                   .arg(d.added.size())
+                                   .arg(d.modified.size());
+            m_statusText->setText(m_compareSummary);
             emit modelLoaded(source);
         } else {
             setModel(*r, source);
@@ -620,6 +623,7 @@ void MainWindow::setModel(std::shared_ptr<Model> model, const QString &source)
     m_source = source;
     m_result.reset();
     m_step = -2;
+    m_compareSummary.clear();
     m_passes->model()->clearResult();
     m_passes->setStepEnabled(false, false);
     m_passes->setStatus({});

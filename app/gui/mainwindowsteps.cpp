@@ -10,6 +10,7 @@
 #include "layoutservice.h"
 #include "modelsummarymodel.h"
 #include "onnx/modelio.h"
+#include "passes/restorenames.h"
 #include "passes/passutil.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
@@ -154,6 +155,7 @@ void MainWindow::showStep(int record)
     if (!m_result || record >= int(m_result->passes.size()))
         return;
     m_step = record;
+    m_compareSummary.clear();
     m_match = -1;
     const auto before = record < 0 ? m_result->initial : modelBefore(record);
     const auto after = modelAfter(record);
@@ -257,12 +259,21 @@ Expected<std::shared_ptr<const Model>> MainWindow::exportableModel(QStringList *
     // A mid-pipeline snapshot holds opscope's fused ops: for an onnx/ort target it is lowered as
     // the pipeline's last step would; for "none" the caller is told which ops only opscope runs.
     const QString target = m_passes->target();
+    // Written back under the names of the nodes it was optimized from, as opscope-cli optimize
+    // writes it (passes/restorenames.h).
+    const auto named = [this](std::shared_ptr<const Model> m) -> std::shared_ptr<const Model> {
+        if (!m_result || m == m_model)
+            return m;
+        auto copy = std::make_shared<Model>(*m);
+        passes::restoreOriginalNames(copy->graph, m_model->graph, *m_result);
+        return copy;
+    };
     std::map<std::string, int> internal;
     for (NodeId id : model->graph.nodeIds())
         if (model->graph.node(id).domain == passes::kOpscopeDomain)
             ++internal[model->graph.node(id).opType];
     if (internal.empty())
-        return model;
+        return named(model);
     if (target == QStringLiteral("onnx") || target == QStringLiteral("ort")) {
         Model lowered = *model;
         passes::PipelineOptions options;
@@ -272,7 +283,7 @@ Expected<std::shared_ptr<const Model>> MainWindow::exportableModel(QStringList *
             lowered, {target == QStringLiteral("onnx") ? "lower-to-onnx" : "lower-to-ort"}, options);
         if (!r.status)
             return r.status.withContext("lowering for " + target.toStdString());
-        return std::shared_ptr<const Model>(std::make_shared<Model>(std::move(lowered)));
+        return named(std::make_shared<Model>(std::move(lowered)));
     }
     if (opscopeOnly)
         for (const auto &[op, n] : internal)

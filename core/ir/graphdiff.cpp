@@ -2,6 +2,9 @@
 
 #include "ir/fingerprint.h"
 
+#include <mutex>
+#include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -9,37 +12,67 @@ namespace opscope {
 
 namespace {
 
-// A node's own identity for comparison: op, attributes (tensors by identity, subgraphs by
-// fingerprint, so this stays cheap for big weights), the constants it reads and the tensors it
+// A node's own identity for comparison: op, attributes (tensors by content, subgraphs by
+// fingerprint), the constants it reads and the tensors it
 // writes. Its activation inputs are compared apart (sameWiring): a node is not "modified" because
 // the node feeding it was rewritten.
-// The weights a value holds, by identity: an initializer's, or a Constant node's (exporters such
-// as Paddle2ONNX write hundreds of them; constant folding turns each into an initializer sharing
-// its buffer). 0: not a constant.
+// Weights by content: a model compared with its copy, or with a version another tool wrote,
+// holds equal bytes in other buffers (by buffer identity every node that read a weight showed
+// "modified" there). Hashed once per buffer — ids are unique for the process lifetime — so a
+// pass stepper diffing two dozen steps of a big model reads each weight once. Never 0.
+std::uint64_t weightDigest(const Tensor &t)
+{
+    if (!t.data)
+        return 0;
+    static std::mutex lock;
+    static std::unordered_map<std::uint64_t, std::uint64_t> digests; // buffer id → digest
+    {
+        const std::lock_guard guard(lock);
+        if (const auto it = digests.find(t.data->id()); it != digests.end())
+            return it->second;
+    }
+    const std::span<const std::byte> bytes = t.data->bytes();
+    std::uint64_t h = std::hash<std::string_view>{}(
+        std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+    h = h * 31 + std::uint64_t(t.dtype);
+    for (std::int64_t d : t.dims)
+        h = h * 1000003u + std::uint64_t(d);
+    h |= 1;
+    const std::lock_guard guard(lock);
+    digests.emplace(t.data->id(), h);
+    return h;
+}
+
+// The weights a value holds: an initializer's, or a Constant node's (exporters such as
+// Paddle2ONNX write hundreds of them; constant folding turns each into an initializer sharing its
+// buffer). 0: not a constant.
 std::uint64_t constantId(const Graph &g, ValueId v)
 {
     const Value &value = g.value(v);
     if (value.initializer && value.initializer->data)
-        return value.initializer->data->id();
+        return weightDigest(*value.initializer);
     if (!value.producer.valid())
         return 0;
     const Node &p = g.node(value.producer);
     if (p.opType != "Constant" || !(p.domain.empty() || p.domain == "ai.onnx") || !p.inputs.empty())
         return 0;
     const Attribute *t = p.attribute("value");
-    return t && t->type == AttributeType::Tensor && t->t.data ? t->t.data->id() : 0;
+    return t && t->type == AttributeType::Tensor ? weightDigest(t->t) : 0;
 }
 
 std::string signature(const Graph &g, const Node &n)
 {
     std::string s = n.domain + "::" + n.opType + "(" + std::to_string(n.inputs.size()) + ")->(";
+    // Graph outputs by name (the model's interface); an intermediate tensor's new name is no
+    // change to the node that writes it — an optimized file names its tensors anew, and every node
+    // there showed "modified" for it.
     for (ValueId v : n.outputs)
-        s += (v.valid() ? g.value(v).name : std::string()) + ",";
+        s += (!v.valid() ? std::string() : g.isGraphOutput(v) ? g.value(v).name : std::string("·")) + ",";
     s += ")";
     for (const Attribute &a : n.attributes) {
         s += "|" + a.name + "=";
         if (a.type == AttributeType::Tensor)
-            s += "t" + std::to_string(a.t.data ? a.t.data->id() : 0);
+            s += "t" + std::to_string(weightDigest(a.t));
         else if (a.type == AttributeType::Graph && a.g)
             s += "g" + std::to_string(fingerprint(*a.g));
         else
