@@ -422,8 +422,13 @@ private slots:
         QTest::newRow("unknown dim name") << QStringList{"--dim", "batsh=3"} << "have no dimension named 'batsh'";
         QTest::newRow("dim given twice") << QStringList{"--dim", "batch=4", "--dim", "batch=5"}
                                          << "--dim batch is given twice, as 4 and 5";
-        QTest::newRow("threads 0") << QStringList{"--threads", "0"} << "not in range 1 to 256";
-        QTest::newRow("threads 100000") << QStringList{"--threads", "100000"} << "not in range 1 to 256";
+        QTest::newRow("threads 0") << QStringList{"--threads", "0"} << "give a whole number from 1 to 256, not 0";
+        QTest::newRow("threads 100000") << QStringList{"--threads", "100000"}
+                                        << "give a whole number from 1 to 256, not 100000";
+        // CLI11's own checks printed their bounds as doubles: "not in range 0.000000 to 1797…" (300
+        // digits) for --iterations -1, and called "abc" a value out of range.
+        QTest::newRow("iterations -1") << QStringList{"--iterations", "-1"} << "give a whole number 0 or more, not -1";
+        QTest::newRow("iterations abc") << QStringList{"--iterations", "abc"} << "'abc' is not a whole number";
         QTest::newRow("input is a FIFO") << QStringList{"--input", "x=FIFO"} << "not a regular file";
         QTest::newRow("input is /dev/zero") << QStringList{"--input", "x=/dev/zero"} << "not a regular file";
         QTest::newRow("bad assignment") << QStringList{"--input", "justaname"} << "must look like NAME=VALUE";

@@ -7,6 +7,8 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <limits>
 #include <cstdlib>
 #include <exception>
 #include <algorithm>
@@ -15,6 +17,32 @@
 #ifndef OPSCOPE_VERSION
 #define OPSCOPE_VERSION "0.0.0"
 #endif
+
+namespace {
+
+// A whole number from `least` to `most`. CLI11's PositiveNumber, NonNegativeNumber and Range
+// print their bounds as doubles ("--iterations: Value 0 not in range 0.000000 to 17976931348…",
+// 300 digits of DBL_MAX) and call "abc" a value out of range.
+CLI::Validator wholeNumber(long long least, long long most = std::numeric_limits<int>::max())
+{
+    const std::string range = most == std::numeric_limits<int>::max()
+                                  ? std::to_string(least) + " or more"
+                                  : "from " + std::to_string(least) + " to " + std::to_string(most);
+    return CLI::Validator(
+        [least, most, range](std::string &text) -> std::string {
+            long long v = 0;
+            const char *end = text.data() + text.size();
+            const auto [at, ec] = std::from_chars(text.data(), end, v);
+            if (ec != std::errc() || at != end)
+                return "'" + text + "' is not a whole number: give one " + range;
+            if (v < least || v > most)
+                return "give a whole number " + range + ", not " + text;
+            return {};
+        },
+        ""); // the help's own text gives the range where it matters
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -38,7 +66,7 @@ int main(int argc, char **argv)
                       "Skip onnx::checker (its findings are printed as warnings)");
     infoCmd->add_option("--top", info.top, "How many of the largest initializers to list")
         ->default_val(10)
-        ->check(CLI::NonNegativeNumber);
+        ->check(wholeNumber(0));
 
     ConvertArgs convert;
     CLI::App *convertCmd =
@@ -66,10 +94,10 @@ int main(int argc, char **argv)
     runCmd->add_option("--seed", run.seed, "Seed of the random inputs")->default_val(0);
     runCmd->add_option("--threads", run.threads, "Intra-op threads (1-256)")
         ->default_val(1)
-        ->check(CLI::Range(1, maxThreads));
+        ->check(wholeNumber(1, maxThreads));
     runCmd->add_option("--iterations", run.iterations, "Timed runs after one warm-up")
         ->default_val(10)
-        ->check(CLI::NonNegativeNumber);
+        ->check(wholeNumber(0));
     runCmd->add_option("--save-outputs", run.saveDir, "Write every output as DIR/NAME.npy");
     runCmd->add_flag("--json", run.json, "Print JSON");
     runCmd->add_flag("-q,--quiet", run.quiet, "Print only warnings and errors (with --save-outputs, in scripts)");
@@ -96,7 +124,7 @@ int main(int argc, char **argv)
     conformanceCmd->add_option("DIR", conformance.dirs, "Test folders, or folders holding them")->required();
     conformanceCmd->add_option("--threads", conformance.threads, "Intra-op threads (1-256)")
         ->default_val(1)
-        ->check(CLI::Range(1, maxThreads));
+        ->check(wholeNumber(1, maxThreads));
     conformanceCmd->add_option("--rtol", conformance.rtol, "Relative tolerance")->default_val(1e-3);
     conformanceCmd->add_option("--atol", conformance.atol, "Absolute tolerance")->default_val(1e-7);
     conformanceCmd->add_flag("-q,--quiet", conformance.quiet, "Print only failures and the summary");
@@ -141,10 +169,10 @@ int main(int argc, char **argv)
         ->default_val("cpu:2");
     profileCmd->add_option("--threads-per-device", profile.threadsPerDevice, "Intra-op threads per device (1-256)")
         ->default_val(1)
-        ->check(CLI::Range(1, maxThreads));
+        ->check(wholeNumber(1, maxThreads));
     profileCmd->add_option("--iterations", profile.iterations, "Timed runs per schedule (median reported)")
         ->default_val(10)
-        ->check(CLI::PositiveNumber);
+        ->check(wholeNumber(1));
     profileCmd->add_option("--trace", profile.trace, "Write the median runs as one Chrome trace (Perfetto)");
     profileCmd->add_option("--simulate", profile.simulate,
                            "Predict instead of running, for devices like gpu:4 or cpu:8");
@@ -182,7 +210,7 @@ int main(int argc, char **argv)
                            "pipeline: the batch (dim 0) as M micro-batches, GPipe-style: each device (or rank) a stage "
                            "working on one micro-batch while the next works on the one before")
         ->default_val(1)
-        ->check(CLI::Range(1, 4096));
+        ->check(wholeNumber(1, 4096));
     profileCmd->add_option("--memory-per-rank", profile.memoryPerRank,
                            "With --ranks: what each rank's share may take (e.g. 2G, 512MiB: K/M/G/T and KiB… are "
                            "powers of 1024, KB/MB/GB of 1000; default: the memory free on its host or in its cgroup); "
@@ -210,7 +238,7 @@ int main(int argc, char **argv)
     memoryCmd->add_option("--offsets", memory.offsets, "Offset strategy: best (both greedy orders), size or breadth")
         ->default_val("best")
         ->check(CLI::IsMember({"best", "size", "breadth"}));
-    memoryCmd->add_option("--top", memory.top, "Tensors listed at the peak")->default_val(10)->check(CLI::Range(0, 100000));
+    memoryCmd->add_option("--top", memory.top, "Tensors listed at the peak")->default_val(10)->check(wholeNumber(0, 100000));
     memoryCmd->add_flag("--json", memory.json, "Print JSON (every tensor with offset, bytes, steps)");
 
     bool devicesJson = false;

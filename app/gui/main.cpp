@@ -42,7 +42,7 @@ struct Options
                              QStringLiteral("file")};
     QCommandLineOption partition{QStringLiteral("partition"),
                                  QStringLiteral("Show the graph partitioned for N CPU devices"), QStringLiteral("devices")};
-    QCommandLineOption level{QStringLiteral("level"), QStringLiteral("Pass level for --run: basic, extended, layout or all"),
+    QCommandLineOption level{QStringLiteral("level"), QStringLiteral("Pass level for --run: basic, extended (the default here, for reading the graph; opscope-cli optimizes at all), layout or all"),
                              QStringLiteral("level")};
     QCommandLineOption enter{QStringLiteral("enter"), QStringLiteral("Walk into this node's first body (If/Loop/Scan)"),
                              QStringLiteral("node")};
