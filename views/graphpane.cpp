@@ -658,6 +658,17 @@ void GraphPane::showInitial()
                     anchor = item->sceneBoundingRect();
         m_views[std::size_t(side)]->showInitial(anchor);
     }
+    // One zoom for both sides: a graph that fits its pane was fitted and one that does not was
+    // shown at 100 %, and the panes then kept different scales (boxes of one op at two sizes).
+    if (two) {
+        const double z = std::min(m_views[0]->zoom(), m_views[1]->zoom());
+        for (GraphView *v : m_views)
+            if (v->zoom() > z) {
+                const QPointF c = v->center();
+                v->setTransform(QTransform::fromScale(z, z));
+                v->centerOn(c);
+            }
+    }
     const QPointF offset = two ? m_views[1]->center() - m_views[0]->center() : QPointF();
     m_views[0]->setMirrorOffset(offset);
     m_views[1]->setMirrorOffset(-offset);
