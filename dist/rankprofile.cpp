@@ -182,7 +182,7 @@ Expected<RankProfile> profileAcrossRanks(MpiContext &mpi, const Model &model, co
         if (const std::optional<std::uint64_t> peak = serialSession->estimatePeakBytes(feeds);
             peak && *peak + weights > result.available[0]) {
             wholeFitsRankZero = false;
-            const std::string why = "the whole model needs " + bytesText(*peak + weights) + " (intermediate tensors " +
+            const std::string why = "the whole model needs " + bytesText(*peak + weights) + " (tensors live at its peak " +
                                     bytesText(*peak) + ", weights " + bytesText(weights) + ") but rank 0 has " +
                                     bytesText(result.available[0]) +
                                     (limitGiven ? " (--memory-per-rank)" : " free");

@@ -307,24 +307,25 @@ int runProfileRanks(const ProfileArgs &args)
                     microseconds(worstOffset).c_str(), worstDrift * 1e6);
     for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i)
         if (profile->info[i].crossRankEdges)
-            std::printf("%s: %s per run, %s (%.3g MB) sent over MPI\n", reports[i].name.c_str(),
+            std::printf("%s: %s per run, %s (%s) sent over MPI\n", reports[i].name.c_str(),
                         count(profile->info[i].crossRankEdges, "cross-rank transfer", "cross-rank transfers").c_str(),
                         count(profile->info[i].mpiMessages, "tensor", "tensors").c_str(),
-                        double(profile->info[i].mpiBytes) * 1e-6);
+                        bytesText(profile->info[i].mpiBytes).c_str()); // MiB like the memory lines
     // What each rank's share was predicted to take (the check that refuses plans that do not fit).
     for (std::size_t i = 0; i < reports.size() && i < profile->info.size(); ++i) {
         const std::vector<dist::RankMemory> &memory = profile->info[i].memory;
         if (memory.empty())
             continue;
-        std::string need, have;
-        for (std::size_t r = 0; r < memory.size(); ++r) {
-            need += (r ? ", " : "") + bytesText(memory[r].total(limitGiven));
-            have += (r ? ", " : "") + (r < profile->available.size() && profile->available[r]
-                                           ? bytesText(profile->available[r])
-                                           : std::string("unknown"));
-        }
-        std::printf("%s: each rank's share needs %s (of %s %s)\n", reports[i].name.c_str(), need.c_str(),
-                    have.c_str(), limitGiven ? "allowed by --memory-per-rank" : "free");
+        // Rank by rank: "needs 3.3 MiB, 0 B (of 22.0 GiB, 22.0 GiB free)" left the reader to pair
+        // the two lists.
+        std::string shares;
+        for (std::size_t r = 0; r < memory.size(); ++r)
+            shares += std::string(r ? ", rank " : "rank ") + std::to_string(r) + (r ? "'s " : "'s share needs ") +
+                      bytesText(memory[r].total(limitGiven)) + " of " +
+                      (r < profile->available.size() && profile->available[r] ? bytesText(profile->available[r])
+                                                                              : std::string("unknown")) +
+                      (limitGiven ? " allowed" : " free");
+        std::printf("%s: %s\n", reports[i].name.c_str(), shares.c_str());
     }
     return finish(notes);
 }
