@@ -94,7 +94,6 @@ GraphPane::GraphPane(LayoutService *layouts, QWidget *parent) : QWidget(parent),
 void GraphPane::resizeEvent(QResizeEvent *event)
 {
     QWidget::resizeEvent(event);
-    m_minimap->move(width() - m_minimap->width() - 12, height() - m_minimap->height() - 12);
     updateOverlays();
 }
 
@@ -129,6 +128,10 @@ bool GraphPane::rectCoversNodes(const QRect &rect) const
 
 void GraphPane::updateOverlays()
 {
+    // The minimap maps the left view: in its bottom right corner, not the pane's (side by side,
+    // that is over AFTER, which then seemed to hold BEFORE's removed nodes).
+    const QRect left(m_views[0]->mapTo(this, QPoint(0, 0)), m_views[0]->viewport()->size());
+    m_minimap->move(left.right() - m_minimap->width() - 12, left.bottom() - m_minimap->height() - 12);
     // The legend moves to a corner of the left view where no node is (top left, top right, bottom
     // left); when every corner has nodes it collapses to a small tab (faded over the nodes, its
     // text still collided with their labels), itself put in a corner free of nodes if there is one.
