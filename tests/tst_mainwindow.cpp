@@ -161,6 +161,10 @@ private slots:
         // (they were drawn amber once, as if the pass had touched them).
         QCOMPARE(countDiff(w.graphPane()->scene(1), DiffState::Modified), 0);
         QCOMPARE(countDiff(w.graphPane()->scene(0), DiffState::Added), 0);
+        // The step's counts stay in the status bar once its layout has landed.
+        QVERIFY(waitIdle(w));
+        QVERIFY2(w.statusText().startsWith(QStringLiteral("conv-activation-fusion: 16 removed, 8 added")),
+                 qPrintable(w.statusText()));
         // Unchanged nodes keep their position between BEFORE and AFTER.
         const NodeItem *before = w.graphPane()->scene(0)->itemForKey("/head/Softmax");
         const NodeItem *after = w.graphPane()->scene(1)->itemForKey("/head/Softmax");

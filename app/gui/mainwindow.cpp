@@ -106,8 +106,8 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_graph, &GraphPane::layoutFinished, this, [this](double ms, int items, const QString &note) {
         const QString laidOut = note.isEmpty() ? tr("%1 items laid out in %2 ms").arg(items).arg(ms, 0, 'f', 0)
                                                : tr("%1 (%2 items)").arg(note).arg(items);
-        // A comparison's summary stays: the layout landing after it replaced it with the timing.
-        m_statusText->setText(m_compareSummary.isEmpty() ? laidOut : m_compareSummary + QStringLiteral(" · ") + laidOut);
+        // A comparison's or a step's summary stays: the layout landing after it replaced it.
+        m_statusText->setText(m_diffSummary.isEmpty() ? laidOut : m_diffSummary + QStringLiteral(" · ") + laidOut);
         updateBusy();
     });
     connect(m_graph, &GraphPane::layoutFailed, this, [this](const QString &m) {
@@ -602,12 +602,12 @@ void MainWindow::loadAsync(const QString &source, std::function<Expected<std::sh
                                     matchRenamedNodes(m_model->graph, (*r)->graph), true);
             m_graph->setTitles(QFileInfo(m_source).fileName(), QFileInfo(source).fileName());
             const GraphDiff &d = m_graph->diff();
-            m_compareSummary = tr("Comparing with %1: %2 removed, %3 added, %4 modified")
+            m_diffSummary = tr("Comparing with %1: %2 removed, %3 added, %4 modified")
                                    .arg(source)
                                    .arg(d.removed.size())
                                    .arg(d.added.size())
                                    .arg(d.modified.size());
-            m_statusText->setText(m_compareSummary);
+            m_statusText->setText(m_diffSummary);
             emit modelLoaded(source);
         } else {
             setModel(*r, source);
@@ -623,7 +623,7 @@ void MainWindow::setModel(std::shared_ptr<Model> model, const QString &source)
     m_source = source;
     m_result.reset();
     m_step = -2;
-    m_compareSummary.clear();
+    m_diffSummary.clear();
     m_passes->model()->clearResult();
     m_passes->setStepEnabled(false, false);
     m_passes->setStatus({});

@@ -152,7 +152,7 @@ private:
     QString m_source;
     std::shared_ptr<passes::PipelineResult> m_result;
     int m_step = -2; // -2: no comparison shown
-    QString m_compareSummary; // "Comparing with F: …" while another file is compared, else empty
+    QString m_diffSummary; // "Comparing with F: …" or a pass step's counts while shown, else empty
     int m_match = -1;
     std::shared_ptr<std::atomic<bool>> m_cancelPipeline;
     int m_loading = 0;

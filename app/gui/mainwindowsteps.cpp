@@ -155,7 +155,6 @@ void MainWindow::showStep(int record)
     if (!m_result || record >= int(m_result->passes.size()))
         return;
     m_step = record;
-    m_compareSummary.clear();
     m_match = -1;
     const auto before = record < 0 ? m_result->initial : modelBefore(record);
     const auto after = modelAfter(record);
@@ -198,11 +197,18 @@ void MainWindow::showStep(int record)
     const GraphDiff &d = m_graph->diff();
     const QString what = record < 0 ? tr("original vs final")
                                     : QString::fromStdString(m_result->passes[std::size_t(record)].name);
-    m_statusText->setText(tr("%1: %2 removed, %3 added, %4 modified")
-                              .arg(what)
-                              .arg(d.removed.size())
-                              .arg(d.added.size())
-                              .arg(d.modified.size()));
+    // Constant nodes are drawn inside their readers: removed, they leave nothing red to see.
+    std::size_t inside = 0;
+    for (const std::string &name : d.removed)
+        inside += m_graph->presentation().inlined.count(name);
+    m_diffSummary = tr("%1: %2 removed, %3 added, %4 modified")
+                        .arg(what)
+                        .arg(d.removed.size())
+                        .arg(d.added.size())
+                        .arg(d.modified.size());
+    if (inside > 0)
+        m_diffSummary += tr(" (%n of the removed: Constant node(s) drawn inside their readers)", nullptr, int(inside));
+    m_statusText->setText(m_diffSummary);
 }
 
 void MainWindow::stepNext()
