@@ -266,8 +266,13 @@ void MainWindow::buildDocks()
         tree->setItemDelegateForColumn(0, new ElideDelegate(std::nullopt, tree));
         tree->setItemDelegateForColumn(1, new ElideDelegate(Qt::ElideRight, tree));
         tree->header()->setSectionResizeMode(0, QHeaderView::Interactive);
-        connect(model, &QAbstractItemModel::modelReset, tree, [tree] {
+        connect(model, &QAbstractItemModel::modelReset, tree, [tree, model] {
             tree->expandAll();
+            // Section titles ("Initializer: /backbone/conv1.conv.weight") across both columns:
+            // in the property column alone they elided to "…r: /backbone/conv1.conv.weight".
+            for (int row = 0; row < model->rowCount(); ++row)
+                if (model->hasChildren(model->index(row, 0)) && model->index(row, 1).data().toString().isEmpty())
+                    tree->setFirstColumnSpanned(row, QModelIndex(), true);
             fitPropertyColumn(tree);
         });
         tree->viewport()->installEventFilter(new PropertyColumnFitter(tree));
