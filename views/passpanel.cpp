@@ -163,6 +163,11 @@ bool PassPanel::overlay() const
     return m_mode->currentIndex() == 1;
 }
 
+void PassPanel::setOverlay(bool overlay)
+{
+    m_mode->setCurrentIndex(overlay ? 1 : 0);
+}
+
 void PassPanel::reloadLevel()
 {
     passes::PipelineSpec spec;

@@ -28,6 +28,7 @@ public:
     QString target() const;
     void setTarget(const QString &target); // onnx, ort or none; others are ignored
     bool overlay() const;
+    void setOverlay(bool overlay); // as choosing "Overlay" in the mode box
     void setRunning(bool running);
     void setStatus(const QString &text);
     void setStepEnabled(bool previous, bool next);

@@ -32,6 +32,8 @@ struct Options
                             QStringLiteral("pass")};
     QCommandLineOption select{QStringLiteral("select"), QStringLiteral("Select and inspect this node"),
                               QStringLiteral("node")};
+    QCommandLineOption overlay{QStringLiteral("overlay"),
+                               QStringLiteral("With --compare or --step: BEFORE and AFTER in one view, not side by side")};
     QCommandLineOption compare{QStringLiteral("compare"), QStringLiteral("Compare with another model"),
                                QStringLiteral("model")};
     QCommandLineOption profile{QStringLiteral("profile"),
@@ -65,7 +67,7 @@ struct Options
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open"));
-        parser.addOptions({screenshot, run, step, select, compare, profile, trace, partition, level, enter, values, activations, memory, memoryAsRun,
+        parser.addOptions({screenshot, run, step, select, compare, overlay, profile, trace, partition, level, enter, values, activations, memory, memoryAsRun,
                            dim, size, dark});
     }
 };
@@ -147,6 +149,8 @@ int main(int argc, char **argv)
             return fail(QStringLiteral("unknown level '%1' (one of %2)").arg(parser.value(level), levels.join(QStringLiteral(", "))));
         window.passPanel()->setLevel(parser.value(level));
     }
+    if (parser.isSet(o.overlay))
+        window.passPanel()->setOverlay(true);
     const QStringList args = parser.positionalArguments();
     std::map<std::string, std::int64_t> dims;
     for (const QString &d : parser.values(o.dim)) {
