@@ -242,10 +242,11 @@ int main(int argc, char **argv)
                                                 list->end())
                                     hint = QStringLiteral("; it runs at --level %1").arg(QString::fromStdString(l));
                             }
-                        std::fprintf(stderr, "opscope: --step: no pass '%s' ran at level %s (passes: %s)%s\n",
+                        // The hint first: after three dozen pass names it went unread.
+                        std::fprintf(stderr, "opscope: --step: no pass '%s' ran at level %s%s (its passes: %s)\n",
                                      qPrintable(parser.value(step)),
-                                     qPrintable(window.passPanel()->level()),
-                                     qPrintable(names.join(QStringLiteral(", "))), qPrintable(hint));
+                                     qPrintable(window.passPanel()->level()), qPrintable(hint),
+                                     qPrintable(names.join(QStringLiteral(", "))));
                         QApplication::exit(1);
                         return;
                     }
