@@ -5,6 +5,7 @@
 #include "ir/summary.h"
 #include "ir/verifier.h"
 #include "onnx/embeddedweights.h"
+#include "onnx/strippedweights.h"
 #include "onnx/modelio.h"
 #include "onnx/opschema.h"
 #include "testsupport.h"
@@ -168,6 +169,22 @@ private slots:
         QVERIFY(!mg.value(mg.findValue("small")).initializer->isMapped()); // 1 KiB: not worth a mapping
         QVERIFY(!mg.value(mg.findValue("w2")).initializer->isMapped());
         QVERIFY(compareModels(mapped->model, held->model).isOk()); // the same bytes, wherever they live
+        // Parsed without w's bytes (onnx/strippedweights.h): the checker and shape inference saw
+        // one placeholder element and said nothing of it (an empty raw_data was "no value field").
+        QCOMPARE(mapped->warnings, held->warnings);
+        const Expected<StrippedModel> stripped = stripEmbeddedWeights(
+            std::span(reinterpret_cast<const std::byte *>(bytes.data()), bytes.size()));
+        QVERIFY(stripped);
+        QCOMPARE(stripped->spans.size(), 1u); // w; small is under 64 KiB, w2 has no raw_data
+        QCOMPARE(stripped->spans.at("w").offset, (*spans)[0].offset);
+        // Without w's bytes but one float (a few length prefixes shorter too).
+        QVERIFY(stripped->bytes.size() <= bytes.size() - big.size() * sizeof(float) + 4);
+        QVERIFY(stripped->bytes.size() + 16 > bytes.size() - big.size() * sizeof(float));
+        onnx::ModelProto reparsed;
+        QVERIFY(reparsed.ParseFromString(stripped->bytes));
+        QCOMPARE(reparsed.graph().initializer_size(), 3);
+        QCOMPARE(reparsed.graph().initializer(0).raw_data(), std::string(4, '\0')); // one float
+        QCOMPARE(reparsed.graph().node_size(), 3);
         // Saved again — over the very file it maps, as `optimize IN -o IN --force` does — it
         // still reads the old bytes (the save writes a new file and renames it over).
         QVERIFY(saveModel(mapped->model, path));

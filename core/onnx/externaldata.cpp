@@ -54,4 +54,23 @@ Expected<std::shared_ptr<const MappedFile>> ExternalFiles::open(const std::strin
     return file;
 }
 
+void ExternalFiles::setEmbedded(std::shared_ptr<const MappedFile> file,
+                                std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> spans)
+{
+    m_embeddedFile = std::move(file);
+    m_embedded = std::move(spans);
+}
+
+std::shared_ptr<const Buffer> ExternalFiles::takeEmbedded(const std::string &name, std::uint64_t bytes)
+{
+    const auto it = m_embedded.find(name);
+    if (!m_embeddedFile || it == m_embedded.end())
+        return nullptr;
+    const auto [offset, length] = it->second;
+    m_embedded.erase(it);
+    if (length != bytes || offset > m_embeddedFile->size() || length > m_embeddedFile->size() - offset)
+        return nullptr;
+    return Buffer::fromMapping(m_embeddedFile, offset, length);
+}
+
 } // namespace opscope

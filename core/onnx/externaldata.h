@@ -5,6 +5,7 @@
 // ONNX had path-traversal CVEs here (CVE-2022-25882, CVE-2024-27318): a location is refused when it
 // is absolute, contains "..", or resolves (through symbolic links) outside the model's folder.
 
+#include "ir/tensor.h"
 #include "util/mappedfile.h"
 #include "util/status.h"
 
@@ -30,9 +31,18 @@ public:
     const std::filesystem::path &modelDir() const { return m_modelDir; }
     std::size_t fileCount() const { return m_files.size(); }
 
+    // Embedded weights whose raw_data was left out of the parsed message (onnx/strippedweights.h):
+    // the model file and where each lies in it, by initializer name.
+    void setEmbedded(std::shared_ptr<const MappedFile> file, std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> spans);
+    // The bytes of `name` in the model file when they are `bytes` long, else null. Each is taken
+    // once: by the first initializer of that name, the main graph's (imported first).
+    std::shared_ptr<const Buffer> takeEmbedded(const std::string &name, std::uint64_t bytes);
+
 private:
     std::filesystem::path m_modelDir;
     std::map<std::filesystem::path, std::shared_ptr<const MappedFile>> m_files;
+    std::shared_ptr<const MappedFile> m_embeddedFile;
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> m_embedded;
 };
 
 } // namespace opscope

@@ -22,6 +22,8 @@ public:
     Importer(const ImportOptions &options, std::vector<std::string> &warnings)
         : m_files(options.modelDir), m_warnings(warnings)
     {
+        if (options.embeddedFile)
+            m_files.setEmbedded(options.embeddedFile, options.embeddedSpans);
     }
 
     Status graph(onnx::GraphProto &gp, Graph &g, bool isSubgraph)
@@ -384,7 +386,7 @@ Expected<ImportResult> importModel(onnx::ModelProto &proto, const ImportOptions 
         return Status::invalid("the model imports no operator set (opset_import is empty; truncated file?)");
 
     // Before any libonnx code reads the model: its checker and inference trust what they get.
-    OPSCOPE_TRY(checkModelStructure(proto));
+    OPSCOPE_TRY(checkModelStructure(proto, options.embeddedFile ? &options.embeddedSpans : nullptr));
     symbolizeNegativeDims(*proto.mutable_graph(), true, result.warnings);
     const bool external = hasExternalData(proto.graph());
     if (options.runChecker)

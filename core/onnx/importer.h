@@ -6,6 +6,8 @@
 #include "onnx/externaldata.h"
 #include "util/status.h"
 
+#include <map>
+#include <memory>
 #include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
@@ -18,6 +20,10 @@ struct ImportOptions
     bool runChecker = true;          // run onnx::checker; its complaints become warnings
     std::filesystem::path modelDir;  // external data is looked up (only) under this folder
     std::filesystem::path modelPath; // for the checker on models with external data; may be empty
+    // A parse of onnx/strippedweights.h: the model file and, by initializer name, where the bytes
+    // of the raw_data fields it left empty lie in it (offset, length).
+    std::shared_ptr<const MappedFile> embeddedFile;
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> embeddedSpans;
 };
 
 struct ImportResult

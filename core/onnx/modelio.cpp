@@ -3,6 +3,7 @@
 #include "ir/tensorwalk.h"
 #include "onnx/embeddedweights.h"
 #include "onnx/exporter.h"
+#include "onnx/strippedweights.h"
 #include "util/atomicfile.h"
 #include "util/mappedfile.h"
 
@@ -14,7 +15,7 @@ namespace {
 
 Expected<ImportResult> parseAndImport(std::span<const std::byte> bytes, const std::filesystem::path &baseDir,
                                       const std::filesystem::path &modelPath, const LoadOptions &options,
-                                      const std::string &shownName)
+                                      const std::string &shownName, ImportOptions io = {})
 {
     if (bytes.empty())
         return Status::invalid(shownName + " is empty");
@@ -29,7 +30,6 @@ Expected<ImportResult> parseAndImport(std::span<const std::byte> bytes, const st
     if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
         return Status::invalid(shownName +
                                " is not a valid ONNX model: the Protobuf data is corrupt or truncated");
-    ImportOptions io;
     io.inferShapes = options.inferShapes;
     io.runChecker = options.runChecker;
     io.modelDir = baseDir;
@@ -71,8 +71,27 @@ Expected<ImportResult> loadModel(const std::filesystem::path &path, const LoadOp
     if (!file)
         return file.status();
     const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-    Expected<ImportResult> result =
-        parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options, "'" + path.string() + "'");
+    const std::string shown = "'" + path.string() + "'";
+    // Ranks: parsed without the big weights' bytes (a copy of the whole file on the heap at once),
+    // which are mapped from the file instead. Any failure parses the file whole, whose message is
+    // the one to report.
+    if (options.mapEmbeddedWeights)
+        if (Expected<StrippedModel> stripped = stripEmbeddedWeights((*file)->bytes());
+            stripped && !stripped->spans.empty()) {
+            ImportOptions io;
+            io.embeddedFile = *file;
+            for (const auto &[name, span] : stripped->spans)
+                io.embeddedSpans.emplace(name, std::make_pair(span.offset, span.length));
+            Expected<ImportResult> light = parseAndImport(
+                std::as_bytes(std::span(stripped->bytes.data(), stripped->bytes.size())), absolute.parent_path(),
+                absolute, options, shown, std::move(io));
+            if (light) {
+                mapEmbeddedWeights(light->model.graph, *file); // those not stripped (integer tensors)
+                (*file)->dropResidentPages();
+                return light;
+            }
+        }
+    Expected<ImportResult> result = parseAndImport((*file)->bytes(), absolute.parent_path(), absolute, options, shown);
     if (result && options.mapEmbeddedWeights && mapEmbeddedWeights(result->model.graph, *file) > 0)
         (*file)->dropResidentPages(); // parsing read it all; from here a page counts where a node reads it
     return result;

@@ -241,8 +241,13 @@ Expected<Tensor> tensorFromProto(onnx::TensorProto &proto, ExternalFiles &files,
         t.strings = std::make_shared<const std::vector<std::string>>(proto.string_data().begin(),
                                                                      proto.string_data().end());
     } else if (proto.has_raw_data()) {
-        std::unique_ptr<std::string> raw(proto.release_raw_data());
-        t.data = Buffer::fromString(std::move(*raw));
+        // Stripped (one placeholder element): the bytes are in the mapped model file.
+        if (const std::uint64_t need = std::uint64_t(*count) * dataTypeSize(t.dtype); proto.raw_data().size() != need)
+            t.data = files.takeEmbedded(t.name, need);
+        if (!t.data) {
+            std::unique_ptr<std::string> raw(proto.release_raw_data());
+            t.data = Buffer::fromString(std::move(*raw));
+        }
     } else {
         Expected<std::vector<std::byte>> bytes = typedFieldBytes(proto, t.dtype, what);
         if (!bytes)

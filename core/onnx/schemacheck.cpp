@@ -102,7 +102,9 @@ int firstOpset(const std::string &op, const std::string &domain)
 class StructureChecker
 {
 public:
-    explicit StructureChecker(const onnx::ModelProto &model)
+    explicit StructureChecker(const onnx::ModelProto &model,
+                              const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped)
+        : m_main(&model.graph()), m_mapped(mapped)
     {
         for (const auto &o : model.opset_import())
             m_opsets[canonicalDomain(o.domain())] = o.version();
@@ -196,10 +198,30 @@ private:
                                     what);
     }
 
+    const std::pair<std::uint64_t, std::uint64_t> *strippedSpan(const onnx::GraphProto &g,
+                                                                 const onnx::TensorProto &t) const
+    {
+        if (&g != m_main || !m_mapped || !isKnownDataType(t.data_type()) || t.data_type() == onnx::TensorProto::STRING ||
+            t.data_type() == onnx::TensorProto::UNDEFINED ||
+            t.raw_data().size() != dataTypeSize(static_cast<DataType>(t.data_type())))
+            return nullptr;
+        const auto it = m_mapped->find(t.name());
+        return it == m_mapped->end() ? nullptr : &it->second;
+    }
+
     Status graph(const onnx::GraphProto &g, const std::map<std::string, std::int64_t> &opsets)
     {
-        for (const auto &t : g.initializer())
-            OPSCOPE_TRY(tensorPayload(t, "initializer '" + shown(t.name()) + "'"));
+        for (const auto &t : g.initializer()) {
+            const std::string what = "initializer '" + shown(t.name()) + "'";
+            // Stripped: its bytes are the span in the file, which must fit its shape as well.
+            if (const auto *span = strippedSpan(g, t)) {
+                OPSCOPE_TRY(checkTensorByteCount(static_cast<DataType>(t.data_type()),
+                                                 std::vector<std::int64_t>(t.dims().begin(), t.dims().end()),
+                                                 span->second, what));
+                continue;
+            }
+            OPSCOPE_TRY(tensorPayload(t, what));
+        }
         for (const auto &n : g.node())
             OPSCOPE_TRY(node(n, opsets, &g));
         return Status::ok();
@@ -542,13 +564,16 @@ private:
 
     std::map<std::string, std::int64_t> m_opsets;
     std::map<FunctionKey, const onnx::FunctionProto *> m_functions;
+    const onnx::GraphProto *m_main = nullptr;
+    const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *m_mapped = nullptr;
 };
 
 } // namespace
 
-Status checkModelStructure(const onnx::ModelProto &model)
+Status checkModelStructure(const onnx::ModelProto &model,
+                           const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped)
 {
-    StructureChecker checker(model);
+    StructureChecker checker(model, mapped);
     return checker.run(model);
 }
 

@@ -14,13 +14,19 @@
 
 #include "util/status.h"
 
+#include <cstdint>
+#include <map>
 #include <onnx/onnx_pb.h>
 #include <string>
 #include <vector>
 
 namespace opscope {
 
-Status checkModelStructure(const onnx::ModelProto &model);
+// `mapped`: main-graph initializers whose raw_data a stripped parse replaced by one element
+// (onnx/strippedweights.h), by name, with the length of their bytes in the file: that length is
+// what is checked against the shape.
+Status checkModelStructure(const onnx::ModelProto &model,
+                           const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped = nullptr);
 
 // Parses an Einsum equation ("ij,jk->ik", "...ii->...i") against the number of inputs. The runtime
 // kernel shares it, so the importer and the kernel accept exactly the same equations.
