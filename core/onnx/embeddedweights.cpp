@@ -1,5 +1,7 @@
 #include "onnx/embeddedweights.h"
 
+#include "onnx/wireformat.h"
+
 #include "ir/tensor.h"
 #include "util/mappedfile.h"
 
@@ -7,28 +9,13 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <map>
 
 namespace opscope {
 
 namespace {
 
-using google::protobuf::io::CodedInputStream;
-using google::protobuf::internal::WireFormatLite;
-
-// Field numbers of onnx.proto.
-constexpr std::uint32_t kModelGraph = 7;        // ModelProto.graph
-constexpr std::uint32_t kGraphInitializer = 5;  // GraphProto.initializer
-constexpr std::uint32_t kTensorName = 8;        // TensorProto.name
-constexpr std::uint32_t kTensorRawData = 9;     // TensorProto.raw_data
-constexpr std::uint32_t kTensorDataLocation = 14; // TensorProto.data_location (1: EXTERNAL)
-
-bool lengthDelimited(std::uint32_t tag)
-{
-    return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
-}
+using namespace wire;
 
 // One TensorProto, the stream limited to it.
 bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
@@ -62,19 +49,6 @@ bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
     if (raw && !external)
         out.push_back(std::move(span));
     return true;
-}
-
-// The body of a length-delimited field, read by `body` within its limit.
-template<class Body>
-bool readNested(CodedInputStream &in, Body body)
-{
-    std::uint32_t length = 0;
-    if (!in.ReadVarint32(&length) || length > std::uint32_t(INT_MAX))
-        return false;
-    const CodedInputStream::Limit limit = in.PushLimit(int(length));
-    const bool ok = body() && in.ConsumedEntireMessage();
-    in.PopLimit(limit);
-    return ok;
 }
 
 } // namespace

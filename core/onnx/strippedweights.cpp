@@ -1,24 +1,15 @@
 #include "onnx/strippedweights.h"
 
+#include "onnx/wireformat.h"
+
 #include <climits>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <string_view>
 
 namespace opscope {
 
 namespace {
 
-using google::protobuf::io::CodedInputStream;
-using google::protobuf::internal::WireFormatLite;
-
-// Field numbers of onnx.proto.
-constexpr std::uint32_t kModelGraph = 7;
-constexpr std::uint32_t kGraphInitializer = 5;
-constexpr std::uint32_t kTensorDataType = 2;
-constexpr std::uint32_t kTensorName = 8;
-constexpr std::uint32_t kTensorRawData = 9;
-constexpr std::uint32_t kTensorDataLocation = 14;
+using namespace wire;
 
 // Weights, not data a shape could come from: FLOAT, UINT8, INT8, FLOAT16, DOUBLE, BFLOAT16 and
 // the FLOAT8 types.
@@ -46,11 +37,6 @@ void putLengthDelimited(std::string &out, std::uint32_t field, std::string_view 
     putVarint(out, (std::uint64_t(field) << 3) | WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
     putVarint(out, body.size());
     out.append(body);
-}
-
-bool lengthDelimited(std::uint32_t tag)
-{
-    return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
 }
 
 class Stripper
@@ -97,13 +83,7 @@ private:
     template<class Body>
     bool nested(Body body)
     {
-        std::uint32_t length = 0;
-        if (!m_in.ReadVarint32(&length) || length > std::uint32_t(INT_MAX))
-            return false;
-        const CodedInputStream::Limit limit = m_in.PushLimit(int(length));
-        const bool ok = body() && m_in.ConsumedEntireMessage();
-        m_in.PopLimit(limit);
-        return ok;
+        return readNested(m_in, body);
     }
 
     bool graph(std::string &out)
