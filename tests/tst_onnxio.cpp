@@ -192,6 +192,27 @@ private slots:
         QVERIFY(compareModels(again.model, held->model).isOk());
     }
 
+    // A graph field whose length runs past the end of the file: Protobuf refuses the file, but the
+    // wire walk took the stream's clean end at the buffer for the end of the graph, so a rank's
+    // rewrite (onnx/strippedweights.h) parsed and loaded what the app refused (fuzz_loader, with
+    // the rewrite check, on its first corpus replay).
+    void aTruncatedModelIsRefusedByRanksToo()
+    {
+        const fs::path path = test::sourceDir() / "tests" / "fuzz-regressions" /
+                              "loader-truncated-graph-parsed-whole-by-the-ranks-rewrite.onnx";
+        std::ifstream in(path, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        QCOMPARE(bytes.size(), 34u);
+        const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
+        QVERIFY(!stripEmbeddedWeights(span));
+        QVERIFY(!findInitializerRawData(span));
+        LoadOptions ranks;
+        ranks.mapEmbeddedWeights = true;
+        const Expected<ImportResult> whole = loadModel(path), mapped = loadModel(path, ranks);
+        QVERIFY(!whole && !mapped);
+        QCOMPARE(mapped.status().message(), whole.status().message());
+    }
+
     void weightsThePassesMadeCanBeSpilledToAScratchFile()
     {
         // A rank of `profile --ranks` spills the heap weights the passes made (a Conv with its

@@ -24,15 +24,21 @@ inline bool lengthDelimited(std::uint32_t tag)
     return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
 }
 
-// The body of a length-delimited field, read by `body` with the stream limited to it.
+// The body of a length-delimited field, read by `body` with the stream limited to it. The whole
+// length must be there: at the end of the buffer the stream reports a clean end of message even
+// inside a field whose length runs past it, and a truncated graph was walked as whole (fuzz_loader
+// found the rewrite of such a file parsing where the file did not).
 template<class Body>
 bool readNested(CodedInputStream &in, Body body)
 {
     std::uint32_t length = 0;
     if (!in.ReadVarint32(&length) || length > std::uint32_t(INT_MAX))
         return false;
+    const int start = in.CurrentPosition();
+    if (start > INT_MAX - int(length))
+        return false;
     const CodedInputStream::Limit limit = in.PushLimit(int(length));
-    const bool ok = body() && in.ConsumedEntireMessage();
+    const bool ok = body() && in.ConsumedEntireMessage() && in.CurrentPosition() == start + int(length);
     in.PopLimit(limit);
     return ok;
 }
