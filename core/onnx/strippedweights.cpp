@@ -52,20 +52,9 @@ public:
 
     bool model(std::string &out)
     {
-        while (true) {
-            const int start = m_in.CurrentPosition();
-            const std::uint32_t tag = m_in.ReadTag();
-            if (!tag)
-                return m_in.ConsumedEntireMessage();
-            if (WireFormatLite::GetTagFieldNumber(tag) == kModelGraph && lengthDelimited(tag)) {
-                std::string body;
-                if (!nested([&] { return graph(body); }))
-                    return false;
-                putLengthDelimited(out, kModelGraph, body);
-            } else if (!copyField(tag, start, out)) {
-                return false;
-            }
-        }
+        return rewrite(kModelGraph, out, [this](std::string &graph) {
+            return rewrite(kGraphInitializer, graph, [this](std::string &tensor) { return this->tensor(tensor); });
+        });
     }
 
     std::map<std::string, RawDataSpan> spans;
@@ -80,24 +69,21 @@ private:
         return true;
     }
 
-    template<class Body>
-    bool nested(Body body)
-    {
-        return readNested(m_in, body);
-    }
-
-    bool graph(std::string &out)
+    // The fields of the message at hand as they are, but each length-delimited `field`, whose
+    // body `child` rewrites.
+    template<class Child>
+    bool rewrite(std::uint32_t field, std::string &out, Child child)
     {
         while (true) {
             const int start = m_in.CurrentPosition();
             const std::uint32_t tag = m_in.ReadTag();
             if (!tag)
-                return true;
-            if (WireFormatLite::GetTagFieldNumber(tag) == kGraphInitializer && lengthDelimited(tag)) {
+                return m_in.ConsumedEntireMessage();
+            if (std::uint32_t(WireFormatLite::GetTagFieldNumber(tag)) == field && lengthDelimited(tag)) {
                 std::string body;
-                if (!nested([&] { return tensor(body); }))
+                if (!readNested(m_in, [&] { return child(body); }))
                     return false;
-                putLengthDelimited(out, kGraphInitializer, body);
+                putLengthDelimited(out, field, body);
             } else if (!copyField(tag, start, out)) {
                 return false;
             }
