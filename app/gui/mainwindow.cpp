@@ -606,12 +606,7 @@ void MainWindow::loadAsync(const QString &source, std::function<Expected<std::sh
                                     m_passes->overlay() ? GraphPane::Mode::Overlay : GraphPane::Mode::SideBySide,
                                     matchRenamedNodes(m_model->graph, (*r)->graph), true);
             m_graph->setTitles(QFileInfo(m_source).fileName(), QFileInfo(source).fileName());
-            const GraphDiff &d = m_graph->diff();
-            m_diffSummary = tr("Comparing with %1: %2 removed, %3 added, %4 modified")
-                                   .arg(source)
-                                   .arg(d.removed.size())
-                                   .arg(d.added.size())
-                                   .arg(d.modified.size());
+            m_diffSummary = diffSummary(tr("Comparing with %1").arg(source));
             m_statusText->setText(m_diffSummary);
             emit modelLoaded(source);
         } else {

@@ -76,6 +76,8 @@ public:
     // (onnx, ort); with target none, `opscopeOnly` lists the ops only opscope runs.
     Expected<std::shared_ptr<const Model>> exportableModel(QStringList *opscopeOnly = nullptr) const;
     QString suggestedSaveName() const;
+    // "WHAT: 3 removed, 2 added, 1 modified" for the diff on screen: a comparison's or a step's.
+    QString diffSummary(const QString &what) const;
 
 signals:
     void modelLoaded(const QString &source);

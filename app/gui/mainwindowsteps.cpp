@@ -201,14 +201,20 @@ void MainWindow::showStep(int record)
     std::size_t inside = 0;
     for (const std::string &name : d.removed)
         inside += m_graph->presentation().inlined.count(name);
-    m_diffSummary = tr("%1: %2 removed, %3 added, %4 modified")
-                        .arg(what)
-                        .arg(d.removed.size())
-                        .arg(d.added.size())
-                        .arg(d.modified.size());
+    m_diffSummary = diffSummary(what);
     if (inside > 0)
         m_diffSummary += tr(" (%n of the removed: Constant node(s) drawn inside their readers)", nullptr, int(inside));
     m_statusText->setText(m_diffSummary);
+}
+
+QString MainWindow::diffSummary(const QString &what) const
+{
+    const GraphDiff &d = m_graph->diff();
+    return tr("%1: %2 removed, %3 added, %4 modified")
+        .arg(what)
+        .arg(d.removed.size())
+        .arg(d.added.size())
+        .arg(d.modified.size());
 }
 
 void MainWindow::stepNext()

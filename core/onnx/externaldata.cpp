@@ -55,7 +55,7 @@ Expected<std::shared_ptr<const MappedFile>> ExternalFiles::open(const std::strin
 }
 
 void ExternalFiles::setEmbedded(std::shared_ptr<const MappedFile> file,
-                                std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> spans)
+                                EmbeddedSpans spans)
 {
     m_embeddedFile = std::move(file);
     m_embedded = std::move(spans);

@@ -16,6 +16,10 @@
 
 namespace opscope {
 
+// Embedded weights a stripped parse left out (onnx/strippedweights.h): initializer name → offset
+// and length of its bytes in the model file.
+using EmbeddedSpans = std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>;
+
 // The file a location names, after the checks above. `tensorName` is for the message only.
 Expected<std::filesystem::path> resolveExternalLocation(const std::filesystem::path &modelDir,
                                                         const std::string &location,
@@ -33,7 +37,7 @@ public:
 
     // Embedded weights whose raw_data was left out of the parsed message (onnx/strippedweights.h):
     // the model file and where each lies in it, by initializer name.
-    void setEmbedded(std::shared_ptr<const MappedFile> file, std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> spans);
+    void setEmbedded(std::shared_ptr<const MappedFile> file, EmbeddedSpans spans);
     // The bytes of `name` in the model file when they are `bytes` long, else null. Each is taken
     // once: by the first initializer of that name, the main graph's (imported first).
     std::shared_ptr<const Buffer> takeEmbedded(const std::string &name, std::uint64_t bytes);
@@ -42,7 +46,7 @@ private:
     std::filesystem::path m_modelDir;
     std::map<std::filesystem::path, std::shared_ptr<const MappedFile>> m_files;
     std::shared_ptr<const MappedFile> m_embeddedFile;
-    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> m_embedded;
+    EmbeddedSpans m_embedded;
 };
 
 } // namespace opscope

@@ -23,7 +23,7 @@ struct ImportOptions
     // A parse of onnx/strippedweights.h: the model file and, by initializer name, where the bytes
     // of the raw_data fields it left empty lie in it (offset, length).
     std::shared_ptr<const MappedFile> embeddedFile;
-    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> embeddedSpans;
+    EmbeddedSpans embeddedSpans;
 };
 
 struct ImportResult

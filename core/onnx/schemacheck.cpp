@@ -103,7 +103,7 @@ class StructureChecker
 {
 public:
     explicit StructureChecker(const onnx::ModelProto &model,
-                              const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped)
+                              const EmbeddedSpans *mapped)
         : m_main(&model.graph()), m_mapped(mapped)
     {
         for (const auto &o : model.opset_import())
@@ -565,13 +565,13 @@ private:
     std::map<std::string, std::int64_t> m_opsets;
     std::map<FunctionKey, const onnx::FunctionProto *> m_functions;
     const onnx::GraphProto *m_main = nullptr;
-    const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *m_mapped = nullptr;
+    const EmbeddedSpans *m_mapped = nullptr;
 };
 
 } // namespace
 
 Status checkModelStructure(const onnx::ModelProto &model,
-                           const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped)
+                           const EmbeddedSpans *mapped)
 {
     StructureChecker checker(model, mapped);
     return checker.run(model);

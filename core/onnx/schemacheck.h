@@ -12,6 +12,7 @@
 //   ShapeInferenceGuard   wraps the inference functions of ops that index by *inferred* ranks
 //                         (Conv, pooling): the rank is only known during inference
 
+#include "onnx/externaldata.h"
 #include "util/status.h"
 
 #include <cstdint>
@@ -26,7 +27,7 @@ namespace opscope {
 // (onnx/strippedweights.h), by name, with the length of their bytes in the file: that length is
 // what is checked against the shape.
 Status checkModelStructure(const onnx::ModelProto &model,
-                           const std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> *mapped = nullptr);
+                           const EmbeddedSpans *mapped = nullptr);
 
 // Parses an Einsum equation ("ij,jk->ik", "...ii->...i") against the number of inputs. The runtime
 // kernel shares it, so the importer and the kernel accept exactly the same equations.

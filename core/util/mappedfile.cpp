@@ -103,11 +103,6 @@ Expected<std::shared_ptr<const MappedFile>> MappedFile::writeScratch(const std::
     return std::shared_ptr<const MappedFile>(std::move(file));
 }
 
-void MappedFile::dropResidentPages() const
-{
-    if (m_data)
-        ::madvise(const_cast<std::byte *>(m_data), m_size, MADV_DONTNEED);
-}
 
 void dropResidentPages(std::span<const std::byte> bytes)
 {
@@ -117,6 +112,11 @@ void dropResidentPages(std::span<const std::byte> bytes)
     const auto begin = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
     const auto end = (reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size() + page - 1) / page * page;
     ::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+void MappedFile::dropResidentPages() const
+{
+    opscope::dropResidentPages(bytes());
 }
 
 MappedFile::~MappedFile()
