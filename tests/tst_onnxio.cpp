@@ -8,6 +8,7 @@
 #include "onnx/strippedweights.h"
 #include "onnx/modelio.h"
 #include "onnx/opschema.h"
+#include "runtime/session.h"
 #include "testsupport.h"
 
 #include <QDir>
@@ -370,6 +371,81 @@ private slots:
         QCOMPARE(saved->dataPath->filename().string(), std::string("copy.onnx.data"));
         const ImportResult back = test::loadOrFail(dirOf(tmp) / "copy.onnx");
         QVERIFY(compareModels(r.model, back.model).isOk());
+    }
+
+    // Files place weights at any offset: Protobuf's raw_data after a name of any length, external
+    // data after a tensor of odd size. Kernels and passes read weights as their element type, so a
+    // mapping that is not aligned for it must read through an aligned copy (UBSan in CI caught a
+    // rank's Add loading floats from an odd address of its mapped model).
+    void weightsAtAnyOffsetAreReadAligned_data()
+    {
+        QTest::addColumn<bool>("external");
+        QTest::addColumn<int>("shift");
+        for (int shift = 0; shift < 4; ++shift) {
+            QTest::addRow("external data, offset 64+%d", shift) << true << shift;
+            QTest::addRow("embedded raw_data, name %d chars longer", shift) << false << shift;
+        }
+    }
+    void weightsAtAnyOffsetAreReadAligned()
+    {
+        QFETCH(bool, external);
+        QFETCH(int, shift);
+        constexpr int n = 16384; // 64 KiB: what a rank maps from the model file
+        std::vector<float> values(n);
+        for (int i = 0; i < n; ++i)
+            values[std::size_t(i)] = float(i % 251) - 100.0f;
+        onnx::ModelProto m = test::emptyModel();
+        auto *g = m.mutable_graph();
+        const std::string name = "w" + std::string(std::size_t(shift), 'x');
+        *g->add_input() = test::tensorInfo("x", onnx::TensorProto::FLOAT, {n});
+        onnx::TensorProto w = test::floatTensor(name, {n}, {});
+        w.clear_float_data();
+        QTemporaryDir tmp;
+        const std::string blob(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+        if (external) {
+            test::writeBytes(dirOf(tmp) / "w.bin", std::string(std::size_t(64 + shift), '\0') + blob);
+            w.set_data_location(onnx::TensorProto::EXTERNAL);
+            auto *kv = w.add_external_data();
+            kv->set_key("location");
+            kv->set_value("w.bin");
+            kv = w.add_external_data();
+            kv->set_key("offset");
+            kv->set_value(std::to_string(64 + shift));
+        } else {
+            w.set_raw_data(blob);
+        }
+        *g->add_initializer() = w;
+        *g->add_node() = test::node("Add", {"x", name}, {"y"}, "add");
+        *g->add_output() = test::tensorInfo("y", onnx::TensorProto::FLOAT, {n});
+        const fs::path path = dirOf(tmp) / "m.onnx";
+        test::writeProto(path, m);
+
+        LoadOptions options;
+        options.mapEmbeddedWeights = true; // as a rank loads
+        const Expected<ImportResult> r = loadModel(path, options);
+        QVERIFY2(r, r ? "" : r.status().message().c_str());
+        const Tensor &t = *r->model.graph.value(r->model.graph.findValue(name)).initializer;
+        QVERIFY(t.isMapped());
+        const auto address = [](const void *p) { return reinterpret_cast<std::uintptr_t>(p); };
+        const bool misaligned = address(t.data->storedBytes().data()) % alignof(float) != 0;
+        QCOMPARE(t.data->isMisaligned(), misaligned);
+        QCOMPARE(address(t.bytes().data()) % alignof(float), 0u);
+        QCOMPARE(t.as<float>()[n - 1], values.back());
+        if (external)
+            QCOMPARE(misaligned, shift % 4 != 0);
+
+        // The runtime reads it as floats; writing it out goes byte by byte from the mapping.
+        auto session = test::sessionOrFail(r->model);
+        QVERIFY(session);
+        std::vector<float> x(n, 0.5f);
+        Feeds feeds{{"x", RuntimeTensor::fromValues(DataType::Float, {n}, x)}};
+        const Expected<std::vector<RuntimeTensor>> out = session->run(feeds);
+        QVERIFY2(out, out ? "" : out.status().message().c_str());
+        const float *y = (*out)[0].data<float>();
+        for (int i = 0; i < n; i += 997)
+            QCOMPARE(y[i], values[std::size_t(i)] + 0.5f);
+        QVERIFY(saveModel(r->model, dirOf(tmp) / "copy.onnx"));
+        QVERIFY(compareModels(test::loadOrFail(dirOf(tmp) / "copy.onnx").model, r->model).isOk());
     }
 
     void externalDataThreshold()

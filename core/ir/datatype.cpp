@@ -65,6 +65,14 @@ std::size_t dataTypeSize(DataType type)
     return r ? r->size : 0;
 }
 
+std::size_t dataTypeAlignment(DataType type)
+{
+    const std::size_t size = dataTypeSize(type);
+    // complex64/128 are read as pairs of float/double.
+    const std::size_t element = type == DataType::Complex64 ? 4 : type == DataType::Complex128 ? 8 : size;
+    return element != 0 && (element & (element - 1)) == 0 ? element : 1;
+}
+
 bool isKnownDataType(std::int32_t raw)
 {
     return raw >= 0 && std::cmp_less(raw, typeTable.size());

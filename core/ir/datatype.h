@@ -38,6 +38,8 @@ std::string_view dataTypeName(DataType type);
 std::optional<DataType> dataTypeFromName(std::string_view name);
 // Bytes per element; 0 for String and Undefined (no fixed size).
 std::size_t dataTypeSize(DataType type);
+// The alignment a tensor of this type needs to be read as its element type (1 where none).
+std::size_t dataTypeAlignment(DataType type);
 bool isKnownDataType(std::int32_t raw);
 bool isFloatingPoint(DataType type);
 

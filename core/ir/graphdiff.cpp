@@ -31,7 +31,7 @@ std::uint64_t weightDigest(const Tensor &t)
         if (const auto it = digests.find(t.data->id()); it != digests.end())
             return it->second;
     }
-    const std::span<const std::byte> bytes = t.data->bytes();
+    const std::span<const std::byte> bytes = t.data->storedBytes();
     std::uint64_t h = std::hash<std::string_view>{}(
         std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
     h = h * 31 + std::uint64_t(t.dtype);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <limits>
 #include <utility>
 
@@ -35,10 +37,28 @@ std::shared_ptr<const Buffer> Buffer::fromString(std::string bytes)
 }
 
 std::shared_ptr<const Buffer> Buffer::fromMapping(std::shared_ptr<const MappedFile> file,
-                                                  std::uint64_t offset, std::uint64_t length)
+                                                  std::uint64_t offset, std::uint64_t length,
+                                                  std::size_t alignment)
 {
     const std::span<const std::byte> view = file->bytes().subspan(offset, length);
-    return std::shared_ptr<const Buffer>(new Buffer(view, std::move(file), true));
+    auto *buffer = new Buffer(view, std::move(file), true);
+    buffer->m_misaligned = alignment > 1 && reinterpret_cast<std::uintptr_t>(view.data()) % alignment != 0;
+    return std::shared_ptr<const Buffer>(buffer);
+}
+
+std::span<const std::byte> Buffer::alignedCopy() const
+{
+    std::call_once(m_copyOnce, [this] {
+        // 64 bytes, like every tensor the runtime allocates: SIMD loads see one alignment.
+        const std::size_t rounded = (m_bytes.size() + 63) / 64 * 64;
+        m_copy.reset(static_cast<std::byte *>(std::aligned_alloc(64, std::max<std::size_t>(rounded, 64))),
+                     [](std::byte *p) { std::free(p); });
+        if (m_copy && !m_bytes.empty())
+            std::memcpy(m_copy.get(), m_bytes.data(), m_bytes.size());
+    });
+    if (!m_copy)
+        throw std::bad_alloc();
+    return {m_copy.get(), m_bytes.size()};
 }
 
 std::int64_t Tensor::elementCount() const
@@ -74,8 +94,8 @@ bool Tensor::sameContent(const Tensor &other) const
         static const std::vector<std::string> none;
         return (strings ? *strings : none) == (other.strings ? *other.strings : none);
     }
-    const auto a = bytes();
-    const auto b = other.bytes();
+    const auto a = data ? data->storedBytes() : std::span<const std::byte>();
+    const auto b = other.data ? other.data->storedBytes() : std::span<const std::byte>();
     // memcmp of zero bytes still must not see null pointers (empty tensors have no buffer).
     return a.size() == b.size() && (a.empty() || a.data() == b.data() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }

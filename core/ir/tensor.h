@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -25,22 +26,36 @@ class Buffer
 public:
     static std::shared_ptr<const Buffer> fromBytes(std::vector<std::byte> bytes);
     static std::shared_ptr<const Buffer> fromString(std::string bytes); // takes Protobuf's raw_data as is
-    // A window into a mapped file; bytes are read from disk only when touched.
+    // A window into a mapped file; bytes are read from disk only when touched. Files place
+    // tensors at any offset (Protobuf's raw_data, external data after an odd-sized tensor), and
+    // kernels and passes read a tensor as its element type: where the window is not aligned to
+    // `alignment`, bytes() gives an aligned copy, made once on first use, so only the weights a
+    // process reads are copied (a rank reading its share of a mapped model).
     static std::shared_ptr<const Buffer> fromMapping(std::shared_ptr<const MappedFile> file,
-                                                     std::uint64_t offset, std::uint64_t length);
+                                                     std::uint64_t offset, std::uint64_t length,
+                                                     std::size_t alignment);
 
-    std::span<const std::byte> bytes() const { return m_bytes; }
+    // The bytes, aligned for the element type the buffer was made for.
+    std::span<const std::byte> bytes() const { return m_misaligned ? alignedCopy() : m_bytes; }
+    // The bytes where they lie, for readers that go byte by byte (writers, digests): no copy.
+    std::span<const std::byte> storedBytes() const { return m_bytes; }
     std::size_t size() const { return m_bytes.size(); }
+    // Whether bytes() copied (or will copy) a misaligned window to the heap.
+    bool isMisaligned() const { return m_misaligned; }
     // Unique per buffer for the process lifetime: fingerprints use it instead of hashing weights.
     std::uint64_t id() const { return m_id; }
     bool isMapped() const { return m_mapped; }
 
 private:
     Buffer(std::span<const std::byte> bytes, std::shared_ptr<const void> owner, bool mapped);
+    std::span<const std::byte> alignedCopy() const;
     std::span<const std::byte> m_bytes;
     std::shared_ptr<const void> m_owner;
     std::uint64_t m_id;
     bool m_mapped;
+    bool m_misaligned = false;
+    mutable std::once_flag m_copyOnce;
+    mutable std::shared_ptr<std::byte> m_copy; // aligned heap copy of a misaligned window
 };
 
 // Where a tensor's bytes were found on disk, kept for reports ("weights.bin @ 4096, 1.0 GiB").

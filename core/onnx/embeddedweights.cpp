@@ -116,7 +116,7 @@ std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const Mappe
         if (std::memcmp(all.data() + s.offset, held.data(), probe) != 0 ||
             std::memcmp(all.data() + s.offset + s.length - probe, held.data() + held.size() - probe, probe) != 0)
             continue;
-        t->data = Buffer::fromMapping(file, s.offset, s.length);
+        t->data = Buffer::fromMapping(file, s.offset, s.length, dataTypeAlignment(t->dtype));
         mapped += s.length;
     }
     return mapped;
@@ -142,7 +142,7 @@ Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::p
         return file.status();
     for (std::size_t i = 0; i < chosen.size(); ++i) {
         std::optional<Tensor> &t = graph.value(chosen[i]).initializer;
-        t->data = Buffer::fromMapping(*file, offsets[i], parts[i].size()); // the heap copy goes here
+        t->data = Buffer::fromMapping(*file, offsets[i], parts[i].size(), dataTypeAlignment(t->dtype)); // the heap copy goes here
         spilled.bytes += parts[i].size();
     }
     spilled.tensors = chosen.size();
@@ -153,7 +153,7 @@ void dropResidentWeights(const Graph &graph)
 {
     for (ValueId v : graph.initializers())
         if (const std::optional<Tensor> &t = graph.value(v).initializer; t && t->isMapped())
-            dropResidentPages(t->data->bytes());
+            dropResidentPages(t->data->storedBytes());
 }
 
 std::filesystem::path scratchFolder()

@@ -61,7 +61,7 @@ void ExternalFiles::setEmbedded(std::shared_ptr<const MappedFile> file,
     m_embedded = std::move(spans);
 }
 
-std::shared_ptr<const Buffer> ExternalFiles::takeEmbedded(const std::string &name, std::uint64_t bytes)
+std::shared_ptr<const Buffer> ExternalFiles::takeEmbedded(const std::string &name, std::uint64_t bytes, std::size_t alignment)
 {
     const auto it = m_embedded.find(name);
     if (!m_embeddedFile || it == m_embedded.end())
@@ -70,7 +70,7 @@ std::shared_ptr<const Buffer> ExternalFiles::takeEmbedded(const std::string &nam
     m_embedded.erase(it);
     if (length != bytes || offset > m_embeddedFile->size() || length > m_embeddedFile->size() - offset)
         return nullptr;
-    return Buffer::fromMapping(m_embeddedFile, offset, length);
+    return Buffer::fromMapping(m_embeddedFile, offset, length, alignment);
 }
 
 } // namespace opscope

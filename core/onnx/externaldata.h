@@ -40,7 +40,7 @@ public:
     void setEmbedded(std::shared_ptr<const MappedFile> file, EmbeddedSpans spans);
     // The bytes of `name` in the model file when they are `bytes` long, else null. Each is taken
     // once: by the first initializer of that name, the main graph's (imported first).
-    std::shared_ptr<const Buffer> takeEmbedded(const std::string &name, std::uint64_t bytes);
+    std::shared_ptr<const Buffer> takeEmbedded(const std::string &name, std::uint64_t bytes, std::size_t alignment);
 
 private:
     std::filesystem::path m_modelDir;

@@ -211,7 +211,7 @@ Status loadExternal(onnx::TensorProto &proto, Tensor &t, ExternalFiles &files, c
         return Status::invalid(what + ": external data '" + src.location + "' is " + std::to_string(size) +
                                " bytes, too short for offset " + std::to_string(src.offset) + " + length " +
                                std::to_string(src.length) + " (truncated file?)");
-    t.data = Buffer::fromMapping(*file, src.offset, src.length);
+    t.data = Buffer::fromMapping(*file, src.offset, src.length, dataTypeAlignment(t.dtype));
     t.external = std::move(src);
     (void)proto;
     return Status::ok();
@@ -243,7 +243,7 @@ Expected<Tensor> tensorFromProto(onnx::TensorProto &proto, ExternalFiles &files,
     } else if (proto.has_raw_data()) {
         // Stripped (one placeholder element): the bytes are in the mapped model file.
         if (const std::uint64_t need = std::uint64_t(*count) * dataTypeSize(t.dtype); proto.raw_data().size() != need)
-            t.data = files.takeEmbedded(t.name, need);
+            t.data = files.takeEmbedded(t.name, need, dataTypeAlignment(t.dtype));
         if (!t.data) {
             std::unique_ptr<std::string> raw(proto.release_raw_data());
             t.data = Buffer::fromString(std::move(*raw));
@@ -295,7 +295,8 @@ Status TensorSink::write(const Tensor &tensor, onnx::TensorProto *proto)
                 proto->add_string_data(s);
         return Status::ok();
     }
-    const std::span<const std::byte> bytes = tensor.bytes();
+    // Written byte by byte: a misaligned mapping needs no aligned copy.
+    const std::span<const std::byte> bytes = tensor.data ? tensor.data->storedBytes() : std::span<const std::byte>();
     if (m_file && bytes.size() >= m_threshold && bytes.size() > 0) {
         // 64-byte alignment lets readers map tensors straight into SIMD loads.
         static const std::byte zeros[64]{};
