@@ -446,6 +446,19 @@ private slots:
             QCOMPARE(y[i], values[std::size_t(i)] + 0.5f);
         QVERIFY(saveModel(r->model, dirOf(tmp) / "copy.onnx"));
         QVERIFY(compareModels(test::loadOrFail(dirOf(tmp) / "copy.onnx").model, r->model).isOk());
+
+        // A rank writes a misaligned one to its scratch file, aligned, rather than let every
+        // reader keep a heap copy; an aligned one stays where it is.
+        Model model = r->model;
+        QTemporaryDir scratch(QDir::currentPath() + "/spill-XXXXXX"); // on disk, not tmpfs
+        const Expected<SpilledWeights> spilled = spillHeapWeights(model.graph, dirOf(scratch));
+        QVERIFY2(spilled, spilled ? "" : spilled.status().message().c_str());
+        QCOMPARE(spilled->tensors, misaligned ? 1u : 0u);
+        QCOMPARE(spilled->realigned, misaligned ? std::uint64_t(n) * sizeof(float) : 0u);
+        const Tensor &moved = *model.graph.value(model.graph.findValue(name)).initializer;
+        QVERIFY(moved.isMapped());
+        QVERIFY(!moved.data->isMisaligned());
+        QVERIFY(compareModels(model, r->model).isOk());
     }
 
     void externalDataThreshold()

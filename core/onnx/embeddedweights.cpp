@@ -128,10 +128,14 @@ Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::p
     std::vector<std::span<const std::byte>> parts;
     for (ValueId v : graph.initializers()) {
         const std::optional<Tensor> &t = graph.value(v).initializer;
-        if (!t || !t->data || t->data->isMapped() || t->dtype == DataType::String || t->data->size() < minBytes)
+        if (!t || !t->data || t->dtype == DataType::String || t->data->size() < minBytes)
+            continue;
+        // A mapping at an offset its element type cannot be read at would be copied to the heap
+        // by the first node that reads it, and stay there: in the scratch file it is aligned.
+        if (t->data->isMapped() && !t->data->isMisaligned())
             continue;
         chosen.push_back(v);
-        parts.push_back(t->data->bytes());
+        parts.push_back(t->data->storedBytes());
     }
     SpilledWeights spilled;
     if (chosen.empty())
@@ -142,6 +146,10 @@ Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::p
         return file.status();
     for (std::size_t i = 0; i < chosen.size(); ++i) {
         std::optional<Tensor> &t = graph.value(chosen[i]).initializer;
+        if (t->data->isMapped()) {
+            dropResidentPages(parts[i]); // paged in from the model file to be written out
+            spilled.realigned += parts[i].size();
+        }
         t->data = Buffer::fromMapping(*file, offsets[i], parts[i].size(), dataTypeAlignment(t->dtype)); // the heap copy goes here
         spilled.bytes += parts[i].size();
     }

@@ -41,11 +41,14 @@ std::uint64_t mapEmbeddedWeights(Graph &graph, const std::shared_ptr<const Mappe
 // fused or transposed weights, Constant nodes turned initializers) of at least `minBytes`, written
 // to an unlinked scratch file in `folder` and mapped from there, freeing their heap copies: a rank
 // that runs part of the model then holds only the part its nodes read, as it does for weights
-// mapped from the model file. Main graph only.
+// mapped from the model file. Main graph only. Mapped weights at an offset not aligned for their
+// element type (Protobuf's raw_data lies anywhere) are written there too, aligned: read where they
+// lie, each would be copied to the heap of every process that reads it, for good.
 struct SpilledWeights
 {
     std::size_t tensors = 0;
     std::uint64_t bytes = 0;
+    std::uint64_t realigned = 0; // of `bytes`, those that were mapped misaligned
 };
 Expected<SpilledWeights> spillHeapWeights(Graph &graph, const std::filesystem::path &folder,
                                           std::uint64_t minBytes = 64 * 1024);
