@@ -214,6 +214,32 @@ private slots:
         QCOMPARE(mapped.status().message(), whole.status().message());
     }
 
+    // Two initializers named "1", one with raw_data and one with uint64_data: only raw_data
+    // names were counted, so the rewrite stripped the first as if its name were unique, and a
+    // span looked up by that name belonged to either tensor (fuzz_loader, round 17). The importer
+    // refuses the name twice either way; the rewrite must not strip what it cannot name.
+    void aNameTwoInitializersShareIsNotStripped()
+    {
+        const fs::path path = test::sourceDir() / "tests" / "fuzz-regressions" /
+                              "loader-initializer-name-shared-with-a-tensor-without-raw-data-stripped.onnx";
+        std::ifstream in(path, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        QCOMPARE(bytes.size(), 434u);
+        const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
+        std::map<std::string, int> names;
+        QVERIFY(findInitializerRawData(span, &names));
+        QCOMPARE(names["1"], 2);
+        const Expected<StrippedModel> stripped = stripEmbeddedWeights(span, 16);
+        QVERIFY(stripped);
+        QVERIFY(!stripped->spans.contains("1"));
+        LoadOptions ranks;
+        ranks.mapEmbeddedWeights = true;
+        const Expected<ImportResult> whole = loadModel(path), mapped = loadModel(path, ranks);
+        QCOMPARE(bool(mapped), bool(whole));
+        if (!whole)
+            QCOMPARE(mapped.status().message(), whole.status().message());
+    }
+
     void weightsThePassesMadeCanBeSpilledToAScratchFile()
     {
         // A rank of `profile --ranks` spills the heap weights the passes made (a Conv with its

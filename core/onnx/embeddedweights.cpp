@@ -18,7 +18,7 @@ namespace {
 using namespace wire;
 
 // One TensorProto, the stream limited to it.
-bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
+bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out, std::map<std::string, int> *names)
 {
     RawDataSpan span;
     bool raw = false, external = false;
@@ -46,6 +46,8 @@ bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
             return false;
         }
     }
+    if (names)
+        ++(*names)[span.name];
     if (raw && !external)
         out.push_back(std::move(span));
     return true;
@@ -53,7 +55,8 @@ bool readTensor(CodedInputStream &in, std::vector<RawDataSpan> &out)
 
 } // namespace
 
-Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes)
+Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes,
+                                                          std::map<std::string, int> *initializerNames)
 {
     if (bytes.size() > std::size_t(INT_MAX))
         return Status::unsupported("a model over 2 GiB has no embedded weights to find");
@@ -63,7 +66,7 @@ Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::b
     const auto graph = [&] {
         while (const std::uint32_t tag = in.ReadTag()) {
             if (WireFormatLite::GetTagFieldNumber(tag) == kGraphInitializer && lengthDelimited(tag)) {
-                if (!readNested(in, [&] { return readTensor(in, spans); }))
+                if (!readNested(in, [&] { return readTensor(in, spans, initializerNames); }))
                     return false;
             } else if (!WireFormatLite::SkipField(&in, tag)) {
                 return false;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,7 +30,9 @@ struct RawDataSpan
 // Every top-level initializer that holds raw_data, in file order, read from the Protobuf wire
 // format as Protobuf itself merges it (repeated graph fields append initializers; a repeated
 // name or raw_data keeps the last). Initializers stored as external data are left out.
-Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes);
+// `initializerNames`, where given, counts every top-level initializer's name, with raw_data or not.
+Expected<std::vector<RawDataSpan>> findInitializerRawData(std::span<const std::byte> bytes,
+                                                          std::map<std::string, int> *initializerNames = nullptr);
 
 // Points the main graph's embedded initializers of at least `minBytes` into `file` (the file the
 // graph was imported from), freeing their heap copies. Only where the name is unique and the

@@ -164,12 +164,12 @@ Expected<StrippedModel> stripEmbeddedWeights(std::span<const std::byte> file, st
     if (file.size() > std::size_t(INT_MAX))
         return Status::unsupported("a model over 2 GiB cannot be parsed by Protobuf");
     // A name given to two initializers is ambiguous: Protobuf keeps both, the importer refuses.
-    const Expected<std::vector<RawDataSpan>> all = findInitializerRawData(file);
+    // Every initializer counts, not only those with raw_data: a span looked up by a name that a
+    // float_data tensor shares would be given to the wrong tensor (fuzz_loader, round 17).
+    std::map<std::string, int> names;
+    const Expected<std::vector<RawDataSpan>> all = findInitializerRawData(file, &names);
     if (!all)
         return all.status();
-    std::map<std::string, int> names;
-    for (const RawDataSpan &s : *all)
-        ++names[s.name];
     Stripper stripper(file, minBytes, names);
     StrippedModel stripped;
     if (!stripper.model(stripped.bytes))
