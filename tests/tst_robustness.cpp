@@ -184,6 +184,12 @@ private slots:
         // The split from a Constant node: libonnx's inference reads Constants as data too (a
         // guard that looked at initializers alone let this divide by zero, fuzz_loader).
         QTest::newRow("SplitToSequence split 0 from a Constant") << 38 << "scalar split 'sp' is 0";
+        // A value of another kind than its parameter's types: inference functions assume their
+        // constraints hold, and LayerNormalization's crashed on a sequence given its Mean output
+        // (fuzz_loader, round 17). Every op's inputs are checked by kind before inference runs.
+        QTest::newRow("LayerNormalization of a sequence") << 39
+                                                          << "its input 0 is a sequence, but LayerNormalization takes a tensor";
+        QTest::newRow("SequenceLength of a tensor") << 40 << "its input 0 is a tensor, but SequenceLength takes a sequence";
     }
 
     void badModel()
@@ -445,6 +451,16 @@ private slots:
                 *g.add_node() = c;
                 *g.add_node() = test::node("SplitToSequence", {"x", "sp"}, {"y"}, "split");
             });
+            break;
+        case 39:
+            m = model(17, [&](onnx::GraphProto &g) {
+                *g.add_initializer() = test::floatTensor("sc", {8}, std::vector<float>(8, 1.0f));
+                *g.add_node() = test::node("SequenceConstruct", {"x"}, {"s"}, "seq");
+                *g.add_node() = test::node("LayerNormalization", {"s", "sc"}, {"y", "mean"}, "ln");
+            });
+            break;
+        case 40:
+            m = model(17, [&](onnx::GraphProto &g) { *g.add_node() = test::node("SequenceLength", {"x"}, {"y"}, "len"); });
             break;
         case 22:
             m = model(13, [&](onnx::GraphProto &g) {

@@ -5,6 +5,7 @@
 #include "onnx/schemacheck.h"
 #include "onnx/schemacheckdetail.h"
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <onnx/defs/schema.h>
@@ -247,6 +248,8 @@ std::string slowSamePadding(onnx::InferenceContext &ctx)
     return {};
 }
 
+void guardInputKinds();
+
 void installGuards()
 {
     installInferenceGaps();
@@ -319,6 +322,74 @@ void installGuards()
                 return p;
             return slowSamePadding(ctx);
         });
+    }
+    guardInputKinds(); // last: it wraps the others, so it runs first
+}
+
+// What kind of value a type is, as ONNX spells a type string's head: "tensor", "seq", …
+std::string kindOf(const onnx::TypeProto &t)
+{
+    switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType: return "tensor";
+    case onnx::TypeProto::kSequenceType: return "seq";
+    case onnx::TypeProto::kMapType: return "map";
+    case onnx::TypeProto::kOptionalType: return "optional";
+    case onnx::TypeProto::kSparseTensorType: return "sparse_tensor";
+    default: return {};
+    }
+}
+
+std::string kindWords(const std::string &kind)
+{
+    return kind == "seq" ? "sequence" : kind == "sparse_tensor" ? "sparse tensor" : kind == "optional" ? "optional value" : kind;
+}
+
+// Inference functions assume their type constraints hold: with check_type off (it would refuse
+// models whose element types libonnx infers wrongly), LayerNormalization's crashed on a sequence
+// where a tensor belongs (fuzz_loader, round 17). A value of a kind no type its parameter allows
+// has (a sequence for a tensor, a tensor for a sequence, …) is refused before any of them runs:
+// every op, every version, every domain libonnx knows.
+void guardInputKinds()
+{
+    std::set<const onnx::OpSchema *> done;
+    for (const onnx::OpSchema &copy : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+        const onnx::OpSchema *s =
+            onnx::OpSchemaRegistry::Schema(copy.Name(), copy.SinceVersion(), copy.domain());
+        if (!s || !done.insert(s).second || s->inputs().empty())
+            continue;
+        std::vector<std::set<std::string>> kinds; // by formal input: the kinds its types allow
+        for (const auto &formal : s->inputs()) {
+            std::set<std::string> k;
+            for (const std::string *type : formal.GetTypes())
+                if (type)
+                    k.insert(type->substr(0, type->find('(')));
+            kinds.push_back(std::move(k));
+        }
+        const bool variadic = s->inputs().back().GetOption() == onnx::OpSchema::Variadic;
+        const std::string op = s->Name();
+        const onnx::InferenceFunction original = s->GetTypeAndShapeInferenceFunction();
+        const_cast<onnx::OpSchema *>(s)->TypeAndShapeInferenceFunction(
+            [original, op, kinds, variadic](onnx::InferenceContext &ctx) {
+                for (std::size_t i = 0; i < ctx.getNumInputs(); ++i) {
+                    const std::size_t f = std::min(i, kinds.size() - 1);
+                    if (f != i && !variadic)
+                        break;
+                    const onnx::TypeProto *t = ctx.getInputType(i);
+                    const std::string kind = t ? kindOf(*t) : std::string();
+                    if (kind.empty() || kinds[f].empty() || kinds[f].count(kind))
+                        continue;
+                    std::string allowed;
+                    for (const std::string &k : kinds[f])
+                        allowed += (allowed.empty() ? "" : " or ") + kindWords(k);
+                    const std::string p = "its input " + std::to_string(i) + " is a " + kindWords(kind) + ", but " +
+                                          op + " takes a " + allowed + " there";
+                    if (t_guardFindings)
+                        t_guardFindings->push_back(op + ": " + p);
+                    fail_type_inference(op, ": ", p);
+                }
+                if (original)
+                    original(ctx);
+            });
     }
 }
 
