@@ -69,6 +69,17 @@ void writeWeights(const fs::path &path, std::size_t floats, std::size_t padBytes
     }
 }
 
+fs::path regression(const char *name)
+{
+    return test::sourceDir() / "tests" / "fuzz-regressions" / name;
+}
+
+std::string fileBytes(const fs::path &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 } // namespace
 
 class TestOnnxIo : public QObject
@@ -199,10 +210,8 @@ private slots:
     // the rewrite check, on its first corpus replay).
     void aTruncatedModelIsRefusedByRanksToo()
     {
-        const fs::path path = test::sourceDir() / "tests" / "fuzz-regressions" /
-                              "loader-truncated-graph-parsed-whole-by-the-ranks-rewrite.onnx";
-        std::ifstream in(path, std::ios::binary);
-        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const fs::path path = regression("loader-truncated-graph-parsed-whole-by-the-ranks-rewrite.onnx");
+        const std::string bytes = fileBytes(path);
         QCOMPARE(bytes.size(), 34u);
         const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
         QVERIFY(!stripEmbeddedWeights(span));
@@ -220,10 +229,8 @@ private slots:
     // refuses the name twice either way; the rewrite must not strip what it cannot name.
     void aNameTwoInitializersShareIsNotStripped()
     {
-        const fs::path path = test::sourceDir() / "tests" / "fuzz-regressions" /
-                              "loader-initializer-name-shared-with-a-tensor-without-raw-data-stripped.onnx";
-        std::ifstream in(path, std::ios::binary);
-        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const fs::path path = regression("loader-initializer-name-shared-with-a-tensor-without-raw-data-stripped.onnx");
+        const std::string bytes = fileBytes(path);
         QCOMPARE(bytes.size(), 434u);
         const auto span = std::as_bytes(std::span(bytes.data(), bytes.size()));
         std::map<std::string, int> names;
